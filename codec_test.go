@@ -1,0 +1,185 @@
+package acemq
+
+import (
+	"encoding/json"
+	"errors"
+	"mime"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCodecContentTypes(t *testing.T) {
+	for _, tt := range []struct {
+		codec Codec
+		want  string
+	}{
+		{JSON, "application/json"},
+		{Bytes, "application/octet-stream"},
+		{Text, "text/plain; charset=utf-8"},
+	} {
+		if got := tt.codec.ContentType(); got != tt.want {
+			t.Errorf("ContentType = %q, want %q", got, tt.want)
+		}
+		// A codec reads what it writes.
+		if got, ok := CodecFor(tt.want); !ok || got != tt.codec {
+			t.Errorf("CodecFor(%q) = %v, %v", tt.want, got, ok)
+		}
+	}
+}
+
+func TestCodecFor(t *testing.T) {
+	tests := []struct {
+		contentType string
+		want        Codec // nil: no codec
+	}{
+		{"application/json", JSON},
+		{"application/json; charset=utf-8", JSON},
+		{"Application/JSON", JSON},
+		{"  application/json  ", JSON},
+		{"text/json", JSON},
+		{"TEXT/JSON", JSON},
+		{"application/vnd.acme+json; charset=utf-8", JSON},
+		{"application/problem+json", JSON},
+		{"application/cloudevents+json", JSON},
+		{"application/json; charset", JSON}, // a bad parameter is ignored
+		{"text/plain", Text},
+		{"text/plain; charset=utf-8", Text},
+		{"TEXT/PLAIN; CHARSET=UTF-8", Text},
+		{"application/octet-stream", Bytes},
+		{"", nil},
+		{"   ", nil},
+		{"json", nil},
+		{"application", nil},
+		{"application/", nil},
+		{"application/+json", nil},
+		{"application/json+xml", nil},
+		{"application/jsonx", nil},
+		{"application/xml", nil},
+		{"application/x-protobuf", nil},
+		{"text/html", nil},
+		{"*/*", nil},
+		{"application/json/extra", nil},
+		{"garbage; ;;", nil},
+		{"\xff\xfe", nil},
+	}
+	for _, tt := range tests {
+		got, ok := CodecFor(tt.contentType)
+		if got != tt.want || ok != (tt.want != nil) {
+			t.Errorf("CodecFor(%q) = %v, %v, want %v", tt.contentType, got, ok, tt.want)
+		}
+	}
+}
+
+func TestJSONCodec(t *testing.T) {
+	type order struct {
+		ID    string `json:"id"`
+		Total int    `json:"total"`
+	}
+	b, err := JSON.Marshal(order{"o-1", 42})
+	if err != nil || string(b) != `{"id":"o-1","total":42}` {
+		t.Fatalf("Marshal = %s, %v", b, err)
+	}
+	var o order
+	if err := JSON.Unmarshal(b, &o); err != nil || o != (order{"o-1", 42}) {
+		t.Fatalf("Unmarshal = %+v, %v", o, err)
+	}
+
+	if _, err := JSON.Marshal(make(chan int)); err == nil || !strings.Contains(err.Error(), "JSON codec") {
+		t.Errorf("Marshal(chan) = %v, want an error naming the JSON codec", err)
+	}
+	err = JSON.Unmarshal([]byte("{not json"), &o)
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) || !strings.Contains(err.Error(), "JSON codec") {
+		t.Errorf("Unmarshal(garbage) = %v, want a wrapped *json.SyntaxError", err)
+	}
+	if err := JSON.Unmarshal([]byte(`{}`), o); err == nil {
+		t.Error("Unmarshal into a non-pointer succeeded")
+	}
+}
+
+func TestBytesCodec(t *testing.T) {
+	in := []byte{0, 1, 0xff}
+	b, err := Bytes.Marshal(in)
+	if err != nil || !reflect.DeepEqual(b, in) {
+		t.Fatalf("Marshal = %v, %v", b, err)
+	}
+	var out []byte
+	if err := Bytes.Unmarshal(in, &out); err != nil || !reflect.DeepEqual(out, in) {
+		t.Fatalf("Unmarshal = %v, %v", out, err)
+	}
+	in[0] = 9
+	if out[0] != 0 || b[0] != 0 {
+		t.Error("Bytes shares the caller's buffer")
+	}
+
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"marshal string", second(Bytes.Marshal("text")), "Bytes codec cannot marshal string, want []byte"},
+		{"marshal nil", second(Bytes.Marshal(nil)), "Bytes codec cannot marshal <nil>, want []byte"},
+		{"unmarshal into []byte", Bytes.Unmarshal(in, out), "Bytes codec cannot unmarshal into []byte, want *[]byte"},
+		{"unmarshal into *string", Bytes.Unmarshal(in, new(string)), "Bytes codec cannot unmarshal into *string, want *[]byte"},
+		{"unmarshal into nil", Bytes.Unmarshal(in, (*[]byte)(nil)), "Bytes codec cannot unmarshal into a nil *[]byte, want *[]byte"},
+	} {
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.name, tt.err, tt.want)
+		}
+	}
+}
+
+func TestTextCodec(t *testing.T) {
+	for _, in := range []any{"héllo ☃", []byte("héllo ☃")} {
+		b, err := Text.Marshal(in)
+		if err != nil || string(b) != "héllo ☃" {
+			t.Errorf("Marshal(%#v) = %q, %v", in, b, err)
+		}
+	}
+	var s string
+	if err := Text.Unmarshal([]byte("héllo ☃"), &s); err != nil || s != "héllo ☃" {
+		t.Fatalf("Unmarshal = %q, %v", s, err)
+	}
+	if err := Text.Unmarshal(nil, &s); err != nil || s != "" {
+		t.Errorf("Unmarshal(empty) = %q, %v", s, err)
+	}
+
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"marshal int", second(Text.Marshal(42)), "Text codec cannot marshal int, want string or []byte"},
+		{"marshal invalid UTF-8", second(Text.Marshal("a\xff")), "not valid UTF-8"},
+		{"unmarshal invalid UTF-8", Text.Unmarshal([]byte{'a', 0xc3}, &s), "Text codec: body is not valid UTF-8"},
+		{"unmarshal into *[]byte", Text.Unmarshal([]byte("a"), new([]byte)), "Text codec cannot unmarshal into *[]byte, want *string"},
+		{"unmarshal into nil", Text.Unmarshal([]byte("a"), (*string)(nil)), "Text codec cannot unmarshal into a nil *string"},
+	} {
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.name, tt.err, tt.want)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func FuzzCodecFor(f *testing.F) {
+	for _, s := range []string{"", "application/json", "application/vnd.acme+json; charset=utf-8", "TEXT/JSON", "text/plain; charset=utf-8", "a/b+json;;", "garbage"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, contentType string) {
+		c, ok := CodecFor(contentType)
+		if ok != (c != nil) {
+			t.Fatalf("CodecFor(%q) = %v, %v", contentType, c, ok)
+		}
+		if !ok {
+			return
+		}
+		// Whatever picks a codec names a media type.
+		mediaType, _, err := mime.ParseMediaType(contentType)
+		if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) || !strings.Contains(mediaType, "/") {
+			t.Errorf("CodecFor(%q) picked %v for media type %q (%v)", contentType, c.ContentType(), mediaType, err)
+		}
+	})
+}

@@ -1,0 +1,386 @@
+package acemq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// The message headers of the wire contract (CONTRACT.md section 6).
+const (
+	HeaderID          = "x-acemq-id"
+	HeaderType        = "x-acemq-type"
+	HeaderVersion     = "x-acemq-version"
+	HeaderCorrelation = "x-acemq-correlation"
+	HeaderCausation   = "x-acemq-causation"
+	HeaderAttempt     = "x-acemq-attempt"
+	HeaderFirstSeen   = "x-acemq-first-seen"
+	HeaderOrigin      = "x-acemq-origin"
+	HeaderError       = "x-acemq-error"
+	HeaderClaim       = "x-acemq-claim"
+
+	// The replay headers are application headers: a replay tool sets them
+	// and handlers may read them.
+	HeaderReplayedFrom = "acemq-replayed-from"
+	HeaderReplayedAt   = "acemq-replayed-at"
+	HeaderReplayCount  = "acemq-replay-count"
+
+	// W3C trace context, carried as application headers.
+	HeaderTraceParent = "traceparent"
+	HeaderTraceState  = "tracestate"
+)
+
+// ReservedHeaderPrefix starts every header the library owns. Applications
+// cannot set such headers and handlers never see them; the prefix is
+// compared case-insensitively.
+const ReservedHeaderPrefix = "x-acemq-"
+
+// UnknownAge is what Age returns for a message whose first-seen time is not
+// known. The retry policy treats such a message as young enough.
+const UnknownAge = time.Duration(-1)
+
+// defaultType is the message type when there is no routing key to use.
+const defaultType = "message"
+
+var (
+	// ErrReservedHeader is returned when application headers hold a header
+	// starting with ReservedHeaderPrefix.
+	ErrReservedHeader = errors.New("header name is reserved for acemq")
+	// ErrInvalidEnvelope is returned when an envelope is written without a
+	// value the contract requires; Complete fills them in.
+	ErrInvalidEnvelope = errors.New("invalid envelope")
+)
+
+// Envelope is what AceMQ knows about a message beyond its body: the x-acemq-*
+// headers and the AMQP properties it keeps on every hop.
+type Envelope struct {
+	// ID identifies the message across retries, dead-lettering and replays.
+	ID string
+	// Type names the message's schema; it defaults to the routing key.
+	Type string
+	// Version is the schema version, at least 1.
+	Version int
+	// Correlation groups the messages of one conversation; it defaults to ID.
+	Correlation string
+	// Causation is the ID of the message that caused this one, if any.
+	Causation string
+	// Attempt counts deliveries to a handler, from 1. RabbitMQ no longer
+	// counts client republishes for us, so the library does.
+	Attempt int
+	// FirstSeen is when the message was first published, in milliseconds;
+	// the zero time means unknown.
+	FirstSeen time.Time
+	// Origin is the publishing "service@host".
+	Origin string
+	// Error says why the message was dead-lettered or parked.
+	Error string
+	// Claim is the application's own reference (e.g. a URI), carried as is.
+	Claim string
+	// ContentType is the AMQP content-type property; it selects the Codec.
+	ContentType string
+	// ReplyTo is the AMQP reply-to property.
+	ReplyTo string
+	// Headers are the application headers only: never an x-acemq-* one.
+	Headers transport.Table
+}
+
+// ReadEnvelope reads the envelope of m. Reading is lenient, so that a message
+// from any AceMQ library (or none) can be handled: a missing, empty or
+// unreadable value falls back to its default, integers may arrive in any
+// width, as integral floats or as numeric strings, and strings as []byte.
+// Headers always holds a table, without any x-acemq-* header.
+func ReadEnvelope(m transport.Message) Envelope {
+	h := m.Headers
+	e := Envelope{
+		ID:          readString(h[HeaderID]),
+		Type:        readString(h[HeaderType]),
+		Version:     readCount(h[HeaderVersion]),
+		Correlation: readString(h[HeaderCorrelation]),
+		Causation:   readString(h[HeaderCausation]),
+		Attempt:     readCount(h[HeaderAttempt]),
+		FirstSeen:   readMillis(h[HeaderFirstSeen]),
+		Origin:      readString(h[HeaderOrigin]),
+		Error:       readString(h[HeaderError]),
+		Claim:       readString(h[HeaderClaim]),
+		ContentType: validString(m.ContentType),
+		ReplyTo:     validString(m.ReplyTo),
+		Headers:     make(transport.Table, len(h)),
+	}
+	// A blank id is no id: fall back to the AMQP message-id, then to none.
+	if isBlank(e.ID) {
+		e.ID = validString(m.MessageID)
+	}
+	if isBlank(e.ID) {
+		e.ID = ""
+	}
+	if e.Correlation == "" {
+		e.Correlation = e.ID
+	}
+	for k, v := range h {
+		if !isReserved(k) {
+			e.Headers[k] = v
+		}
+	}
+	return e
+}
+
+// Age is how long ago the message was first seen, or UnknownAge when that is
+// not known. A first-seen time in the future (clock skew) gives 0.
+func (e Envelope) Age(now time.Time) time.Duration {
+	if e.FirstSeen.IsZero() {
+		return UnknownAge
+	}
+	return max(now.Sub(e.FirstSeen), 0)
+}
+
+// Complete returns e with every missing value filled in as a first publish
+// sets it: a new UUID v4 id, routingKey (or "message") as type, version 1,
+// the id as correlation, attempt 1, now as first-seen and DefaultOrigin.
+// Values already set are kept; first-seen is cut to the millisecond the
+// header carries.
+func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
+	if isBlank(e.ID) {
+		e.ID = uuid.NewString()
+	}
+	if e.Type == "" {
+		e.Type = routingKey
+	}
+	if e.Type == "" {
+		e.Type = defaultType
+	}
+	e.Version = max(e.Version, 1)
+	if e.Correlation == "" {
+		e.Correlation = e.ID
+	}
+	e.Attempt = max(e.Attempt, 1)
+	if millis(e.FirstSeen).IsZero() {
+		e.FirstSeen = now
+	}
+	e.FirstSeen = millis(e.FirstSeen)
+	if e.Origin == "" {
+		e.Origin = DefaultOrigin()
+	}
+	return e
+}
+
+// Write sets m's headers to the application headers plus the x-acemq-* ones,
+// and its message-id, content type, reply-to and persistence. Values are
+// written only as string and int64; an empty value is left out, never sent
+// as null or "". Write refuses application headers in the reserved namespace
+// (ErrReservedHeader), and an envelope without an id, attempt or version or
+// with a string that is not UTF-8 (ErrInvalidEnvelope), rather than send
+// what no reader could trust. A refused Write leaves m as it was.
+func (e Envelope) Write(m *transport.Message) error {
+	if m == nil {
+		return errors.New("acemq: writing an envelope to a nil message")
+	}
+	if err := e.check(); err != nil {
+		return err
+	}
+	h := make(transport.Table, len(e.Headers)+10)
+	for k, v := range e.Headers {
+		h[k] = v
+	}
+	h[HeaderID] = e.ID
+	h[HeaderVersion] = int64(e.Version)
+	h[HeaderAttempt] = int64(e.Attempt)
+	setString := func(k, v string) {
+		if v != "" {
+			h[k] = v
+		}
+	}
+	setString(HeaderType, e.Type)
+	setString(HeaderCorrelation, e.Correlation)
+	setString(HeaderCausation, e.Causation)
+	setString(HeaderOrigin, e.Origin)
+	setString(HeaderError, e.Error)
+	setString(HeaderClaim, e.Claim)
+	if t := millis(e.FirstSeen); !t.IsZero() {
+		h[HeaderFirstSeen] = t.UnixMilli()
+	}
+	m.Headers = h
+	m.MessageID = e.ID
+	m.ContentType = e.ContentType
+	m.ReplyTo = e.ReplyTo
+	m.Persistent = true
+	return nil
+}
+
+// check finds what would make Write send junk.
+func (e Envelope) check() error {
+	var reserved []string
+	for k := range e.Headers {
+		if isReserved(k) {
+			reserved = append(reserved, k)
+		}
+	}
+	if len(reserved) > 0 {
+		slices.Sort(reserved)
+		return fmt.Errorf("acemq: application header %q: %w (prefix %q)", reserved[0], ErrReservedHeader, ReservedHeaderPrefix)
+	}
+	switch {
+	case isBlank(e.ID):
+		return fmt.Errorf("acemq: %w: ID is blank", ErrInvalidEnvelope)
+	case e.Version < 1:
+		return fmt.Errorf("acemq: %w: Version is %d, want at least 1", ErrInvalidEnvelope, e.Version)
+	case e.Attempt < 1:
+		return fmt.Errorf("acemq: %w: Attempt is %d, want at least 1", ErrInvalidEnvelope, e.Attempt)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"ID", e.ID}, {"Type", e.Type}, {"Correlation", e.Correlation},
+		{"Causation", e.Causation}, {"Origin", e.Origin}, {"Error", e.Error},
+		{"Claim", e.Claim}, {"ContentType", e.ContentType}, {"ReplyTo", e.ReplyTo},
+	} {
+		if !utf8.ValidString(f.value) {
+			return fmt.Errorf("acemq: %w: %s is not valid UTF-8", ErrInvalidEnvelope, f.name)
+		}
+	}
+	return nil
+}
+
+// DefaultOrigin is "acemq@<hostname>", or "acemq@unknown" when the host name
+// cannot be read. The host name is looked up once.
+func DefaultOrigin() string { return defaultOrigin() }
+
+var defaultOrigin = sync.OnceValue(func() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return "acemq@" + host
+})
+
+// isReserved reports whether a header name starts with ReservedHeaderPrefix,
+// in any case.
+func isReserved(name string) bool {
+	n := len(ReservedHeaderPrefix)
+	return len(name) >= n && strings.EqualFold(name[:n], ReservedHeaderPrefix)
+}
+
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
+
+// validString is s, or "" when s is not valid UTF-8.
+func validString(s string) string {
+	if !utf8.ValidString(s) {
+		return ""
+	}
+	return s
+}
+
+// readString reads a string header: a string or []byte holding valid UTF-8.
+// Anything else reads as "", which callers treat as absent.
+func readString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return validString(v)
+	case []byte:
+		return validString(string(v))
+	}
+	return ""
+}
+
+// readCount reads a header counting from 1 (version, attempt): anything
+// unreadable or below 1 reads as 1.
+func readCount(v any) int {
+	n, ok := readInt(v)
+	if !ok || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// readMillis reads an epoch-milliseconds header. The zero time means
+// missing, unreadable or not after 1970. An AMQP timestamp is accepted too.
+func readMillis(v any) time.Time {
+	if t, ok := v.(time.Time); ok {
+		return millis(t)
+	}
+	ms, ok := readInt(v)
+	if !ok {
+		return time.Time{}
+	}
+	return millis(time.UnixMilli(int64(ms)))
+}
+
+// millis is t in UTC cut to the millisecond, as the first-seen header
+// carries it, or the zero time when t is not after 1970.
+func millis(t time.Time) time.Time {
+	ms := t.UnixMilli()
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// readInt reads an integer of any Go width, an integral float or a decimal
+// string with optional surrounding spaces. Values outside int are unreadable.
+func readInt(v any) (int, bool) {
+	switch v := v.(type) {
+	case int:
+		return v, true
+	case int8:
+		return int(v), true
+	case int16:
+		return int(v), true
+	case int32:
+		return int(v), true
+	case int64:
+		return fitInt(v)
+	case uint:
+		return fitUint(uint64(v))
+	case uint8:
+		return int(v), true
+	case uint16:
+		return int(v), true
+	case uint32:
+		return fitUint(uint64(v))
+	case uint64:
+		return fitUint(v)
+	case float32:
+		return fitFloat(float64(v))
+	case float64:
+		return fitFloat(v)
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return fitInt(n)
+	case []byte:
+		return readInt(string(v))
+	}
+	return 0, false
+}
+
+func fitInt(n int64) (int, bool) {
+	if n < math.MinInt || n > math.MaxInt {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func fitUint(n uint64) (int, bool) {
+	if n > math.MaxInt {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func fitFloat(f float64) (int, bool) {
+	// 2^63 is exact as a float64; NaN fails every comparison.
+	if !(f >= -(1<<63) && f < 1<<63) || f != math.Trunc(f) {
+		return 0, false
+	}
+	return fitInt(int64(f))
+}

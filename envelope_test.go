@@ -1,0 +1,758 @@
+package acemq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// firstSeen is 2026-02-03T04:05:06.789Z, the contract's example instant.
+var firstSeen = time.Date(2026, 2, 3, 4, 5, 6, 789_000_000, time.UTC)
+
+const firstSeenMillis = int64(1770091506789)
+
+func TestHeaderNames(t *testing.T) {
+	// CONTRACT.md section 6, verbatim.
+	for got, want := range map[string]string{
+		HeaderID:             "x-acemq-id",
+		HeaderType:           "x-acemq-type",
+		HeaderVersion:        "x-acemq-version",
+		HeaderCorrelation:    "x-acemq-correlation",
+		HeaderCausation:      "x-acemq-causation",
+		HeaderAttempt:        "x-acemq-attempt",
+		HeaderFirstSeen:      "x-acemq-first-seen",
+		HeaderOrigin:         "x-acemq-origin",
+		HeaderError:          "x-acemq-error",
+		HeaderClaim:          "x-acemq-claim",
+		HeaderReplayedFrom:   "acemq-replayed-from",
+		HeaderReplayedAt:     "acemq-replayed-at",
+		HeaderReplayCount:    "acemq-replay-count",
+		HeaderTraceParent:    "traceparent",
+		HeaderTraceState:     "tracestate",
+		ReservedHeaderPrefix: "x-acemq-",
+	} {
+		if got != want {
+			t.Errorf("header constant = %q, want %q", got, want)
+		}
+	}
+	if firstSeen.UnixMilli() != firstSeenMillis {
+		t.Fatalf("test fixture: %v is %d ms", firstSeen, firstSeen.UnixMilli())
+	}
+}
+
+func TestReadEnvelopeDefaults(t *testing.T) {
+	for name, m := range map[string]transport.Message{
+		"nil headers":   {},
+		"empty headers": {Headers: transport.Table{}},
+		"all empty strings": {Headers: transport.Table{
+			HeaderID: "", HeaderType: "", HeaderVersion: "", HeaderCorrelation: "",
+			HeaderCausation: "", HeaderAttempt: "", HeaderFirstSeen: "",
+			HeaderOrigin: "", HeaderError: "", HeaderClaim: "",
+		}},
+		"all nil": {Headers: transport.Table{
+			HeaderID: nil, HeaderType: nil, HeaderVersion: nil, HeaderCorrelation: nil,
+			HeaderCausation: nil, HeaderAttempt: nil, HeaderFirstSeen: nil,
+			HeaderOrigin: nil, HeaderError: nil, HeaderClaim: nil,
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			want := Envelope{Version: 1, Attempt: 1, Headers: transport.Table{}}
+			if got := ReadEnvelope(m); !reflect.DeepEqual(got, want) {
+				t.Errorf("ReadEnvelope = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestReadEnvelopeIntegers(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want int // 1 is also the default
+	}{
+		{"int", int(7), 7},
+		{"int8", int8(7), 7},
+		{"int16", int16(7), 7},
+		{"int32", int32(7), 7},
+		{"int64", int64(7), 7},
+		{"uint", uint(7), 7},
+		{"uint8", uint8(7), 7},
+		{"uint16", uint16(7), 7},
+		{"uint32", uint32(7), 7},
+		{"uint64", uint64(7), 7},
+		{"integral float32", float32(7), 7},
+		{"integral float64", float64(7), 7},
+		{"numeric string", "7", 7},
+		{"numeric string with spaces", "  7 \t\n", 7},
+		{"numeric string with plus", "+7", 7},
+		{"numeric []byte", []byte(" 7 "), 7},
+		{"largest int64", int64(math.MaxInt64), math.MaxInt64},
+		{"largest int8", int8(math.MaxInt8), math.MaxInt8},
+		{"largest uint32", uint32(math.MaxUint32), math.MaxUint32},
+
+		{"zero", int64(0), 1},
+		{"negative", int64(-3), 1},
+		{"negative int8", int8(-1), 1},
+		{"negative string", "-3", 1},
+		{"non-integral float", 2.5, 1},
+		{"non-integral float32", float32(2.5), 1},
+		{"NaN", math.NaN(), 1},
+		{"+Inf", math.Inf(1), 1},
+		{"float beyond int64", 1e19, 1},
+		{"uint64 beyond int64", uint64(math.MaxUint64), 1},
+		{"string beyond int64", "99999999999999999999", 1},
+		{"decimal string", "2.0", 1},
+		{"hex string", "0x7", 1},
+		{"text", "seven", 1},
+		{"empty string", "", 1},
+		{"spaces only", "   ", 1},
+		{"invalid UTF-8", "7\xff", 1},
+		{"bool", true, 1},
+		{"nil", nil, 1},
+		{"nested table", transport.Table{"a": int64(7)}, 1},
+		{"array", []any{int64(7)}, 1},
+		{"time", firstSeen, 1},
+	}
+	for _, header := range []string{HeaderAttempt, HeaderVersion} {
+		for _, tt := range tests {
+			t.Run(header+"/"+tt.name, func(t *testing.T) {
+				e := ReadEnvelope(transport.Message{Headers: transport.Table{header: tt.in}})
+				got := e.Attempt
+				if header == HeaderVersion {
+					got = e.Version
+				}
+				if got != tt.want {
+					t.Errorf("%s %#v read as %d, want %d", header, tt.in, got, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestReadEnvelopeStrings(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want string // "" is absent
+	}{
+		{"string", "orders.v2", "orders.v2"},
+		{"[]byte", []byte("orders.v2"), "orders.v2"},
+		{"unicode", "commande-réservée", "commande-réservée"},
+		{"kept as is, spaces and all", " a b ", " a b "},
+		{"empty string", "", ""},
+		{"empty []byte", []byte{}, ""},
+		{"invalid UTF-8 string", "orders\xff", ""},
+		{"invalid UTF-8 []byte", []byte{'o', 0xc3}, ""},
+		{"integer", int64(5), ""},
+		{"bool", true, ""},
+		{"nil", nil, ""},
+		{"nested table", transport.Table{"a": "b"}, ""},
+	}
+	fields := map[string]func(Envelope) string{
+		HeaderType:      func(e Envelope) string { return e.Type },
+		HeaderCausation: func(e Envelope) string { return e.Causation },
+		HeaderOrigin:    func(e Envelope) string { return e.Origin },
+		HeaderError:     func(e Envelope) string { return e.Error },
+		HeaderClaim:     func(e Envelope) string { return e.Claim },
+	}
+	for header, field := range fields {
+		for _, tt := range tests {
+			t.Run(header+"/"+tt.name, func(t *testing.T) {
+				e := ReadEnvelope(transport.Message{Headers: transport.Table{header: tt.in}})
+				if got := field(e); got != tt.want {
+					t.Errorf("%s %#v read as %q, want %q", header, tt.in, got, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestReadEnvelopeIDAndCorrelation(t *testing.T) {
+	tests := []struct {
+		name                  string
+		headers               transport.Table
+		messageID             string
+		wantID, wantCorrelate string
+	}{
+		{"header", transport.Table{HeaderID: "a"}, "", "a", "a"},
+		{"header as []byte", transport.Table{HeaderID: []byte("a")}, "", "a", "a"},
+		{"header wins over message-id", transport.Table{HeaderID: "a"}, "m", "a", "a"},
+		{"message-id fallback", nil, "m", "m", "m"},
+		{"empty header falls back", transport.Table{HeaderID: ""}, "m", "m", "m"},
+		{"blank header falls back", transport.Table{HeaderID: "  "}, "m", "m", "m"},
+		{"unreadable header falls back", transport.Table{HeaderID: int64(1)}, "m", "m", "m"},
+		{"invalid UTF-8 header falls back", transport.Table{HeaderID: "a\xff"}, "m", "m", "m"},
+		{"invalid UTF-8 message-id", nil, "m\xff", "", ""},
+		{"blank message-id", nil, " ", "", ""},
+		{"no id at all", nil, "", "", ""},
+		{"correlation kept", transport.Table{HeaderID: "a", HeaderCorrelation: "c"}, "", "a", "c"},
+		{"empty correlation defaults", transport.Table{HeaderID: "a", HeaderCorrelation: ""}, "", "a", "a"},
+		{"unreadable correlation defaults", transport.Table{HeaderID: "a", HeaderCorrelation: 3.5}, "", "a", "a"},
+		{"correlation defaults to message-id", transport.Table{HeaderCorrelation: []byte{}}, "m", "m", "m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := ReadEnvelope(transport.Message{Headers: tt.headers, MessageID: tt.messageID})
+			if e.ID != tt.wantID || e.Correlation != tt.wantCorrelate {
+				t.Errorf("ID, Correlation = %q, %q, want %q, %q", e.ID, e.Correlation, tt.wantID, tt.wantCorrelate)
+			}
+		})
+	}
+}
+
+func TestReadEnvelopeFirstSeen(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want time.Time // zero is unknown
+	}{
+		{"int64 ms", firstSeenMillis, firstSeen},
+		{"uint64 ms", uint64(firstSeenMillis), firstSeen},
+		{"float ms", float64(firstSeenMillis), firstSeen},
+		{"numeric string", " 1770091506789 ", firstSeen},
+		{"numeric []byte", []byte("1770091506789"), firstSeen},
+		{"AMQP timestamp", firstSeen.Add(123 * time.Microsecond).In(time.FixedZone("CET", 3600)), firstSeen},
+		{"1 ms", int64(1), time.UnixMilli(1).UTC()},
+		{"zero", int64(0), time.Time{}},
+		{"negative", int64(-1), time.Time{}},
+		{"timestamp before 1970", time.Unix(-10, 0), time.Time{}},
+		{"zero timestamp", time.Time{}, time.Time{}},
+		{"RFC 3339 is not epoch ms", "2026-02-03T04:05:06.789Z", time.Time{}},
+		{"non-integral float", 1770091506789.5, time.Time{}},
+		{"empty", "", time.Time{}},
+		{"garbage", "yesterday", time.Time{}},
+		{"missing", nil, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := ReadEnvelope(transport.Message{Headers: transport.Table{HeaderFirstSeen: tt.in}})
+			if !reflect.DeepEqual(e.FirstSeen, tt.want) {
+				t.Errorf("first-seen %#v read as %v, want %v", tt.in, e.FirstSeen, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadEnvelopeProperties(t *testing.T) {
+	e := ReadEnvelope(transport.Message{ContentType: "application/json", ReplyTo: "amq.rabbitmq.reply-to"})
+	if e.ContentType != "application/json" || e.ReplyTo != "amq.rabbitmq.reply-to" {
+		t.Errorf("ContentType, ReplyTo = %q, %q", e.ContentType, e.ReplyTo)
+	}
+	e = ReadEnvelope(transport.Message{ContentType: "text/plain\xff", ReplyTo: "q\xff"})
+	if e.ContentType != "" || e.ReplyTo != "" {
+		t.Errorf("invalid UTF-8 properties read as %q, %q, want empty", e.ContentType, e.ReplyTo)
+	}
+}
+
+func TestReadEnvelopeStripsReservedHeaders(t *testing.T) {
+	nested := transport.Table{"x-acemq-id": "inner", "deep": transport.Table{"k": []any{int64(1)}}}
+	m := transport.Message{Headers: transport.Table{
+		HeaderID:             "a",
+		HeaderAttempt:        int64(2),
+		"x-acemq-unknown":    "future header",
+		"x-acemq-":           "bare prefix",
+		"X-ACEMQ-ID":         "shouted",
+		"X-AceMQ-Attempt":    int32(9),
+		"x-AcEmQ-whatever":   true,
+		HeaderReplayedFrom:   "orders.dlq",
+		HeaderReplayCount:    int64(1),
+		HeaderTraceParent:    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		HeaderTraceState:     "congo=t61rcWkgMzE",
+		"x-acemq":            "no dash: not the prefix",
+		"x-acem-id":          "not the prefix",
+		"xx-acemq-id":        "prefix not at the start",
+		"tenant":             "acme",
+		"nested":             nested,
+		"x-death":            []any{transport.Table{"count": int64(1)}},
+		"":                   "empty key",
+		"x-acemq-\xff":       "invalid UTF-8 key, reserved",
+		"\xffx-acemq-":       "invalid UTF-8 key, not reserved",
+		"x-acemq-attempt-no": int64(4),
+	}}
+	want := transport.Table{
+		HeaderReplayedFrom: "orders.dlq",
+		HeaderReplayCount:  int64(1),
+		HeaderTraceParent:  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		HeaderTraceState:   "congo=t61rcWkgMzE",
+		"x-acemq":          "no dash: not the prefix",
+		"x-acem-id":        "not the prefix",
+		"xx-acemq-id":      "prefix not at the start",
+		"tenant":           "acme",
+		"nested":           nested,
+		"x-death":          []any{transport.Table{"count": int64(1)}},
+		"":                 "empty key",
+		"\xffx-acemq-":     "invalid UTF-8 key, not reserved",
+	}
+	e := ReadEnvelope(m)
+	if !reflect.DeepEqual(e.Headers, want) {
+		t.Errorf("Headers = %v\nwant      %v", transport.FormatTable(e.Headers), transport.FormatTable(want))
+	}
+	// Exact names carry the envelope; case variants are only stripped.
+	if e.ID != "a" || e.Attempt != 2 {
+		t.Errorf("ID, Attempt = %q, %d, want a, 2", e.ID, e.Attempt)
+	}
+	// Headers is the handler's own table.
+	e.Headers["tenant"] = "changed"
+	if m.Headers["tenant"] != "acme" {
+		t.Error("ReadEnvelope shares its Headers table with the message")
+	}
+}
+
+func TestReadEnvelopeHugeTable(t *testing.T) {
+	h := transport.Table{HeaderAttempt: "3"}
+	deep := transport.Table{}
+	for i := range 100_000 {
+		h[fmt.Sprintf("k%d", i)] = int64(i)
+		h[fmt.Sprintf("x-acemq-k%d", i)] = int64(i)
+		deep = transport.Table{"d": deep}
+	}
+	h["deep"] = deep
+	e := ReadEnvelope(transport.Message{Headers: h})
+	if e.Attempt != 3 || len(e.Headers) != 100_001 {
+		t.Errorf("Attempt = %d, %d headers; want 3, 100001", e.Attempt, len(e.Headers))
+	}
+}
+
+func TestAge(t *testing.T) {
+	now := firstSeen.Add(90 * time.Second)
+	tests := []struct {
+		name      string
+		firstSeen time.Time
+		want      time.Duration
+	}{
+		{"unknown", time.Time{}, UnknownAge},
+		{"past", firstSeen, 90 * time.Second},
+		{"now", now, 0},
+		{"future (clock skew)", now.Add(time.Minute), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (Envelope{FirstSeen: tt.firstSeen}).Age(now); got != tt.want {
+				t.Errorf("Age = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if UnknownAge >= 0 {
+		t.Error("UnknownAge must be negative")
+	}
+}
+
+func TestComplete(t *testing.T) {
+	now := firstSeen.Add(456 * time.Microsecond).In(time.FixedZone("CET", 3600))
+	e := Envelope{}.Complete("orders.new", now)
+	id, err := uuid.Parse(e.ID)
+	if err != nil || id.Version() != 4 || id.Variant() != uuid.RFC4122 || e.ID != id.String() {
+		t.Errorf("ID %q is not a canonical UUID v4 (%v)", e.ID, err)
+	}
+	want := Envelope{
+		ID: e.ID, Type: "orders.new", Version: 1, Correlation: e.ID, Attempt: 1,
+		FirstSeen: firstSeen, Origin: DefaultOrigin(),
+	}
+	if !reflect.DeepEqual(e, want) {
+		t.Errorf("Complete = %+v\nwant       %+v", e, want)
+	}
+	if other := (Envelope{}).Complete("orders.new", now); other.ID == e.ID {
+		t.Error("two envelopes got the same ID")
+	}
+	if got := (Envelope{}).Complete("", now).Type; got != "message" {
+		t.Errorf("Type with no routing key = %q, want message", got)
+	}
+
+	set := Envelope{
+		ID: "a", Type: "order.created", Version: 3, Correlation: "c", Causation: "z",
+		Attempt: 4, FirstSeen: firstSeen.Add(-time.Hour), Origin: "billing@host-1",
+		Error: "e", Claim: "s3://bucket/key", ContentType: "application/json", ReplyTo: "r",
+		Headers: transport.Table{"tenant": "acme"},
+	}
+	if got := set.Complete("orders.new", now); !reflect.DeepEqual(got, set) {
+		t.Errorf("Complete changed set values: %+v", got)
+	}
+
+	for name, tt := range map[string]struct{ in, want time.Time }{
+		"sub-millisecond first-seen is cut": {firstSeen.Add(999 * time.Microsecond), firstSeen},
+		"first-seen before 1970 is unknown": {time.Unix(-1, 0), firstSeen},
+	} {
+		if got := (Envelope{FirstSeen: tt.in}).Complete("q", now).FirstSeen; !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: FirstSeen = %v, want %v", name, got, tt.want)
+		}
+	}
+}
+
+func TestDefaultOrigin(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	if got := DefaultOrigin(); got != "acemq@"+host {
+		t.Errorf("DefaultOrigin = %q, want acemq@%s", got, host)
+	}
+}
+
+func fullEnvelope() Envelope {
+	return Envelope{
+		ID:          "7a0d1a8e-4c1b-4c53-9f43-2d0c3b8f5e11",
+		Type:        "order.created",
+		Version:     2,
+		Correlation: "corr-1",
+		Causation:   "cause-1",
+		Attempt:     3,
+		FirstSeen:   firstSeen,
+		Origin:      "billing@host-1",
+		Error:       "exhausted 3 attempts: boom",
+		Claim:       "s3://bucket/key",
+		ContentType: "application/json",
+		ReplyTo:     "replies",
+		Headers:     transport.Table{"tenant": "acme", HeaderTraceParent: "00-abc-def-01", "n": int32(5)},
+	}
+}
+
+func TestWrite(t *testing.T) {
+	m := transport.Message{
+		Headers:   transport.Table{"stale": "dropped", HeaderError: "stale"},
+		MessageID: "old",
+		Body:      []byte("{}"),
+	}
+	e := fullEnvelope()
+	if err := e.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	want := transport.Message{
+		Headers: transport.Table{
+			"tenant":              "acme",
+			HeaderTraceParent:     "00-abc-def-01",
+			"n":                   int32(5),
+			"x-acemq-id":          "7a0d1a8e-4c1b-4c53-9f43-2d0c3b8f5e11",
+			"x-acemq-type":        "order.created",
+			"x-acemq-version":     int64(2),
+			"x-acemq-correlation": "corr-1",
+			"x-acemq-causation":   "cause-1",
+			"x-acemq-attempt":     int64(3),
+			"x-acemq-first-seen":  int64(1770091506789),
+			"x-acemq-origin":      "billing@host-1",
+			"x-acemq-error":       "exhausted 3 attempts: boom",
+			"x-acemq-claim":       "s3://bucket/key",
+		},
+		MessageID:   "7a0d1a8e-4c1b-4c53-9f43-2d0c3b8f5e11",
+		ContentType: "application/json",
+		ReplyTo:     "replies",
+		Persistent:  true,
+		Body:        []byte("{}"),
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("Write gave %+v\nwant       %+v", m, want)
+	}
+	e.Headers["tenant"] = "changed"
+	if m.Headers["tenant"] != "acme" {
+		t.Error("Write shares the envelope's Headers table with the message")
+	}
+}
+
+func TestWriteOmitsAbsentValues(t *testing.T) {
+	e := Envelope{ID: "a", Version: 1, Attempt: 1}
+	var m transport.Message
+	if err := e.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	want := transport.Table{HeaderID: "a", HeaderVersion: int64(1), HeaderAttempt: int64(1)}
+	if !reflect.DeepEqual(m.Headers, want) {
+		t.Errorf("Headers = %v, want %v", transport.FormatTable(m.Headers), transport.FormatTable(want))
+	}
+}
+
+func TestWriteOnlyStringsAndInt64(t *testing.T) {
+	e := fullEnvelope().Complete("orders.new", firstSeen)
+	var m transport.Message
+	if err := e.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range m.Headers {
+		if !isReserved(k) {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			if v == "" {
+				t.Errorf("%s written as an empty string", k)
+			}
+		case int64:
+		default:
+			t.Errorf("%s written as %T, want string or int64", k, v)
+		}
+	}
+}
+
+func TestWriteRefusesReservedHeaders(t *testing.T) {
+	for _, name := range []string{"x-acemq-id", "x-acemq-attempt", "x-acemq-unknown", "X-ACEMQ-ID", "X-AceMQ-Claim", "x-acemq-"} {
+		t.Run(name, func(t *testing.T) {
+			e := fullEnvelope()
+			e.Headers[name] = "v"
+			m := transport.Message{MessageID: "untouched"}
+			err := e.Write(&m)
+			if !errors.Is(err, ErrReservedHeader) {
+				t.Fatalf("Write = %v, want ErrReservedHeader", err)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+				t.Errorf("error %q does not name %q", err, name)
+			}
+			if m.MessageID != "untouched" || m.Headers != nil {
+				t.Errorf("a refused Write changed the message: %+v", m)
+			}
+		})
+	}
+}
+
+func TestWriteRefusesInvalidEnvelopes(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*Envelope)
+		field string
+	}{
+		{"empty ID", func(e *Envelope) { e.ID = "" }, "ID"},
+		{"blank ID", func(e *Envelope) { e.ID = " \t" }, "ID"},
+		{"zero attempt", func(e *Envelope) { e.Attempt = 0 }, "Attempt"},
+		{"negative attempt", func(e *Envelope) { e.Attempt = -1 }, "Attempt"},
+		{"zero version", func(e *Envelope) { e.Version = 0 }, "Version"},
+		{"invalid UTF-8 type", func(e *Envelope) { e.Type = "\xff" }, "Type"},
+		{"invalid UTF-8 error", func(e *Envelope) { e.Error = "boom\xc3" }, "Error"},
+		{"invalid UTF-8 reply-to", func(e *Envelope) { e.ReplyTo = "\xff" }, "ReplyTo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := fullEnvelope()
+			tt.edit(&e)
+			var m transport.Message
+			err := e.Write(&m)
+			if !errors.Is(err, ErrInvalidEnvelope) || !strings.Contains(err.Error(), tt.field) {
+				t.Fatalf("Write = %v, want ErrInvalidEnvelope naming %s", err, tt.field)
+			}
+			if m.Headers != nil {
+				t.Error("a refused Write changed the message")
+			}
+		})
+	}
+	if err := fullEnvelope().Write(nil); err == nil {
+		t.Error("Write(nil) succeeded")
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	now := firstSeen.Add(time.Minute)
+	tests := map[string]Envelope{
+		"full":               fullEnvelope(),
+		"completed zero":     Envelope{Headers: transport.Table{}}.Complete("orders.new", now),
+		"no routing key":     Envelope{Headers: transport.Table{}}.Complete("", now),
+		"unicode":            Envelope{Type: "commande.créée", Claim: "☃", Headers: transport.Table{"clé": "été"}}.Complete("q", now),
+		"with replay header": Envelope{Headers: transport.Table{HeaderReplayedFrom: "orders.new.dlq", HeaderReplayCount: int64(2)}}.Complete("q", now),
+	}
+	for name, e := range tests {
+		t.Run(name, func(t *testing.T) {
+			var m transport.Message
+			if err := e.Write(&m); err != nil {
+				t.Fatal(err)
+			}
+			if got := ReadEnvelope(m); !reflect.DeepEqual(got, e) {
+				t.Errorf("ReadEnvelope(Write(e)) = %+v\nwant                     %+v", got, e)
+			}
+		})
+	}
+}
+
+// A message from another library, read leniently, is written back in the
+// canonical form and then reads the same.
+func TestRewriteIsCanonical(t *testing.T) {
+	in := transport.Message{
+		MessageID: "m-1",
+		Headers: transport.Table{
+			HeaderType:      []byte("order.created"),
+			HeaderVersion:   int32(2),
+			HeaderAttempt:   " 3 ",
+			HeaderFirstSeen: float64(firstSeenMillis),
+			HeaderCausation: "",
+			"X-AceMQ-Debug": "stripped",
+			"tenant":        "acme",
+		},
+	}
+	e := ReadEnvelope(in).Complete("orders.new", firstSeen.Add(time.Hour))
+	var out transport.Message
+	if err := e.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := transport.Table{
+		HeaderID:          "m-1",
+		HeaderType:        "order.created",
+		HeaderVersion:     int64(2),
+		HeaderCorrelation: "m-1",
+		HeaderAttempt:     int64(3),
+		HeaderFirstSeen:   firstSeenMillis,
+		HeaderOrigin:      DefaultOrigin(),
+		"tenant":          "acme",
+	}
+	if !reflect.DeepEqual(out.Headers, want) {
+		t.Errorf("Headers = %v\nwant      %v", transport.FormatTable(out.Headers), transport.FormatTable(want))
+	}
+	if again := ReadEnvelope(out); !reflect.DeepEqual(again, e) {
+		t.Errorf("re-read %+v\nwant    %+v", again, e)
+	}
+}
+
+// fuzzKeys are the names a fuzzed header is most likely to get.
+var fuzzKeys = []string{
+	HeaderID, HeaderType, HeaderVersion, HeaderCorrelation, HeaderCausation,
+	HeaderAttempt, HeaderFirstSeen, HeaderOrigin, HeaderError, HeaderClaim,
+	HeaderReplayedFrom, HeaderReplayedAt, HeaderReplayCount, HeaderTraceParent,
+	"X-ACEMQ-ID", "x-acemq-unknown", "tenant",
+}
+
+// fuzzBytes hands out the fuzzer's bytes; when they run out it gives zeros.
+type fuzzBytes []byte
+
+func (b *fuzzBytes) next(n int) []byte {
+	n = min(n, len(*b))
+	out := (*b)[:n]
+	*b = (*b)[n:]
+	return out
+}
+
+func (b *fuzzBytes) byte() byte {
+	if v := b.next(1); len(v) == 1 {
+		return v[0]
+	}
+	return 0
+}
+
+func (b *fuzzBytes) uint64() uint64 {
+	var n uint64
+	for i, v := range b.next(8) {
+		n |= uint64(v) << (8 * i)
+	}
+	return n
+}
+
+func (b *fuzzBytes) string() string { return string(b.next(int(b.byte() % 32))) }
+
+// value builds a header value of any type AMQP can carry.
+func (b *fuzzBytes) value(depth int) any {
+	n := b.uint64()
+	switch b.byte() % 20 {
+	case 0:
+		return b.string()
+	case 1:
+		return []byte(b.string())
+	case 2:
+		return int8(n)
+	case 3:
+		return int16(n)
+	case 4:
+		return int32(n)
+	case 5:
+		return int64(n)
+	case 6:
+		return uint8(n)
+	case 7:
+		return uint16(n)
+	case 8:
+		return uint32(n)
+	case 9:
+		return n
+	case 10:
+		return math.Float64frombits(n)
+	case 11:
+		return float32(int32(n))
+	case 12:
+		return float64(int64(n) % 1e15)
+	case 13:
+		return fmt.Sprintf(" %d ", int64(n))
+	case 14:
+		return n&1 == 1
+	case 15:
+		return time.UnixMilli(int64(n))
+	case 16:
+		if depth < 3 {
+			return transport.Table{b.string(): b.value(depth + 1)}
+		}
+	case 17:
+		if depth < 3 {
+			return []any{b.value(depth + 1), b.value(depth + 1)}
+		}
+	case 18:
+		return int(int64(n))
+	}
+	return nil
+}
+
+func fuzzMessage(data []byte, messageID string) transport.Message {
+	b := fuzzBytes(data)
+	h := transport.Table{}
+	for len(b) > 0 && len(h) < 64 {
+		k := b.byte()
+		key := fuzzKeys[int(k)%len(fuzzKeys)]
+		if k >= 128 {
+			key = b.string()
+		}
+		h[key] = b.value(0)
+	}
+	return transport.Message{Headers: h, MessageID: messageID, ContentType: messageID, ReplyTo: messageID}
+}
+
+func FuzzReadEnvelope(f *testing.F) {
+	f.Add([]byte{}, "")
+	f.Add([]byte{0, 0, 5, 'h', 'e', 'l', 'l', 'o', 0, 0, 0, 0, 0, 0, 0, 0}, "m-1")
+	f.Add([]byte{5, 3, 0, 0, 0, 0, 0, 0, 0, 13}, "")
+	f.Add([]byte{6, 0x65, 0x20, 0x0e, 0x2c, 0x9c, 0x01, 0, 0, 12}, "")
+	f.Add([]byte{200, 3, 'x', '-', 'a', 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 16, 1, 'k'}, "\xff")
+	f.Fuzz(func(t *testing.T, data []byte, messageID string) {
+		m := fuzzMessage(data, messageID)
+		e := ReadEnvelope(m)
+		if e.Attempt < 1 || e.Version < 1 {
+			t.Errorf("Attempt %d, Version %d", e.Attempt, e.Version)
+		}
+		if e.Headers == nil {
+			t.Error("Headers is nil")
+		}
+		for k := range e.Headers {
+			if strings.HasPrefix(strings.ToLower(k), ReservedHeaderPrefix) {
+				t.Errorf("reserved header %q in Headers", k)
+			}
+		}
+		for _, s := range []string{e.ID, e.Type, e.Correlation, e.Causation, e.Origin, e.Error, e.Claim, e.ContentType, e.ReplyTo} {
+			if !utf8.ValidString(s) {
+				t.Errorf("invalid UTF-8 %q", s)
+			}
+		}
+		if e.Correlation == "" && e.ID != "" {
+			t.Error("Correlation did not default to ID")
+		}
+		if !e.FirstSeen.IsZero() && e.FirstSeen.UnixMilli() <= 0 {
+			t.Errorf("FirstSeen %v is not after 1970", e.FirstSeen)
+		}
+		if age := e.Age(time.UnixMilli(1 << 50)); age < 0 && age != UnknownAge {
+			t.Errorf("Age %v", age)
+		}
+		if r := ReadReplay(m.Headers); r.Count < 0 || !utf8.ValidString(r.From) {
+			t.Errorf("ReadReplay = %+v", r)
+		}
+
+		// Whatever was read can be republished, and reads back the same.
+		c := e.Complete("q", firstSeen)
+		var out transport.Message
+		if err := c.Write(&out); err != nil {
+			t.Fatalf("Write of a read envelope: %v", err)
+		}
+		again := ReadEnvelope(out)
+		// Header values may hold NaN, which is not equal to itself.
+		again.Headers, c.Headers = nil, nil
+		if !reflect.DeepEqual(again, c) {
+			t.Errorf("re-read %+v\nwant    %+v", again, c)
+		}
+	})
+}

@@ -1,0 +1,70 @@
+package acemq
+
+import (
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// replayTimeFormat is RFC 3339 in UTC with exactly three fractional digits,
+// as every AceMQ library writes acemq-replayed-at.
+const replayTimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Replay records that an operator moved a message back from a dead-letter or
+// parked queue. Its headers are application headers, not reserved ones, so
+// a handler sees them and a replay keeps the rest of the envelope untouched.
+type Replay struct {
+	// From is the queue the replay took the message from.
+	From string
+	// At is when the message was replayed; the zero time means unknown.
+	At time.Time
+	// Count is how many times the message has been replayed.
+	Count int
+}
+
+// ReadReplay reads the replay headers of h, leniently: acemq-replayed-at may
+// be an RFC 3339 string or epoch milliseconds, and a missing or unreadable
+// value reads as the zero value.
+func ReadReplay(h transport.Table) Replay {
+	r := Replay{
+		From: readString(h[HeaderReplayedFrom]),
+		At:   readReplayedAt(h[HeaderReplayedAt]),
+	}
+	if n, ok := readInt(h[HeaderReplayCount]); ok && n > 0 {
+		r.Count = n
+	}
+	return r
+}
+
+// Write sets the replay headers in h, and removes those whose value is
+// empty (From ""), unknown (At zero) or 0 (Count), so that h describes r
+// exactly. h must not be nil unless r is the zero Replay.
+func (r Replay) Write(h transport.Table) {
+	if r.From != "" {
+		h[HeaderReplayedFrom] = r.From
+	} else {
+		delete(h, HeaderReplayedFrom)
+	}
+	if !r.At.IsZero() {
+		h[HeaderReplayedAt] = r.At.UTC().Format(replayTimeFormat)
+	} else {
+		delete(h, HeaderReplayedAt)
+	}
+	if r.Count > 0 {
+		h[HeaderReplayCount] = int64(r.Count)
+	} else {
+		delete(h, HeaderReplayCount)
+	}
+}
+
+// readReplayedAt reads an RFC 3339 string (any offset, any precision) or
+// epoch milliseconds, as a number or a numeric string.
+func readReplayedAt(v any) time.Time {
+	if s := readString(v); s != "" {
+		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(s)); err == nil {
+			return t.UTC()
+		}
+	}
+	return readMillis(v)
+}
