@@ -1,0 +1,56 @@
+package acemq
+
+import (
+	"testing"
+	"time"
+)
+
+// The names table of CONTRACT.md section 1.
+func TestNames(t *testing.T) {
+	if RetryExchange != "acemq.retry" || DeadLetterExchange != "acemq.dlx" {
+		t.Fatalf("exchanges are %q and %q, want acemq.retry and acemq.dlx", RetryExchange, DeadLetterExchange)
+	}
+	if got := DeadLetterQueue("orders.new"); got != "orders.new.dlq" {
+		t.Errorf("DeadLetterQueue = %q, want orders.new.dlq", got)
+	}
+	if got := ParkedQueue("orders.new"); got != "orders.new.parked" {
+		t.Errorf("ParkedQueue = %q, want orders.new.parked", got)
+	}
+}
+
+// The rendering table of CONTRACT.md section 1, plus the edges of the rule.
+func TestRenderDelay(t *testing.T) {
+	tests := []struct {
+		delay time.Duration
+		want  string
+	}{
+		{500 * time.Millisecond, "0s"},
+		{time.Second, "1s"},
+		{1500 * time.Millisecond, "1s"},
+		{30 * time.Second, "30s"},
+		{60 * time.Second, "1m"},
+		{90 * time.Second, "90s"},
+		{160 * time.Second, "160s"},
+		{300 * time.Second, "5m"},
+		{3600 * time.Second, "1h"},
+		{5400 * time.Second, "90m"},
+		{7200 * time.Second, "2h"},
+		{86400 * time.Second, "24h"},
+		// the edges
+		{0, "0s"},
+		{-5 * time.Second, "0s"},
+		{999 * time.Millisecond, "0s"},
+		{59*time.Second + 999*time.Millisecond, "59s"},
+		{48 * time.Hour, "48h"},
+		{3660 * time.Second, "61m"},
+		{3601 * time.Second, "3601s"},
+	}
+	for _, tt := range tests {
+		if got := RenderDelay(tt.delay); got != tt.want {
+			t.Errorf("RenderDelay(%v) = %q, want %q", tt.delay, got, tt.want)
+		}
+		if got, want := RetryQueue("orders.new", tt.delay), "orders.new.retry."+tt.want; got != want {
+			t.Errorf("RetryQueue(orders.new, %v) = %q, want %q", tt.delay, got, want)
+		}
+	}
+}
