@@ -1,0 +1,327 @@
+package acemq
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Topology is what a service declares: its exchanges, its queues with their
+// bindings, dead-lettering and retry ladders (CONTRACT.md section 5). Plan
+// turns it into the ordered declarations; Apply sends the same list to a
+// broker.
+type Topology struct {
+	// DeadLetterExchange renames the exchange the topology's dead-lettering
+	// queues use (for a shared vhost). "" is DeadLetterExchange (acemq.dlx).
+	// Consumers always set messages aside through acemq.dlx.
+	DeadLetterExchange string
+	Exchanges          []ExchangeSpec
+	Queues             []QueueSpec
+}
+
+// ExchangeSpec is an exchange of a topology. Exchanges are durable unless
+// Transient is set.
+type ExchangeSpec struct {
+	Name      string
+	Type      transport.ExchangeType
+	Transient bool
+}
+
+// QueueSpec is a queue of a topology. The zero value of every field is the
+// contract's default: a durable quorum queue with no dead-lettering and no
+// retry ladder.
+type QueueSpec struct {
+	Name string
+	// Type is quorum when empty, or classic for an exclusive, auto-delete or
+	// transient queue (those cannot be quorum).
+	Type       transport.QueueType
+	Transient  bool
+	Exclusive  bool
+	AutoDelete bool
+	// DeadLetter adds x-dead-letter-exchange and x-dead-letter-routing-key
+	// (Q.dlq) to the queue and declares Q.dlq and Q.parked.
+	DeadLetter bool
+	// Retry, when set, adds the queue's retry ladder to the plan.
+	Retry *RetryPolicy
+	// Arguments are further queue arguments, such as x-max-length.
+	Arguments transport.Table
+	Bindings  []BindingSpec
+}
+
+// BindingSpec binds the queue it belongs to to an exchange.
+type BindingSpec struct {
+	Exchange   string
+	RoutingKey string
+}
+
+// predeclaredExchanges exist on every RabbitMQ vhost and may be bound to
+// without being declared.
+var predeclaredExchanges = map[string]bool{
+	"amq.direct": true, "amq.fanout": true, "amq.topic": true, "amq.headers": true, "amq.match": true,
+}
+
+// maxNameBytes is AMQP's limit on an exchange or queue name (a short string).
+const maxNameBytes = 255
+
+// ValidationError lists every problem of a topology.
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid topology: " + e.Problems[0]
+	}
+	return fmt.Sprintf("invalid topology, %d problems:\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
+}
+
+func (t Topology) deadLetterExchange() string {
+	if t.DeadLetterExchange == "" {
+		return DeadLetterExchange
+	}
+	return t.DeadLetterExchange
+}
+
+// QueueType is the type the queue is declared with once defaults apply.
+func (q QueueSpec) QueueType() transport.QueueType {
+	switch {
+	case q.Type != "":
+		return q.Type
+	case q.Exclusive || q.AutoDelete || q.Transient:
+		return transport.Classic
+	default:
+		return transport.Quorum
+	}
+}
+
+// Declaration is the queue as it is declared, its dead-letter arguments
+// included.
+func (q QueueSpec) declaration(deadLetterExchange string) transport.Queue {
+	args := make(transport.Table, len(q.Arguments)+2)
+	for k, v := range q.Arguments {
+		args[k] = v
+	}
+	if q.DeadLetter {
+		args[argDeadLetterExchange] = deadLetterExchange
+		args[argDeadLetterRoutingKey] = DeadLetterQueue(q.Name)
+	}
+	if len(args) == 0 {
+		args = nil
+	}
+	return transport.Queue{Name: q.Name, Type: q.QueueType(), Durable: !q.Transient,
+		Exclusive: q.Exclusive, AutoDelete: q.AutoDelete, Arguments: args}
+}
+
+const (
+	argDeadLetterExchange   = "x-dead-letter-exchange"
+	argDeadLetterRoutingKey = "x-dead-letter-routing-key"
+)
+
+// Validate reports every problem of the topology at once, or nil.
+func (t Topology) Validate() error {
+	_, problems := t.build()
+	if len(problems) > 0 {
+		return &ValidationError{Problems: problems}
+	}
+	return nil
+}
+
+// Plan is the ordered list of declarations: exchanges, then queues, then
+// bindings, each in the order the topology first needs it. It is exactly
+// what Apply sends. An invalid topology has no plan: the error is a
+// *ValidationError.
+func (t Topology) Plan() ([]transport.Declaration, error) {
+	plan, problems := t.build()
+	if len(problems) > 0 {
+		return nil, &ValidationError{Problems: problems}
+	}
+	return plan, nil
+}
+
+// Apply validates the topology and sends its plan to d in order, stopping at
+// the first declaration that fails.
+func (t Topology) Apply(ctx context.Context, d transport.Declarer) error {
+	plan, err := t.Plan()
+	if err != nil {
+		return err
+	}
+	return declareAll(ctx, d, plan)
+}
+
+// build makes the plan and collects every problem on the way.
+func (t Topology) build() ([]transport.Declaration, []string) {
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	var all []transport.Declaration
+	declared := map[string]bool{} // exchange names the topology declares
+	for i, x := range t.Exchanges {
+		subject := fmt.Sprintf("exchange %d (%q)", i+1, x.Name)
+		checkName(subject, x.Name, problem)
+		if declared[x.Name] {
+			problem("%s: the name is listed twice", subject)
+			continue
+		}
+		switch x.Type {
+		case transport.Direct, transport.Fanout, transport.Topic, transport.Headers:
+		case "":
+			problem("%s: the type is missing; it must be direct, fanout, topic or headers", subject)
+		default:
+			problem("%s: the type %q is not one of direct, fanout, topic or headers", subject, x.Type)
+		}
+		declared[x.Name] = true
+		all = append(all, transport.Exchange{Name: x.Name, Type: x.Type, Durable: !x.Transient})
+	}
+
+	dlx := t.deadLetterExchange()
+	if t.DeadLetterExchange != "" {
+		checkName("the dead-letter exchange", t.DeadLetterExchange, problem)
+		if t.DeadLetterExchange == RetryExchange {
+			problem("the dead-letter exchange cannot be %s, which routes retries home", RetryExchange)
+		}
+	}
+
+	queues := map[string]bool{}
+	for i, q := range t.Queues {
+		subject := fmt.Sprintf("queue %d (%q)", i+1, q.Name)
+		checkName(subject, q.Name, problem)
+		if queues[q.Name] {
+			problem("%s: the name is listed twice", subject)
+			continue
+		}
+		queues[q.Name] = true
+		typ := q.QueueType()
+		switch typ {
+		case transport.Classic, transport.Quorum, transport.Stream:
+		default:
+			problem("%s: the type %q is not one of classic, quorum or stream", subject, q.Type)
+		}
+		if typ != transport.Classic {
+			flags := []struct {
+				name string
+				set  bool
+			}{{"exclusive", q.Exclusive}, {"auto-delete", q.AutoDelete}, {"transient", q.Transient}}
+			for _, f := range flags {
+				if f.set {
+					problem("%s: a %s queue cannot be %s; make it classic or drop %s", subject, typ, f.name, f.name)
+				}
+			}
+		}
+		if typ == transport.Stream && (q.DeadLetter || q.Retry != nil) {
+			problem("%s: a stream cannot dead-letter or retry messages; use a quorum or classic queue", subject)
+		}
+		if _, ok := q.Arguments[transport.QueueTypeArgument]; ok {
+			problem("%s: set the queue type with type, not the %s argument", subject, transport.QueueTypeArgument)
+		}
+		if q.DeadLetter {
+			for _, arg := range []string{argDeadLetterExchange, argDeadLetterRoutingKey} {
+				if _, ok := q.Arguments[arg]; ok {
+					problem("%s: the argument %s conflicts with deadLetter, which sets it; remove one of them", subject, arg)
+				}
+			}
+		}
+
+		all = append(all, q.declaration(dlx))
+		for j, b := range q.Bindings {
+			bsubject := fmt.Sprintf("%s, binding %d", subject, j+1)
+			if slices.Contains(q.Bindings[:j], b) {
+				problem("%s: the binding to %q under %q is listed twice", bsubject, b.Exchange, b.RoutingKey)
+			}
+			switch {
+			case b.Exchange == "":
+				problem("%s: the exchange is blank; the default exchange routes by queue name and cannot be bound", bsubject)
+			case !declared[b.Exchange] && !predeclaredExchanges[b.Exchange]:
+				problem("%s: the exchange %q is not declared in this topology", bsubject, b.Exchange)
+			}
+			all = append(all, transport.Binding{Queue: q.Name, Exchange: b.Exchange, RoutingKey: b.RoutingKey})
+		}
+		if q.DeadLetter {
+			all = append(all, deadLetterDeclarations(q.Name, dlx)...)
+		}
+		if q.Retry != nil {
+			ladder, err := NewRetryLadder(q.Name, *q.Retry)
+			if err != nil {
+				problem("%s: %v", subject, err)
+				continue
+			}
+			for _, w := range q.Retry.Warnings() {
+				problem("%s: %s", subject, w)
+			}
+			for _, r := range ladder.Rungs() {
+				if len(r.Queue) > maxNameBytes {
+					problem("%s: the rung name %q is longer than %d bytes", subject, r.Queue, maxNameBytes)
+				}
+			}
+			all = append(all, ladder.Declarations()...)
+		}
+		for _, name := range []string{DeadLetterQueue(q.Name), ParkedQueue(q.Name)} {
+			if (q.DeadLetter || q.Retry != nil) && len(name) > maxNameBytes {
+				problem("%s: the queue name %q is longer than %d bytes", subject, name, maxNameBytes)
+			}
+		}
+	}
+
+	plan, conflicts := dedupe(all)
+	problems = append(problems, conflicts...)
+	slices.SortStableFunc(plan, func(a, b transport.Declaration) int { return kindOrder(a) - kindOrder(b) })
+	return plan, problems
+}
+
+func checkName(subject, name string, problem func(string, ...any)) {
+	switch {
+	case strings.TrimSpace(name) == "":
+		problem("%s: the name is blank", subject)
+	case strings.HasPrefix(name, "amq."):
+		problem("%s: names starting with amq. are reserved by RabbitMQ", subject)
+	case len(name) > maxNameBytes:
+		problem("%s: the name is longer than %d bytes", subject, maxNameBytes)
+	}
+}
+
+// identity is what makes two declarations the same object on a broker.
+func identity(d transport.Declaration) string {
+	switch d := d.(type) {
+	case transport.Binding:
+		return "binding\x00" + d.Queue + "\x00" + d.Exchange + "\x00" + d.RoutingKey
+	case transport.Exchange:
+		return "exchange\x00" + d.Name
+	case transport.Queue:
+		return "queue\x00" + d.Name
+	}
+	panic(fmt.Sprintf("unknown declaration %T", d))
+}
+
+// dedupe keeps the first of identical declarations (a dead-letter exchange
+// many queues share, say) and reports two different declarations of one
+// exchange or queue.
+func dedupe(all []transport.Declaration) ([]transport.Declaration, []string) {
+	var plan []transport.Declaration
+	var conflicts []string
+	first := map[string]transport.Declaration{}
+	for _, d := range all {
+		id := identity(d)
+		prev, seen := first[id]
+		switch {
+		case !seen:
+			first[id] = d
+			plan = append(plan, d)
+		case prev.String() != d.String(): // String shows every field and argument
+			conflicts = append(conflicts, fmt.Sprintf("%s is declared two ways, as %s and as %s; RabbitMQ refuses the second with PRECONDITION_FAILED",
+				strings.Split(d.String(), " (")[0], prev, d))
+		}
+	}
+	return plan, conflicts
+}
+
+func kindOrder(d transport.Declaration) int {
+	switch d.Kind() {
+	case "exchange":
+		return 0
+	case "queue":
+		return 1
+	}
+	return 2
+}

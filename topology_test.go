@@ -1,0 +1,293 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// The reference topology of CONTRACT.md section 5, as the other libraries
+// declare it for orders.new with exponential(6, 10s, 5m).
+func TestReferenceTopology(t *testing.T) {
+	top := Topology{
+		Exchanges: []ExchangeSpec{{Name: "orders", Type: transport.Topic}},
+		Queues: []QueueSpec{{
+			Name: "orders.new", DeadLetter: true, Retry: ptr(Exponential(6, 10*sec, 5*minute)),
+			Bindings: []BindingSpec{{Exchange: "orders", RoutingKey: "order.*"}},
+		}},
+	}
+	rung := func(name string, ttl int64) string {
+		return transport.Queue{Name: name, Type: transport.Classic, Durable: true, Arguments: transport.Table{
+			"x-message-ttl": ttl, "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "orders.new"}}.String()
+	}
+	want := []string{
+		"exchange orders (topic, durable)",
+		"exchange acemq.dlx (direct, durable)",
+		"exchange acemq.retry (direct, durable)",
+		`queue orders.new (quorum, durable) {x-dead-letter-exchange: "acemq.dlx", x-dead-letter-routing-key: "orders.new.dlq"}`,
+		"queue orders.new.dlq (classic, durable)",
+		"queue orders.new.parked (classic, durable)",
+		rung("orders.new.retry.40s", 40000),
+		rung("orders.new.retry.80s", 80000),
+		rung("orders.new.retry.160s", 160000),
+		`binding orders -> orders.new under "order.*"`,
+		`binding acemq.dlx -> orders.new.dlq under "orders.new.dlq"`,
+		`binding acemq.dlx -> orders.new.parked under "orders.new.parked"`,
+		`binding acemq.retry -> orders.new under "orders.new"`,
+	}
+	plan, err := top.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strs(plan); !slices.Equal(got, want) {
+		t.Errorf("Plan() =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	// the quorum type goes on the wire as x-queue-type
+	if args := plan[3].(transport.Queue).WireArguments(); args["x-queue-type"] != "quorum" || len(args) != 3 {
+		t.Errorf("orders.new wire arguments = %v", args)
+	}
+	// Apply sends exactly the plan.
+	var rec transport.Recorder
+	if err := top.Apply(context.Background(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := strs(rec.Declarations); !slices.Equal(got, want) {
+		t.Errorf("Apply sent %v, want the plan", got)
+	}
+}
+
+// Queue type defaults of CONTRACT.md section 5.
+func TestQueueTypeDefaults(t *testing.T) {
+	tests := []struct {
+		spec QueueSpec
+		want transport.QueueType
+	}{
+		{QueueSpec{Name: "q"}, transport.Quorum},
+		{QueueSpec{Name: "q", Exclusive: true}, transport.Classic},
+		{QueueSpec{Name: "q", AutoDelete: true}, transport.Classic},
+		{QueueSpec{Name: "q", Transient: true}, transport.Classic},
+		{QueueSpec{Name: "q", Type: transport.Classic}, transport.Classic},
+		{QueueSpec{Name: "q", Type: transport.Stream}, transport.Stream},
+	}
+	for _, tt := range tests {
+		plan, err := Topology{Queues: []QueueSpec{tt.spec}}.Plan()
+		if err != nil {
+			t.Fatalf("%+v: %v", tt.spec, err)
+		}
+		q := plan[0].(transport.Queue)
+		if q.Type != tt.want || q.Durable == tt.spec.Transient {
+			t.Errorf("%+v declared as %v, want %s", tt.spec, q, tt.want)
+		}
+		_, hasType := q.WireArguments()["x-queue-type"]
+		if hasType == (tt.want == transport.Classic) {
+			t.Errorf("%+v: wire arguments %v; classic is sent as no x-queue-type at all", tt.spec, q.WireArguments())
+		}
+	}
+}
+
+func TestRenamedDeadLetterExchange(t *testing.T) {
+	top := Topology{
+		DeadLetterExchange: "shop.dlx",
+		Queues: []QueueSpec{
+			{Name: "a", DeadLetter: true},
+			{Name: "b", DeadLetter: true, Retry: ptr(Fixed(3, minute))},
+		},
+	}
+	plan, err := top.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strs(plan)
+	for _, want := range []string{
+		`queue a (quorum, durable) {x-dead-letter-exchange: "shop.dlx", x-dead-letter-routing-key: "a.dlq"}`,
+		"exchange shop.dlx (direct, durable)",
+		`binding shop.dlx -> a.dlq under "a.dlq"`,
+		`binding shop.dlx -> b.dlq under "b.dlq"`,
+		// the ladder's consumers always set aside through acemq.dlx
+		"exchange acemq.dlx (direct, durable)",
+		`binding acemq.dlx -> b.dlq under "b.dlq"`,
+		`binding acemq.retry -> b under "b"`,
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("plan lacks %q:\n  %s", want, strings.Join(got, "\n  "))
+		}
+	}
+	// b.dlq is needed by both halves and declared once
+	count := 0
+	for _, s := range got {
+		if s == "queue b.dlq (classic, durable)" {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("b.dlq declared %d times", count)
+	}
+}
+
+func TestPlanOrdersKinds(t *testing.T) {
+	top := Topology{
+		Exchanges: []ExchangeSpec{{Name: "x", Type: transport.Fanout}, {Name: "y", Type: transport.Direct, Transient: true}},
+		Queues: []QueueSpec{
+			{Name: "q1", Bindings: []BindingSpec{{Exchange: "y", RoutingKey: "k"}, {Exchange: "amq.topic", RoutingKey: "#"}}},
+			{Name: "q2", Type: transport.Classic, Arguments: transport.Table{"x-max-length": int64(10)}, Bindings: []BindingSpec{{Exchange: "x"}}},
+		},
+	}
+	plan, err := top.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"exchange x (fanout, durable)",
+		"exchange y (direct, transient)",
+		"queue q1 (quorum, durable)",
+		"queue q2 (classic, durable) {x-max-length: 10}",
+		`binding y -> q1 under "k"`,
+		`binding amq.topic -> q1 under "#"`,
+		`binding x -> q2 under ""`,
+	}
+	if got := strs(plan); !slices.Equal(got, want) {
+		t.Errorf("Plan() =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestValidateTopology(t *testing.T) {
+	tests := []struct {
+		name string
+		top  Topology
+		want []string // every problem, in order
+	}{
+		{"valid", Topology{Queues: []QueueSpec{{Name: "q"}}}, nil},
+		{"empty is valid", Topology{}, nil},
+		{"blank names", Topology{
+			Exchanges: []ExchangeSpec{{Name: "", Type: transport.Topic}},
+			Queues:    []QueueSpec{{Name: " "}},
+		}, []string{
+			`exchange 1 (""): the name is blank`,
+			`queue 1 (" "): the name is blank`,
+		}},
+		{"duplicate names", Topology{
+			Exchanges: []ExchangeSpec{{Name: "x", Type: transport.Topic}, {Name: "x", Type: transport.Topic}},
+			Queues:    []QueueSpec{{Name: "q"}, {Name: "q", Type: transport.Classic}},
+		}, []string{
+			`exchange 2 ("x"): the name is listed twice`,
+			`queue 2 ("q"): the name is listed twice`,
+		}},
+		{"exchange types", Topology{Exchanges: []ExchangeSpec{{Name: "x"}, {Name: "y", Type: "x-delayed-message"}}}, []string{
+			`exchange 1 ("x"): the type is missing; it must be direct, fanout, topic or headers`,
+			`exchange 2 ("y"): the type "x-delayed-message" is not one of direct, fanout, topic or headers`,
+		}},
+		{"reserved and long names", Topology{
+			Exchanges: []ExchangeSpec{{Name: "amq.mine", Type: transport.Topic}},
+			Queues:    []QueueSpec{{Name: strings.Repeat("q", 256)}},
+		}, []string{
+			`exchange 1 ("amq.mine"): names starting with amq. are reserved by RabbitMQ`,
+			`queue 1 ("` + strings.Repeat("q", 256) + `"): the name is longer than 255 bytes`,
+		}},
+		{"generated names too long", Topology{Queues: []QueueSpec{{Name: strings.Repeat("q", 250), DeadLetter: true}}}, []string{
+			`queue 1 ("` + strings.Repeat("q", 250) + `"): the queue name "` + strings.Repeat("q", 250) + `.parked" is longer than 255 bytes`,
+		}},
+		{"binding to something undeclared", Topology{Queues: []QueueSpec{{Name: "q", Bindings: []BindingSpec{
+			{Exchange: "nowhere", RoutingKey: "k"}, {Exchange: ""}, {Exchange: "amq.direct"}, {Exchange: "amq.direct"},
+		}}}}, []string{
+			`queue 1 ("q"), binding 1: the exchange "nowhere" is not declared in this topology`,
+			`queue 1 ("q"), binding 2: the exchange is blank; the default exchange routes by queue name and cannot be bound`,
+			`queue 1 ("q"), binding 4: the binding to "amq.direct" under "" is listed twice`,
+		}},
+		{"quorum on an exclusive queue", Topology{Queues: []QueueSpec{
+			{Name: "a", Type: transport.Quorum, Exclusive: true},
+			{Name: "b", Type: transport.Quorum, AutoDelete: true, Transient: true},
+			{Name: "c", Type: transport.Stream, Exclusive: true},
+		}}, []string{
+			`queue 1 ("a"): a quorum queue cannot be exclusive; make it classic or drop exclusive`,
+			`queue 2 ("b"): a quorum queue cannot be auto-delete; make it classic or drop auto-delete`,
+			`queue 2 ("b"): a quorum queue cannot be transient; make it classic or drop transient`,
+			`queue 3 ("c"): a stream queue cannot be exclusive; make it classic or drop exclusive`,
+		}},
+		{"queue types", Topology{Queues: []QueueSpec{
+			{Name: "a", Type: "lazy"},
+			{Name: "b", Arguments: transport.Table{"x-queue-type": "classic"}},
+			{Name: "c", Type: transport.Stream, DeadLetter: true},
+		}}, []string{
+			`queue 1 ("a"): the type "lazy" is not one of classic, quorum or stream`,
+			`queue 2 ("b"): set the queue type with type, not the x-queue-type argument`,
+			`queue 3 ("c"): a stream cannot dead-letter or retry messages; use a quorum or classic queue`,
+		}},
+		{"conflicting dead-letter arguments", Topology{Queues: []QueueSpec{{Name: "q", DeadLetter: true, Arguments: transport.Table{
+			"x-dead-letter-exchange": "mine", "x-dead-letter-routing-key": "q.mine",
+		}}}}, []string{
+			`queue 1 ("q"): the argument x-dead-letter-exchange conflicts with deadLetter, which sets it; remove one of them`,
+			`queue 1 ("q"): the argument x-dead-letter-routing-key conflicts with deadLetter, which sets it; remove one of them`,
+		}},
+		{"dead-letter arguments by hand without deadLetter are allowed", Topology{Queues: []QueueSpec{{Name: "q", Arguments: transport.Table{
+			"x-dead-letter-exchange": "mine",
+		}}}}, nil},
+		{"invalid policy", Topology{Queues: []QueueSpec{{Name: "q", Retry: ptr(Fixed(0, sec))}}}, []string{
+			`queue 1 ("q"): retry ladder for q: invalid retry policy fixed(0, 1s): maxAttempts is 0 but must be from 1 to 10000 (it counts the first delivery)`,
+		}},
+		{"a broker delay that is not whole seconds", Topology{Queues: []QueueSpec{{Name: "q", Retry: ptr(Fixed(3, 1500*ms).WaitInBrokerFrom(sec))}}}, []string{
+			`queue 1 ("q"): the broker wait 1.5s is not a whole number of seconds: its rung is named "1s" here, in Python and in Ruby, but "1500ms" in Java and .NET`,
+		}},
+		{"two rungs with one name", Topology{Queues: []QueueSpec{{Name: "q", Retry: ptr(Exponential(3, 2*sec, 2500*ms).WaitInBrokerFrom(sec))}}}, []string{
+			`queue 1 ("q"): the broker waits 2s and 2.5s share the rung name "2s"; the first one's rung serves both`,
+		}},
+		{"a queue that clashes with a generated one", Topology{Queues: []QueueSpec{
+			{Name: "q", DeadLetter: true}, {Name: "q.dlq"},
+		}}, []string{
+			"queue q.dlq is declared two ways, as queue q.dlq (classic, durable) and as queue q.dlq (quorum, durable); RabbitMQ refuses the second with PRECONDITION_FAILED",
+		}},
+		{"a generated queue declared the same way is fine", Topology{Queues: []QueueSpec{
+			{Name: "q", DeadLetter: true}, {Name: "q.dlq", Type: transport.Classic},
+		}}, nil},
+		{"an exchange that clashes with a generated one", Topology{
+			Exchanges: []ExchangeSpec{{Name: "acemq.dlx", Type: transport.Topic}},
+			Queues:    []QueueSpec{{Name: "q", DeadLetter: true}},
+		}, []string{
+			"exchange acemq.dlx is declared two ways, as exchange acemq.dlx (topic, durable) and as exchange acemq.dlx (direct, durable); RabbitMQ refuses the second with PRECONDITION_FAILED",
+		}},
+		{"renamed dead-letter exchange", Topology{DeadLetterExchange: "acemq.retry", Queues: []QueueSpec{{Name: "q"}}}, []string{
+			"the dead-letter exchange cannot be acemq.retry, which routes retries home",
+		}},
+		{"renamed dead-letter exchange with a reserved name", Topology{DeadLetterExchange: "amq.direct"}, []string{
+			"the dead-letter exchange: names starting with amq. are reserved by RabbitMQ",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.top.Validate()
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Validate = %v, want a *ValidationError", err)
+			}
+			if !slices.Equal(ve.Problems, tt.want) {
+				t.Errorf("problems =\n  %s\nwant\n  %s", strings.Join(ve.Problems, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+			if _, err := tt.top.Plan(); !errors.As(err, &ve) {
+				t.Errorf("Plan of an invalid topology = %v, want the same *ValidationError", err)
+			}
+			var rec transport.Recorder
+			if err := tt.top.Apply(context.Background(), &rec); err == nil || len(rec.Declarations) > 0 {
+				t.Errorf("Apply of an invalid topology declared %d things, err %v", len(rec.Declarations), err)
+			}
+		})
+	}
+}
+
+func TestValidationErrorMessage(t *testing.T) {
+	one := &ValidationError{Problems: []string{"a"}}
+	two := &ValidationError{Problems: []string{"a", "b"}}
+	if one.Error() != "invalid topology: a" || two.Error() != "invalid topology, 2 problems:\n  - a\n  - b" {
+		t.Errorf("messages %q and %q", one, two)
+	}
+}
