@@ -1,0 +1,277 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+)
+
+type ladderOptions struct {
+	queue     string
+	policy    string
+	threshold *time.Duration // nil: the policy's own
+	attempt   int            // 0: no decision asked for
+	age       time.Duration  // acemq.UnknownAge when not given
+	json      bool
+}
+
+func newLadderCmd() *cobra.Command {
+	var (
+		o         ladderOptions
+		threshold time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "ladder QUEUE --policy NOTATION [--threshold D] [--attempt N [--age D]] [--json]",
+		Short: "Show the retry ladder a policy gives a queue",
+		Long: `ladder shows what a retry policy does to the messages of QUEUE: the wait
+before each retry and whether the consumer or a rung (a broker queue) holds
+it, the rungs with their arguments, and everything a consumer of QUEUE
+declares, in order. With --attempt it also shows the decision for a failure
+at that attempt, of a message --age old (without --age the age is unknown,
+which counts as young enough).
+
+The policy is written in the notation every AceMQ library reads:
+  none()
+  fixed(4, 30s)
+  exponential(5, 1s, 24h).giveUpAfter(2m).withJitter(0.1).waitInBrokerFrom(1m)`,
+		Example: `  acemq ladder orders.new --policy 'exponential(6, 10s, 5m)'
+  acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' --attempt 3
+  acemq ladder orders.new --policy 'fixed(4, 30s).giveUpAfter(2m)' --attempt 2 --age 3m --json`,
+		Args:                  exactArgs("QUEUE"),
+		DisableFlagsInUseLine: true,
+		RunE: runE(
+			func(cmd *cobra.Command, args []string) error {
+				flags := cmd.Flags()
+				o.queue = args[0]
+				if flags.Changed("threshold") {
+					o.threshold = &threshold
+				}
+				switch {
+				case flags.Changed("attempt") && o.attempt < 1:
+					return fmt.Errorf("--attempt is %d but counts from 1 (the first delivery)", o.attempt)
+				case flags.Changed("age") && !flags.Changed("attempt"):
+					return errors.New("--age needs --attempt: it is the age of the message whose attempt failed")
+				case flags.Changed("age") && o.age < 0:
+					return fmt.Errorf("--age is %s but must be at least 0", acemq.FormatDuration(o.age))
+				case !flags.Changed("age"):
+					o.age = acemq.UnknownAge
+				}
+				return nil
+			},
+			func(cmd *cobra.Command, _ []string) error { return runLadder(cmd.OutOrStdout(), o) }),
+	}
+	flags := cmd.Flags()
+	flags.StringVar(&o.policy, "policy", "", "the retry policy's `NOTATION`, such as 'exponential(6, 10s, 5m)'")
+	flags.DurationVar(&threshold, "threshold", 0,
+		"waits at least this long are the broker's, 0 none; overrides the policy's waitInBrokerFrom (default 30s)")
+	flags.IntVar(&o.attempt, "attempt", 0, "show the decision for a failure at attempt `N` (1 is the first delivery)")
+	flags.DurationVar(&o.age, "age", 0, "with --attempt, the age of the message (default unknown)")
+	flags.BoolVar(&o.json, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("policy")
+	return cmd
+}
+
+func runLadder(w io.Writer, o ladderOptions) error {
+	policy, err := acemq.ParsePolicy(o.policy)
+	if err != nil {
+		return err
+	}
+	if o.threshold != nil {
+		policy = policy.WaitInBrokerFrom(*o.threshold)
+	}
+	ladder, err := acemq.NewRetryLadder(o.queue, policy)
+	if err != nil {
+		return err
+	}
+	var decision *acemq.RetryDecision
+	if o.attempt > 0 {
+		d := policy.Decide(o.attempt, o.age)
+		decision = &d
+	}
+	if o.json {
+		return writeJSON(w, newLadderReport(ladder, decision))
+	}
+	return writeLadder(w, ladder, decision, o.age)
+}
+
+// ladderReport is the JSON of acemq ladder.
+type ladderReport struct {
+	Source          string                  `json:"source"`
+	Policy          string                  `json:"policy"`
+	ThresholdMillis int64                   `json:"thresholdMillis"`
+	ScheduleMillis  []int64                 `json:"scheduleMillis"`
+	Rungs           []rungReport            `json:"rungs"`
+	Declarations    []transport.Declaration `json:"declarations"`
+	Warnings        []string                `json:"warnings"`
+	Decision        *decisionReport         `json:"decision,omitempty"`
+}
+
+type rungReport struct {
+	Queue       string          `json:"queue"`
+	DelayMillis int64           `json:"delayMillis"`
+	Arguments   transport.Table `json:"arguments"`
+}
+
+type decisionReport struct {
+	Attempt int  `json:"attempt"`
+	Retries bool `json:"retries"`
+	// DelayMillis, WaitsIn and Rung are there only when the message is
+	// retried (a retry may wait 0ms); Reason only when it is given up.
+	DelayMillis *int64 `json:"delayMillis,omitempty"`
+	WaitsIn     string `json:"waitsIn,omitempty"`
+	Rung        string `json:"rung,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderReport {
+	p := l.Policy()
+	r := ladderReport{
+		Source:          l.Source(),
+		Policy:          p.String(),
+		ThresholdMillis: p.BrokerWaitThreshold().Milliseconds(),
+		ScheduleMillis:  []int64{},
+		Rungs:           []rungReport{},
+		Declarations:    l.Declarations(),
+		Warnings:        append([]string{}, p.Warnings()...),
+	}
+	for _, d := range p.Schedule() {
+		r.ScheduleMillis = append(r.ScheduleMillis, d.Milliseconds())
+	}
+	for _, rung := range l.Rungs() {
+		r.Rungs = append(r.Rungs, rungReport{Queue: rung.Queue, DelayMillis: rung.Delay.Milliseconds(), Arguments: rung.Arguments()})
+	}
+	if decision != nil {
+		d := &decisionReport{Attempt: decision.Attempt, Retries: !decision.GivesUp()}
+		if decision.GivesUp() {
+			d.Reason = decision.Reason()
+		} else {
+			ms := decision.Delay.Milliseconds()
+			d.DelayMillis = &ms
+			d.WaitsIn = "consumer"
+			if decision.Outcome == acemq.RetryInBroker {
+				d.WaitsIn = "broker"
+				if rung, ok := l.RungFor(decision.Delay); ok {
+					d.Rung = rung.Queue
+				}
+			}
+		}
+		r.Decision = d
+	}
+	return r
+}
+
+// writeLadder is the human output of acemq ladder.
+func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision, age time.Duration) error {
+	p := l.Policy()
+	var b strings.Builder
+	fmt.Fprintf(&b, "queue:     %s\n", l.Source())
+	fmt.Fprintf(&b, "policy:    %s\n", p)
+	if t := p.BrokerWaitThreshold(); t > 0 {
+		fmt.Fprintf(&b, "threshold: %s (waits of %s or more are the broker's)\n", acemq.FormatDuration(t), acemq.FormatDuration(t))
+	} else {
+		b.WriteString("threshold: 0 (every wait is the consumer's)\n")
+	}
+
+	b.WriteString("\nschedule:\n")
+	schedule := p.Schedule()
+	if len(schedule) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  attempt\twait\twaits in")
+		for i, d := range schedule {
+			fmt.Fprintf(tw, "  %d\t%s\t%s\n", i+1, acemq.FormatDuration(d), waitsIn(l, d))
+		}
+		_ = tw.Flush()
+	}
+	fmt.Fprintf(&b, "  attempt %d: gives up (exhausted)\n", p.MaxAttempts())
+	if age := p.MaxMessageAge(); age > 0 {
+		fmt.Fprintf(&b, "  any attempt: gives up once the message is %s old\n", acemq.FormatDuration(age))
+	}
+
+	b.WriteString("\nrungs:")
+	if l.Empty() {
+		b.WriteString(" none; every wait is the consumer's\n")
+	} else {
+		b.WriteString("\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, r := range l.Rungs() {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Queue, acemq.FormatDuration(r.Delay), transport.FormatTable(r.Arguments()))
+		}
+		_ = tw.Flush()
+	}
+
+	b.WriteString("\ndeclarations:\n")
+	writeNumbered(&b, l.Declarations())
+
+	if warnings := p.Warnings(); len(warnings) > 0 {
+		b.WriteString("\n")
+		for _, warning := range warnings {
+			fmt.Fprintf(&b, "warning: %s\n", warning)
+		}
+	}
+
+	if decision != nil {
+		ageText := "age unknown"
+		if age >= 0 {
+			ageText = "age " + acemq.FormatDuration(age)
+		}
+		fmt.Fprintf(&b, "\ndecision for a failure at attempt %d (%s):\n", decision.Attempt, ageText)
+		fmt.Fprintf(&b, "  outcome: %s\n", decision.Outcome)
+		switch decision.Outcome {
+		case acemq.RetryInBroker:
+			fmt.Fprintf(&b, "  delay:   %s\n", acemq.FormatDuration(decision.Delay))
+			if rung, ok := l.RungFor(decision.Delay); ok {
+				fmt.Fprintf(&b, "  rung:    %s\n", rung.Queue)
+			}
+		case acemq.RetryInConsumer:
+			fmt.Fprintf(&b, "  delay:   %s\n", acemq.FormatDuration(decision.Delay))
+			if f := p.JitterFactor(); f > 0 {
+				lo, hi := jitterRange(decision.Delay, f)
+				fmt.Fprintf(&b, "  jitter:  %s .. %s\n", acemq.FormatDuration(lo), acemq.FormatDuration(hi))
+			} else {
+				b.WriteString("  jitter:  none\n")
+			}
+		default:
+			fmt.Fprintf(&b, "  reason:  %s\n", decision.Reason())
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// waitsIn says who holds a wait of d: "consumer", or the rung's name.
+func waitsIn(l acemq.RetryLadder, d time.Duration) string {
+	if rung, ok := l.RungFor(d); ok {
+		return rung.Queue
+	}
+	return "consumer"
+}
+
+// jitterRange is the shortest and longest a consumer wait of d can be with
+// jitter f: d*(1-f) .. d*(1+f), never below acemq.MinConsumerWait. It is
+// rounded to the millisecond, for reading.
+func jitterRange(d time.Duration, f float64) (time.Duration, time.Duration) {
+	spread := func(scale float64) time.Duration {
+		ns := float64(d) * scale
+		if ns >= float64(1<<63-1) {
+			return time.Duration(1<<63 - 1)
+		}
+		return max(time.Duration(ns).Round(time.Millisecond), acemq.MinConsumerWait)
+	}
+	return spread(1 - f), spread(1 + f)
+}
+
+// writeNumbered writes declarations one a line, numbered from 1.
+func writeNumbered(w io.Writer, ds []transport.Declaration) {
+	width := len(fmt.Sprint(len(ds)))
+	for i, d := range ds {
+		fmt.Fprintf(w, "  %*d. %s\n", width, i+1, d)
+	}
+}

@@ -1,0 +1,150 @@
+// Command acemq is the operator's tool for AceMQ: it shows what a retry
+// policy does to a queue and what a topology file declares, before any of it
+// reaches a broker.
+//
+//	acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' [--attempt 3]
+//	acemq topology plan -f topology.yaml
+//	acemq version
+//
+// Every verb is a thin call into the acemq packages, so what it prints is
+// exactly what a service built with them would do. Exit status: 0 when all is
+// well, 1 when a topology does not validate, 2 for a usage mistake or any
+// other error.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitInvalid = 1 // a topology with validation problems
+	exitFailure = 2 // a usage mistake or any other error
+)
+
+func main() {
+	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// execute runs the command line args and says how the process should exit.
+// Errors go to stderr as "acemq: ..."; a usage mistake is followed by the
+// command's usage.
+func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetIn(stdin)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return exitOK
+	}
+	var exit *exitError
+	if errors.As(err, &exit) {
+		if exit.err != nil {
+			fmt.Fprintf(stderr, "acemq: %v\n", exit.err)
+		}
+		return exit.code
+	}
+	fmt.Fprintf(stderr, "acemq: %s\n", strings.TrimRight(err.Error(), "\n"))
+	var failed *runError
+	if !errors.As(err, &failed) {
+		fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
+	}
+	return exitFailure
+}
+
+// newRootCmd builds the command tree, writing to stdout and stderr. It
+// prints no error itself: the caller (execute) does.
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "acemq",
+		Short: "Review AceMQ retry ladders and topologies before they reach a broker",
+		Long: `acemq shows what an AceMQ retry policy does to a queue and what a topology
+file declares, exactly as the AceMQ libraries (Go, Java, .NET, Python, Ruby)
+would declare it.`,
+		// execute prints errors, and usage only after a usage mistake.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// No Args: cobra then refuses an unknown command, with suggestions.
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newLadderCmd(), newTopologyCmd(), newVersionCmd())
+	return root
+}
+
+// runError is an error of a verb's work, once its arguments were accepted:
+// no usage follows it.
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// exitError ends the command with code; err, when not nil, is printed.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// runE is a verb's RunE: check looks at the arguments (its errors are usage
+// mistakes), then run does the work (its errors are not).
+func runE(check func(cmd *cobra.Command, args []string) error, run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if check != nil {
+			if err := check(cmd, args); err != nil {
+				return err
+			}
+		}
+		cmd.SilenceUsage = true
+		if err := run(cmd, args); err != nil {
+			var exit *exitError
+			if errors.As(err, &exit) {
+				return err
+			}
+			return &runError{err}
+		}
+		return nil
+	}
+}
+
+// exactArgs wants exactly the arguments named, such as "QUEUE".
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return fmt.Errorf("%s takes %d argument%s (%s), found %d", cmd.CommandPath(),
+				len(names), plural(len(names)), strings.Join(names, " "), len(args))
+		}
+		return nil
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// writeJSON writes v indented, as every --json output is.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

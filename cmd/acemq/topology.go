@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/topologyfile"
+	"github.com/acemq-go/acemq/transport"
+)
+
+func newTopologyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topology",
+		Short: "Review what a topology file declares",
+		// Runnable, so that an unknown subcommand is refused, not met with help.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newTopologyPlanCmd())
+	return cmd
+}
+
+func newTopologyPlanCmd() *cobra.Command {
+	var (
+		file     string
+		jsonOut  bool
+		stdinArg = "-"
+	)
+	cmd := &cobra.Command{
+		Use:   "plan -f FILE [--json]",
+		Short: "Print the declarations a topology file makes, in order",
+		Long: `plan reads a topology file and prints every declaration applying it makes,
+in order: exchanges, then queues (dead-letter queues and retry rungs
+included), then bindings. A topology that does not validate prints every
+problem and exits with status 1. FILE "-" is the standard input.`,
+		Example: `  acemq topology plan -f examples/topology.yaml
+  acemq topology plan -f examples/topology.yaml --json`,
+		Args:                  cobra.NoArgs,
+		DisableFlagsInUseLine: true,
+		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
+			var (
+				t   acemq.Topology
+				err error
+			)
+			if file == stdinArg {
+				var data []byte
+				if data, err = io.ReadAll(cmd.InOrStdin()); err != nil {
+					return fmt.Errorf("reading the topology from the standard input: %w", err)
+				}
+				t, err = topologyfile.Parse(data)
+				var perr *topologyfile.Error
+				if errors.As(err, &perr) {
+					perr.Path = "(standard input)"
+				}
+			} else {
+				t, err = topologyfile.Read(file)
+			}
+			if err != nil {
+				return err
+			}
+			return runPlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), t, jsonOut)
+		}),
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the topology `FILE` (YAML); - for the standard input")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func runPlan(stdout, stderr io.Writer, t acemq.Topology, jsonOut bool) error {
+	plan, err := t.Plan()
+	var invalid *acemq.ValidationError
+	switch {
+	case errors.As(err, &invalid):
+		if jsonOut {
+			if err := writeJSON(stdout, struct {
+				Problems []string `json:"problems"`
+			}{invalid.Problems}); err != nil {
+				return err
+			}
+		} else {
+			var b strings.Builder
+			b.WriteString("acemq: invalid topology\n")
+			for _, p := range invalid.Problems {
+				fmt.Fprintf(&b, "  - %s\n", p)
+			}
+			if _, err := io.WriteString(stderr, b.String()); err != nil {
+				return err
+			}
+		}
+		return &exitError{code: exitInvalid}
+	case err != nil:
+		return err
+	}
+	if jsonOut {
+		return writeJSON(stdout, struct {
+			Declarations []transport.Declaration `json:"declarations"`
+		}{append([]transport.Declaration{}, plan...)})
+	}
+	var b strings.Builder
+	writeNumbered(&b, plan)
+	_, err = io.WriteString(stdout, b.String())
+	return err
+}
