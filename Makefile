@@ -1,0 +1,55 @@
+# AceMQ developer entry points. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+GO ?= go
+FUZZTIME ?= 30s
+ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
+# staticcheck is pinned in its own module (tools/go.mod) so the library's go.mod
+# stays free of tool dependencies; `go tool` builds it from the module proxy.
+STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
+# Go files as `go list ./...` sees them: skip testdata, _* and .* dirs (.rabbitmq).
+GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prune -o -type f -name '*.go' -print
+
+.PHONY: demo test test-unit lint fuzz tidy rabbitmq rabbitmq-stop
+
+demo:
+	$(GO) run ./cmd/acemq ladder orders.new --policy 'exponential(6, 10s, 5m)'
+
+# Everything: integration tests against a local RabbitMQ (installed and started
+# on demand, reused if already up), then lint.
+test: rabbitmq
+	ACEMQ_TEST_URL='$(ACEMQ_TEST_URL)' $(GO) test -race -count=1 ./...
+	@$(MAKE) --no-print-directory lint
+
+# No broker: integration tests skip when ACEMQ_TEST_URL is unset.
+test-unit:
+	env -u ACEMQ_TEST_URL $(GO) test -race ./...
+
+lint:
+	@unformatted=$$($(GOFILES) | xargs -r gofmt -l); \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+# Runs every Fuzz* target of every package for FUZZTIME each; new targets are
+# found by `go test -list`, so nothing here needs editing when one is added.
+fuzz:
+	@pkgs=$$($(GO) list ./...); \
+	for pkg in $$pkgs; do \
+	  fns=$$($(GO) test -list '^Fuzz' "$$pkg"); \
+	  for fn in $$(grep '^Fuzz' <<<"$$fns" || true); do \
+	    echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime '$(FUZZTIME)' "$$pkg"; \
+	  done; \
+	done
+
+tidy:
+	$(GO) mod tidy
+	cd tools && $(GO) mod tidy
+
+rabbitmq:
+	@bash scripts/rabbitmq.sh
+
+rabbitmq-stop:
+	@bash scripts/rabbitmq.sh stop
