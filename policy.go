@@ -18,9 +18,10 @@ const DefaultBrokerWaitThreshold = 30 * time.Second
 // list a person can read. It is this library's limit, not the contract's.
 const MaxAttemptsLimit = 10_000
 
-// MaxBrokerWait is the longest wait a rung can hold: RabbitMQ refuses an
-// x-message-ttl above 2^32-1 milliseconds (about 49.7 days).
-const MaxBrokerWait = (1<<32 - 1) * time.Millisecond
+// MaxBrokerWait is the longest wait a rung can hold: RabbitMQ refuses to
+// declare a queue whose x-message-ttl is above ten years (315360000000 ms)
+// with PRECONDITION_FAILED, value_too_large.
+const MaxBrokerWait = 315_360_000_000 * time.Millisecond
 
 // MinConsumerWait is the floor of a jittered wait in the consumer.
 const MinConsumerWait = time.Millisecond

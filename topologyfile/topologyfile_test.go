@@ -249,8 +249,8 @@ queues:
 			`topology file line 3: queue 1: with threshold -1s: invalid retry policy fixed(2, 1m).waitInBrokerFrom(-1s): waitInBrokerFrom is -1s but must be at least 0 (0 keeps every wait in the consumer)`},
 		{"threshold without retry", "queues:\n  - name: q\n    threshold: 1m\n",
 			`topology file line 3: queue "q": threshold is given without retry; it applies to a retry policy, so add retry or remove threshold`},
-		{"threshold that makes a rung too long", "queues:\n  - name: q\n    retry: fixed(2, 1200h).waitInBrokerFrom(0)\n    threshold: 1h\n",
-			`topology file line 4: queue "q": with threshold 1h: invalid retry policy fixed(2, 1200h).waitInBrokerFrom(1h): the broker wait 1200h is longer than RabbitMQ allows for x-message-ttl (4294967295ms), so cap the delay at 1193h or less`},
+		{"threshold that makes a rung too long", "queues:\n  - name: q\n    retry: fixed(2, 90000h).waitInBrokerFrom(0)\n    threshold: 1h\n",
+			`topology file line 4: queue "q": with threshold 1h: invalid retry policy fixed(2, 90000h).waitInBrokerFrom(1h): the broker wait 90000h is longer than RabbitMQ allows for x-message-ttl (315360000000ms), so cap the delay at 87600h or less`},
 
 		{"empty", "", `topology file: the file is empty; it must hold a mapping with exchanges and queues`},
 		{"only comments", "# nothing\n", `topology file: the file is empty; it must hold a mapping with exchanges and queues`},
