@@ -144,10 +144,7 @@ func TestRungFor(t *testing.T) {
 
 // The declaration order of CONTRACT.md section 4.
 func TestLadderDeclarations(t *testing.T) {
-	rung := func(name string, ttl int64) string {
-		return transport.Queue{Name: name, Type: transport.Classic, Durable: true, Arguments: transport.Table{
-			"x-message-ttl": ttl, "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "orders.new"}}.String()
-	}
+	rung := func(name string, ttl int64) string { return rungDeclaration("orders.new", name, ttl) }
 	deadLetterHalf := []string{
 		"exchange acemq.dlx (direct, durable)",
 		"queue orders.new.dlq (classic, durable)",
@@ -214,6 +211,13 @@ func TestLadderDeclareStopsAtTheFirstError(t *testing.T) {
 	if n := len(d.Declarations); n != 2 {
 		t.Errorf("%d declarations were sent before the failure, want 2 (the exchange and the first rung)", n)
 	}
+}
+
+// rungDeclaration is how a rung of source is declared, written out by hand
+// from CONTRACT.md section 2.
+func rungDeclaration(source, name string, ttl int64) string {
+	return transport.Queue{Name: name, Type: transport.Classic, Durable: true, Arguments: transport.Table{
+		"x-message-ttl": ttl, "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": source}}.String()
 }
 
 func strs[T interface{ String() string }](xs []T) []string {

@@ -22,10 +22,7 @@ func TestReferenceTopology(t *testing.T) {
 			Bindings: []BindingSpec{{Exchange: "orders", RoutingKey: "order.*"}},
 		}},
 	}
-	rung := func(name string, ttl int64) string {
-		return transport.Queue{Name: name, Type: transport.Classic, Durable: true, Arguments: transport.Table{
-			"x-message-ttl": ttl, "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "orders.new"}}.String()
-	}
+	rung := func(name string, ttl int64) string { return rungDeclaration("orders.new", name, ttl) }
 	want := []string{
 		"exchange orders (topic, durable)",
 		"exchange acemq.dlx (direct, durable)",
