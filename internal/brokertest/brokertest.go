@@ -1,0 +1,271 @@
+// Package brokertest finds the RabbitMQ broker that integration tests run
+// against and reaches into it through the management HTTP API: forcing
+// connections closed (to test recovery) and deleting what a test declared.
+//
+// Under CI (CI=true) a broker test that cannot reach its broker fails; on a
+// developer machine it skips, saying how to start one.
+package brokertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// DefaultURL is the broker scripts/rabbitmq.sh starts.
+const DefaultURL = "amqp://guest:guest@localhost:5672/"
+
+// DefaultManagementURL is that broker's management API, with its credentials.
+const DefaultManagementURL = "http://guest:guest@localhost:15672"
+
+const howToStart = "start one with `make test` (or `bash scripts/rabbitmq.sh` and ACEMQ_TEST_URL=" + DefaultURL + ")"
+
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+// configuredURL is ACEMQ_TEST_URL, else DefaultURL under CI, else "".
+func configuredURL() string {
+	if u := os.Getenv("ACEMQ_TEST_URL"); u != "" {
+		return u
+	}
+	if inCI() {
+		return DefaultURL
+	}
+	return ""
+}
+
+// unavailable fails the test under CI and skips it elsewhere.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if inCI() {
+		t.Fatalf("%s (CI=true: a broker test must not skip)", msg)
+	}
+	t.Skip(msg)
+}
+
+var reach struct {
+	sync.Mutex
+	checked map[string]error
+}
+
+// URL returns the AMQP URL of the test broker: ACEMQ_TEST_URL, or DefaultURL
+// under CI. It skips the test (fails it under CI) when no broker answers
+// there within a few seconds.
+func URL(t testing.TB) string {
+	t.Helper()
+	u := configuredURL()
+	if u == "" {
+		t.Skip("ACEMQ_TEST_URL is not set, so there is no broker to test against; " + howToStart)
+	}
+	reach.Lock()
+	if reach.checked == nil {
+		reach.checked = map[string]error{}
+	}
+	err, done := reach.checked[u]
+	if !done {
+		err = probe(u)
+		reach.checked[u] = err
+	}
+	reach.Unlock()
+	if err != nil {
+		unavailable(t, "no RabbitMQ broker at %s: %v; %s", redact(u), err, howToStart)
+	}
+	return u
+}
+
+// probe checks that something speaking AMQP 0-9-1 answers at u: it sends the
+// protocol header and expects the first byte of a frame (connection.start).
+func probe(u string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("cannot parse the URL")
+	}
+	port := p.Port()
+	if port == "" {
+		port = "5672"
+		if p.Scheme == "amqps" {
+			port = "5671"
+		}
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(p.Hostname(), port), 3*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if p.Scheme == "amqps" {
+		return nil // a TLS handshake needs the test's own configuration
+	}
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := conn.Write([]byte("AMQP\x00\x00\x09\x01")); err != nil {
+		return err
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(conn, b); err != nil {
+		return fmt.Errorf("no AMQP answer: %w", err)
+	}
+	if b[0] != 1 {
+		return fmt.Errorf("the server does not speak AMQP 0-9-1")
+	}
+	return nil
+}
+
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return p.Redacted()
+}
+
+// UniqueName returns a queue or exchange name no other test (nor an earlier
+// run on the same persistent broker) uses: prefix, the test's name and a
+// random suffix. When the test ends, a queue and an exchange of that name are
+// deleted through the management API, whatever the test left behind.
+func UniqueName(t testing.TB, prefix string) string {
+	t.Helper()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	test := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, t.Name())
+	if len(test) > 120 {
+		test = test[:120]
+	}
+	name := prefix + "." + test + "." + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		vhost := url.PathEscape(vhostOf(configuredURL()))
+		for _, kind := range []string{"queues", "exchanges"} {
+			resp, err := management(context.Background(), http.MethodDelete, "/api/"+kind+"/"+vhost+"/"+url.PathEscape(name))
+			if err != nil {
+				t.Logf("brokertest: deleting %s %s: %v", kind, name, err)
+				continue
+			}
+			resp.Body.Close()
+		}
+	})
+	return name
+}
+
+func vhostOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Path == "" || p.Path == "/" {
+		return "/"
+	}
+	return strings.TrimPrefix(p.Path, "/")
+}
+
+// CloseAllConnections forces every client connection to the broker closed,
+// as a network failure or an operator would, through the management API
+// (no Erlang cookie needed). Connections of tests running in other packages
+// close too; prefer CloseConnections with a connection name of the test's own.
+func CloseAllConnections(t testing.TB) {
+	t.Helper()
+	closeConnections(t, func(string) bool { return true }, false)
+}
+
+// CloseConnections forces closed the client connections whose client-provided
+// connection name is name, waiting (a few seconds at most) for the management
+// API to list at least one; it fails the test when none shows up.
+func CloseConnections(t testing.TB, name string) {
+	t.Helper()
+	closeConnections(t, func(n string) bool { return n == name }, true)
+}
+
+func closeConnections(t testing.TB, match func(clientName string) bool, atLeastOne bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for {
+		conns, err := listConnections(ctx)
+		if err != nil {
+			unavailable(t, "brokertest: listing connections through the management API: %v", err)
+		}
+		closed := 0
+		for _, c := range conns {
+			if !match(c.UserProvidedName) {
+				continue
+			}
+			resp, err := management(ctx, http.MethodDelete, "/api/connections/"+url.PathEscape(c.Name))
+			if err != nil {
+				t.Fatalf("brokertest: closing connection %q: %v", c.Name, err)
+			}
+			resp.Body.Close()
+			closed++
+		}
+		if closed > 0 || !atLeastOne {
+			return
+		}
+		// The management API lists a new connection only once the broker has
+		// emitted its stats; poll for it.
+		select {
+		case <-ctx.Done():
+			t.Fatalf("brokertest: no connection to close: %v", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+type connection struct {
+	Name             string `json:"name"`
+	UserProvidedName string `json:"user_provided_name"`
+}
+
+func listConnections(ctx context.Context) ([]connection, error) {
+	resp, err := management(ctx, http.MethodGet, "/api/connections?columns=name,user_provided_name")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var conns []connection
+	if err := json.NewDecoder(resp.Body).Decode(&conns); err != nil {
+		return nil, fmt.Errorf("decoding /api/connections: %w", err)
+	}
+	return conns, nil
+}
+
+// management sends one request to the management API; a 404 counts as done
+// (what was to be deleted is gone), any other non-2xx status is an error.
+func management(ctx context.Context, method, path string) (*http.Response, error) {
+	base := os.Getenv("ACEMQ_TEST_MANAGEMENT_URL")
+	if base == "" {
+		base = DefaultManagementURL
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse ACEMQ_TEST_MANAGEMENT_URL")
+	}
+	user := u.User
+	u.User = nil
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(u.String(), "/")+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if pass, ok := user.Password(); ok {
+		req.SetBasicAuth(user.Username(), pass)
+	}
+	req.Header.Set("X-Reason", "closed by a test (brokertest)")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotFound {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, body)
+	}
+	return resp, nil
+}

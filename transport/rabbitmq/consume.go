@@ -1,0 +1,295 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+var consumerSeq atomic.Uint64
+
+// Consume subscribes to queue on a channel of its own with basic.qos
+// (opts.Prefetch). The first subscription happens before Consume returns,
+// so a missing queue or a failing Setup is Consume's error. After a lost
+// connection, or when the broker cancels the consumer (its queue was
+// deleted), the subscription is made again — opts.Setup first, on the new
+// connection — with backoff while that fails; the Deliveries channel stays
+// open throughout. Deliveries of the lost channel that were not handed over
+// yet are dropped here and requeued by the broker; those handed over can no
+// longer be settled (transport.ErrStaleDelivery) and come again, redelivered.
+func (t *Transport) Consume(ctx context.Context, queue string, opts transport.ConsumeOptions) (transport.Subscription, error) {
+	if opts.Tag == "" {
+		opts.Tag = "acemq-" + strconv.FormatUint(consumerSeq.Add(1), 10)
+	}
+	s := &subscription{
+		t:         t,
+		queue:     queue,
+		opts:      opts,
+		out:       make(chan transport.Delivery),
+		cancelled: make(chan struct{}),
+	}
+	s.ctx, s.stop = context.WithCancel(t.ctx)
+	cc, dels, err := s.subscribe(ctx)
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	if !t.goOwned(func() { s.run(cc, dels) }) {
+		s.stop()
+		cc.retire()
+		return nil, transport.ErrClosed
+	}
+	return s, nil
+}
+
+type subscription struct {
+	t     *Transport
+	queue string
+	opts  transport.ConsumeOptions
+	out   chan transport.Delivery
+
+	ctx  context.Context // ended by Cancel or the Transport's Close
+	stop context.CancelFunc
+
+	cancelOnce sync.Once
+	cancelled  chan struct{} // closed when no consumer is left on the broker
+	cancelErr  error
+}
+
+func (s *subscription) Deliveries() <-chan transport.Delivery { return s.out }
+
+// Cancel sends basic.cancel and returns once the broker has confirmed it.
+// The deliveries the broker sent before its confirm are still handed over on
+// Deliveries, which closes after the last of them; keep reading until it
+// closes. Every delivery handed over can still be settled: the channel stays
+// open until the last one is, and a delivery never handed over (Close came
+// first) is requeued by the broker when the channel closes. Cancelling while
+// the connection is down, or twice, just ends the subscription. ctx bounds
+// only the wait: the cancel goes on after it ends.
+func (s *subscription) Cancel(ctx context.Context) error {
+	s.stop()
+	select {
+	case <-s.cancelled:
+		if s.cancelErr == nil && s.t.isClosed() {
+			return transport.ErrClosed
+		}
+		return s.cancelErr
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s *subscription) markCancelled(err error) {
+	s.cancelOnce.Do(func() {
+		s.cancelErr = err
+		close(s.cancelled)
+	})
+}
+
+// subscribe runs Setup on the current connection, then opens a channel and
+// starts the consumer on it.
+func (s *subscription) subscribe(ctx context.Context) (cc *consumerChannel, dels <-chan amqp.Delivery, err error) {
+	err = s.t.onConnection(ctx, func(conn *amqp.Connection) (err error) {
+		cc, dels, err = s.subscribeOn(ctx, conn)
+		return err
+	})
+	return cc, dels, err
+}
+
+func (s *subscription) subscribeOn(ctx context.Context, conn *amqp.Connection) (*consumerChannel, <-chan amqp.Delivery, error) {
+	if s.opts.Setup != nil {
+		if err := s.opts.Setup(ctx, declarer{s.t, conn}); err != nil {
+			return nil, nil, fmt.Errorf("rabbitmq: setup before consuming from %s: %w", s.queue, err)
+		}
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, nil, mapErr("consume from "+s.queue, fmt.Errorf("%w: %w", errNoChannel, err))
+	}
+	cc := &consumerChannel{t: s.t, conn: conn, ch: ch, queue: s.queue}
+	if err := ch.Qos(s.opts.Prefetch, 0, false); err != nil {
+		cc.retire()
+		return nil, nil, mapErr("set the prefetch of "+s.queue, err)
+	}
+	dels, err := ch.Consume(s.queue, s.opts.Tag, false, false, false, false, nil)
+	if err != nil {
+		cc.retire()
+		return nil, nil, mapErr("consume from "+s.queue, err)
+	}
+	return cc, dels, nil
+}
+
+// run forwards deliveries and subscribes again whenever the consumer ends
+// without a Cancel, until Cancel or Close.
+func (s *subscription) run(cc *consumerChannel, dels <-chan amqp.Delivery) {
+	defer close(s.out)
+	defer s.markCancelled(nil)
+	delay := s.t.opts.ReconnectDelay
+	for {
+		s.forward(cc, dels)
+		cc.retire()
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.t.log.Info("rabbitmq: consumer ended; subscribing again", "queue", s.queue)
+		for {
+			var err error
+			cc, dels, err = s.subscribe(s.ctx)
+			if err == nil {
+				delay = s.t.opts.ReconnectDelay
+				break
+			}
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.t.log.Warn("rabbitmq: subscribing again failed", "queue", s.queue, "error", err.Error(), "retry_in", delay)
+			timer := time.NewTimer(delay)
+			select {
+			case <-s.ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			delay = min(2*delay, s.t.opts.MaxReconnectDelay)
+		}
+	}
+}
+
+// forward hands deliveries over until the consumer's delivery channel closes
+// (Cancel, a lost channel, a cancel by the broker) or the Transport closes.
+func (s *subscription) forward(cc *consumerChannel, dels <-chan amqp.Delivery) {
+	cancel := s.ctx.Done()
+	var (
+		next transport.Delivery
+		out  chan<- transport.Delivery // non-nil while next waits to be handed over
+	)
+	for {
+		in := dels
+		if out != nil {
+			in = nil
+		}
+		select {
+		case <-cancel:
+			if s.t.ctx.Err() != nil {
+				return // Close: the connection is closing
+			}
+			cancel = nil
+			// amqp091 closes dels once the broker confirmed the cancel and every
+			// delivery received before has been handed to dels.
+			err := cc.ch.Cancel(s.opts.Tag, false)
+			if errors.Is(err, amqp.ErrClosed) {
+				err = nil // the channel is gone, and its consumer with it
+			}
+			s.markCancelled(mapErr("cancel the consumer on "+s.queue, err))
+		case d, ok := <-in:
+			if !ok {
+				return
+			}
+			next, out = cc.delivery(d), s.out
+		case out <- next:
+			out = nil
+		case <-s.t.ctx.Done():
+			return
+		}
+	}
+}
+
+// consumerChannel is the channel deliveries came from. It closes once it is
+// retired (its consumer ended, or it served a basic.get) and every delivery
+// handed over from it has been settled.
+type consumerChannel struct {
+	t     *Transport
+	conn  *amqp.Connection
+	ch    *amqp.Channel
+	queue string
+
+	mu        sync.Mutex
+	unsettled int
+	retired   bool
+}
+
+func (c *consumerChannel) delivery(d amqp.Delivery) transport.Delivery {
+	c.mu.Lock()
+	c.unsettled++
+	c.mu.Unlock()
+	td := fromDelivery(d)
+	td.Settler = &settler{c: c, d: d}
+	return td
+}
+
+func (c *consumerChannel) retire() {
+	c.mu.Lock()
+	c.retired = true
+	idle := c.unsettled == 0
+	c.mu.Unlock()
+	if idle {
+		_ = c.ch.Close()
+	}
+}
+
+func (c *consumerChannel) settled() {
+	c.mu.Lock()
+	c.unsettled--
+	idle := c.retired && c.unsettled == 0
+	c.mu.Unlock()
+	if idle {
+		_ = c.ch.Close()
+	}
+}
+
+// settler settles one delivery on the channel it came from, and only there:
+// amqp091's Delivery.Acknowledger is that *Channel, which this package never
+// reopens.
+type settler struct {
+	c    *consumerChannel
+	d    amqp.Delivery
+	done atomic.Bool
+}
+
+func (s *settler) Ack() error { return s.settle("ack", func() error { return s.d.Ack(false) }) }
+
+func (s *settler) Nack(requeue bool) error {
+	return s.settle("nack", func() error { return s.d.Nack(false, requeue) })
+}
+
+func (s *settler) Reject(requeue bool) error {
+	return s.settle("reject", func() error { return s.d.Reject(requeue) })
+}
+
+func (s *settler) settle(what string, send func() error) error {
+	c := s.c
+	fail := func(err error) error {
+		return fmt.Errorf("rabbitmq: %s delivery %d from %s: %w", what, s.d.DeliveryTag, c.queue, err)
+	}
+	if c.t.isClosed() {
+		return fail(fmt.Errorf("%w: %w", transport.ErrClosed, transport.ErrStaleDelivery))
+	}
+	// Also stale once the Transport has seen its connection go, even if
+	// amqp091 has not closed the channel yet: nothing is sent into a dead
+	// socket.
+	if c.ch.IsClosed() || !c.t.current(c.conn) {
+		return fail(transport.ErrStaleDelivery)
+	}
+	// A second settlement of one tag would close the channel (406 unknown
+	// delivery tag) and make every other delivery on it stale.
+	if !s.done.CompareAndSwap(false, true) {
+		return fail(errors.New("already settled"))
+	}
+	err := send()
+	c.settled()
+	if errors.Is(err, amqp.ErrClosed) || err != nil && c.ch.IsClosed() {
+		return fail(transport.ErrStaleDelivery)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// onChannel runs fn on a channel of its own on conn, so that a channel error
+// (a 406 on a redeclaration, a 404) closes nothing anyone else uses. amqp091's
+// calls take no context, so fn runs in a goroutine the Transport owns and ctx
+// only ends the wait. The channel is closed afterwards unless fn asks to keep
+// it (a delivery from basic.get must be settled on it) and the caller took
+// the result.
+func onChannel[T any](ctx context.Context, t *Transport, conn *amqp.Connection, fn func(*amqp.Channel) (T, bool, error)) (T, error) {
+	type result struct {
+		v    T
+		keep bool
+		err  error
+	}
+	var (
+		mu        sync.Mutex
+		abandoned bool
+		res       = make(chan result, 1)
+	)
+	started := t.goOwned(func() {
+		var r result
+		ch, err := conn.Channel()
+		if err != nil {
+			r.err = fmt.Errorf("%w: %w", errNoChannel, err)
+		} else {
+			r.v, r.keep, r.err = fn(ch)
+		}
+		mu.Lock()
+		keep := r.keep && !abandoned
+		if !abandoned {
+			res <- r
+		}
+		mu.Unlock()
+		if ch != nil && !keep {
+			_ = ch.Close() // a no-op when an error closed it; requeues an abandoned get
+		}
+	})
+	var zero T
+	if !started {
+		return zero, transport.ErrClosed
+	}
+	select {
+	case r := <-res:
+		return r.v, r.err
+	case <-ctx.Done():
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case r := <-res: // finished just now: keep the result
+			return r.v, r.err
+		default:
+			abandoned = true
+			return zero, context.Cause(ctx)
+		}
+	}
+}
+
+// errNoChannel: no channel could be opened, so nothing was sent.
+var errNoChannel = errors.New("cannot open a channel")
+
+// onConnection runs fn with the current connection, and again with the next
+// one when the connection was lost before fn could send anything.
+func (t *Transport) onConnection(ctx context.Context, fn func(*amqp.Connection) error) error {
+	for {
+		conn, err := t.connection(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(conn)
+		if errors.Is(err, errNoChannel) && conn.IsClosed() {
+			continue
+		}
+		return err
+	}
+}
+
+// do runs fn on a fresh channel of the current connection.
+func (t *Transport) do(ctx context.Context, what string, fn func(*amqp.Channel) error) error {
+	return t.onConnection(ctx, func(conn *amqp.Connection) error {
+		return declarer{t, conn}.do(ctx, what, fn)
+	})
+}
+
+// declarer declares on one connection: the current one for the Transport's
+// own methods, the new one in a subscription's Setup.
+type declarer struct {
+	t    *Transport
+	conn *amqp.Connection
+}
+
+func (d declarer) do(ctx context.Context, what string, fn func(*amqp.Channel) error) error {
+	_, err := onChannel(ctx, d.t, d.conn, func(ch *amqp.Channel) (struct{}, bool, error) {
+		return struct{}{}, false, fn(ch)
+	})
+	return mapErr(what, err)
+}
+
+func (d declarer) DeclareExchange(ctx context.Context, e transport.Exchange) error {
+	return d.do(ctx, "declare "+e.String(), func(ch *amqp.Channel) error {
+		return ch.ExchangeDeclare(e.Name, string(e.Type), e.Durable, false, false, false, nil)
+	})
+}
+
+func (d declarer) DeclareQueue(ctx context.Context, q transport.Queue) error {
+	return d.do(ctx, "declare "+q.String(), func(ch *amqp.Channel) error {
+		_, err := ch.QueueDeclare(q.Name, q.Durable, q.AutoDelete, q.Exclusive, false, toAMQPTable(q.WireArguments()))
+		return err
+	})
+}
+
+func (d declarer) Bind(ctx context.Context, b transport.Binding) error {
+	return d.do(ctx, "declare "+b.String(), func(ch *amqp.Channel) error {
+		return ch.QueueBind(b.Queue, b.RoutingKey, b.Exchange, false, nil)
+	})
+}
+
+// DeclareExchange declares e; a different existing exchange of that name is
+// an error matching transport.ErrPreconditionFailed.
+func (t *Transport) DeclareExchange(ctx context.Context, e transport.Exchange) error {
+	return t.onConnection(ctx, func(conn *amqp.Connection) error {
+		return declarer{t, conn}.DeclareExchange(ctx, e)
+	})
+}
+
+// DeclareQueue declares q; an existing queue with other arguments is an error
+// matching transport.ErrPreconditionFailed that names the argument.
+func (t *Transport) DeclareQueue(ctx context.Context, q transport.Queue) error {
+	return t.onConnection(ctx, func(conn *amqp.Connection) error {
+		return declarer{t, conn}.DeclareQueue(ctx, q)
+	})
+}
+
+// Bind binds a queue to an exchange; either missing is transport.ErrNotFound.
+func (t *Transport) Bind(ctx context.Context, b transport.Binding) error {
+	return t.onConnection(ctx, func(conn *amqp.Connection) error {
+		return declarer{t, conn}.Bind(ctx, b)
+	})
+}
+
+// InspectQueue reports a queue's ready messages and consumers (a passive
+// declare).
+func (t *Transport) InspectQueue(ctx context.Context, queue string) (transport.QueueState, error) {
+	var st transport.QueueState
+	err := t.do(ctx, fmt.Sprintf("inspect queue %s", queue), func(ch *amqp.Channel) error {
+		q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+		st = transport.QueueState{Name: q.Name, Messages: q.Messages, Consumers: q.Consumers}
+		return err
+	})
+	return st, err
+}
+
+// PurgeQueue removes a queue's ready messages and says how many.
+func (t *Transport) PurgeQueue(ctx context.Context, queue string) (int, error) {
+	var n int
+	err := t.do(ctx, fmt.Sprintf("purge queue %s", queue), func(ch *amqp.Channel) (err error) {
+		n, err = ch.QueuePurge(queue, false)
+		return err
+	})
+	return n, err
+}
+
+// DeleteQueue deletes a queue and says how many messages it held; deleting a
+// queue that does not exist succeeds with 0.
+func (t *Transport) DeleteQueue(ctx context.Context, queue string) (int, error) {
+	var n int
+	err := t.do(ctx, fmt.Sprintf("delete queue %s", queue), func(ch *amqp.Channel) (err error) {
+		n, err = ch.QueueDelete(queue, false, false, false)
+		return err
+	})
+	return n, err
+}
+
+// Get takes one message with basic.get. Its channel stays open until the
+// delivery is settled, then closes.
+func (t *Transport) Get(ctx context.Context, queue string) (transport.Delivery, bool, error) {
+	type got struct {
+		d  amqp.Delivery
+		ch *amqp.Channel
+	}
+	var (
+		g  got
+		cc *consumerChannel
+	)
+	err := t.onConnection(ctx, func(conn *amqp.Connection) (err error) {
+		g, err = onChannel(ctx, t, conn, func(ch *amqp.Channel) (got, bool, error) {
+			d, ok, err := ch.Get(queue, false)
+			if !ok || err != nil {
+				return got{}, false, err
+			}
+			return got{d, ch}, true, nil
+		})
+		if g.ch != nil {
+			cc = &consumerChannel{t: t, conn: conn, ch: g.ch, queue: queue, retired: true}
+		}
+		return err
+	})
+	if err != nil {
+		return transport.Delivery{}, false, mapErr("get from queue "+queue, err)
+	}
+	if cc == nil {
+		return transport.Delivery{}, false, nil
+	}
+	return cc.delivery(g.d), true, nil
+}

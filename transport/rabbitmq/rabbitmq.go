@@ -1,0 +1,407 @@
+// Package rabbitmq is the transport.Transport over RabbitMQ, through
+// github.com/rabbitmq/amqp091-go.
+//
+// amqp091-go's own (experimental) recovery is left off: it reopens a lost
+// channel in place, so an ack of a delivery from before the loss would go out
+// on the new channel with a delivery tag the broker never issued there, which
+// closes that channel. Here a lost connection is redialled and every channel
+// opened afresh, and a delivery can only ever be settled on the channel it
+// came from.
+package rabbitmq
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+var _ transport.Transport = (*Transport)(nil)
+
+// Options configure a Transport. The zero value connects with the URL's
+// credentials and the system's TLS roots.
+type Options struct {
+	// TLS configures amqps:// connections; nil uses the system roots.
+	TLS *tls.Config
+	// Credentials, when set, is asked for the user name and password on every
+	// connect and reconnect (rotating secrets); nil uses the URL's.
+	Credentials func(ctx context.Context) (username, password string, err error)
+	// Logger gets one line per connection event (lost, recovered, blocked,
+	// unblocked, failed reconnect); nil discards them. No line holds a password.
+	Logger *slog.Logger
+	// ReconnectDelay is the first wait before redialling a lost connection
+	// (default 100ms); it doubles after each failure up to MaxReconnectDelay
+	// (default 5s).
+	ReconnectDelay, MaxReconnectDelay time.Duration
+	// ConnectionName is shown by the broker (management UI, rabbitmqctl).
+	ConnectionName string
+}
+
+// Transport is a connection to RabbitMQ that redials itself when lost.
+type Transport struct {
+	url  string
+	opts Options
+	log  *slog.Logger
+
+	ctx    context.Context // ended by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the Transport starts
+
+	mu        sync.Mutex
+	closed    bool
+	conn      *amqp.Connection // nil while reconnecting
+	ready     chan struct{}    // closed once conn is set; replaced when it is lost
+	connects  int              // successful connects, the first included
+	blocked   bool
+	reason    string
+	unblocked chan struct{} // closed when the broker unblocks us (or the connection goes)
+
+	pubMu sync.Mutex // serialises opening the publishing channel
+	pub   *publisher
+}
+
+// Dial connects to url (amqp:// or amqps://) and returns a Transport that
+// keeps the connection up until Close.
+func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
+	if _, err := amqp.ParseURI(url); err != nil {
+		return nil, fmt.Errorf("rabbitmq: invalid URL %s: %s", RedactURL(url), uriProblem(err))
+	}
+	if opts.ReconnectDelay <= 0 {
+		opts.ReconnectDelay = 100 * time.Millisecond
+	}
+	if opts.MaxReconnectDelay < opts.ReconnectDelay {
+		opts.MaxReconnectDelay = max(5*time.Second, opts.ReconnectDelay)
+	}
+	t := &Transport{url: url, opts: opts, log: opts.Logger, unblocked: make(chan struct{})}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	t.log = t.log.With("broker", RedactURL(url))
+	conn, err := t.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.conn, t.ready, t.connects = conn, make(chan struct{}), 1
+	close(t.ready)
+	t.wg.Add(1)
+	go t.supervise(conn)
+	return t, nil
+}
+
+// String names the broker, without its password.
+func (t *Transport) String() string { return "rabbitmq " + RedactURL(t.url) }
+
+// RedactURL returns url with its password replaced by "xxxxx". A URL whose
+// password holds unescaped reserved characters ('/', '?', '#', '@') loses
+// everything up to its last '@' instead: net/url would read part of such a
+// password as the host, path or query.
+func RedactURL(rawURL string) string {
+	start := 0
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		start = i + 3
+	}
+	at := strings.LastIndex(rawURL, "@")
+	if at < start {
+		return rawURL // no user information
+	}
+	if !strings.ContainsAny(rawURL[start:at], "/?#") {
+		if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+			return u.Redacted()
+		}
+	}
+	user, _, _ := strings.Cut(rawURL[start:at], ":")
+	if strings.ContainsAny(user, "/?#@") {
+		user = ""
+	}
+	return rawURL[:start] + user + ":xxxxx" + rawURL[at:]
+}
+
+// uriProblem says what is wrong with a URL without quoting it: net/url's
+// errors quote the URL, password included.
+func uriProblem(err error) string {
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		return "it cannot be parsed (percent-encode reserved characters in the user name and password)"
+	}
+	return err.Error()
+}
+
+// dial opens one connection, asking for credentials first.
+func (t *Transport) dial(ctx context.Context) (*amqp.Connection, error) {
+	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
+	if t.opts.ConnectionName != "" {
+		cfg.Properties.SetClientConnectionName(t.opts.ConnectionName)
+	}
+	if t.opts.TLS != nil {
+		cfg.TLSClientConfig = t.opts.TLS.Clone() // amqp091 fills in ServerName
+	}
+	if t.opts.Credentials != nil {
+		user, pass, err := t.opts.Credentials(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("rabbitmq: credentials for %s: %w", RedactURL(t.url), err)
+		}
+		cfg.SASL = []amqp.Authentication{&amqp.PlainAuth{Username: user, Password: pass}}
+	}
+	// amqp091 takes no context: the socket deadline bounds the TLS and AMQP
+	// handshakes (amqp091 clears it once open) and ctx moves it to now.
+	var stop func() bool
+	cfg.Dial = func(network, addr string) (net.Conn, error) {
+		c, err := new(net.Dialer).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		_ = c.SetDeadline(deadline)
+		stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+		return c, nil
+	}
+	conn, err := amqp.DialConfig(t.url, cfg)
+	if stop != nil && !stop() {
+		if conn != nil {
+			_ = conn.Close()
+		}
+		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(t.url), context.Cause(ctx))
+	}
+	if err != nil {
+		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+			return nil, fmt.Errorf("rabbitmq: connect to %s: the server's TLS certificate is not trusted (is its CA in Options.TLS.RootCAs?): %w", RedactURL(t.url), err)
+		}
+		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(t.url), err)
+	}
+	return conn, nil
+}
+
+// supervise watches the connection and redials it when lost, until Close.
+func (t *Transport) supervise(conn *amqp.Connection) {
+	defer t.wg.Done()
+	for conn != nil {
+		err := t.watch(conn)
+		if err == nil {
+			return
+		}
+		t.log.Warn("rabbitmq: connection lost", "error", err.Error())
+		conn = t.reconnect()
+	}
+}
+
+// watch follows conn's blocked state until conn closes (its error) or the
+// Transport does (nil).
+func (t *Transport) watch(conn *amqp.Connection) error {
+	closes := conn.NotifyClose(make(chan *amqp.Error, 1))
+	blocks := conn.NotifyBlocked(make(chan amqp.Blocking, 4))
+	for {
+		select {
+		case <-t.ctx.Done():
+			return nil
+		case b, ok := <-blocks:
+			if !ok {
+				blocks = nil
+				continue
+			}
+			t.setBlocked(b.Active, b.Reason)
+		case e := <-closes:
+			if t.ctx.Err() != nil {
+				return nil
+			}
+			t.lose(conn)
+			t.setBlocked(false, "")
+			if e == nil {
+				return errors.New("connection closed")
+			}
+			return e
+		}
+	}
+}
+
+func (t *Transport) setBlocked(blocked bool, reason string) {
+	t.mu.Lock()
+	was := t.blocked
+	t.blocked, t.reason = blocked, reason
+	if was && !blocked {
+		close(t.unblocked)
+	} else if !was && blocked {
+		t.unblocked = make(chan struct{})
+	}
+	t.mu.Unlock()
+	switch {
+	case blocked && !was:
+		t.log.Warn("rabbitmq: connection blocked by the broker", "reason", reason)
+	case !blocked && was:
+		t.log.Info("rabbitmq: connection unblocked")
+	}
+}
+
+// reconnect redials with backoff until it succeeds (the new connection) or
+// the Transport closes (nil).
+func (t *Transport) reconnect() *amqp.Connection {
+	delay := t.opts.ReconnectDelay
+	for {
+		timer := time.NewTimer(delay)
+		select {
+		case <-t.ctx.Done():
+			timer.Stop()
+			return nil
+		case <-timer.C:
+		}
+		conn, err := t.dial(t.ctx)
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return nil
+			}
+			t.log.Warn("rabbitmq: reconnect failed", "error", err.Error(), "retry_in", delay)
+			delay = min(2*delay, t.opts.MaxReconnectDelay)
+			continue
+		}
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			_ = conn.Close()
+			return nil
+		}
+		t.conn = conn
+		t.connects++
+		close(t.ready)
+		t.mu.Unlock()
+		t.log.Info("rabbitmq: connection recovered")
+		return conn
+	}
+}
+
+// connection returns the open connection, waiting while it is being
+// re-established.
+func (t *Transport) connection(ctx context.Context) (*amqp.Connection, error) {
+	for {
+		t.mu.Lock()
+		closed, conn, ready := t.closed, t.conn, t.ready
+		t.mu.Unlock()
+		switch {
+		case closed:
+			return nil, transport.ErrClosed
+		case conn != nil && !conn.IsClosed():
+			return conn, nil
+		case conn != nil:
+			t.lose(conn) // closed, and supervise has not noticed yet
+			continue
+		}
+		select {
+		case <-ready:
+		case <-t.ctx.Done():
+		case <-ctx.Done():
+			return nil, t.waitErr(ctx)
+		}
+	}
+}
+
+// lose marks conn as gone, once: operations wait for the next connection.
+func (t *Transport) lose(conn *amqp.Connection) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conn == conn && !t.closed {
+		t.conn, t.ready = nil, make(chan struct{})
+	}
+}
+
+func (t *Transport) waitErr(ctx context.Context) error {
+	return fmt.Errorf("rabbitmq: waiting for the connection to %s: %w", RedactURL(t.url), context.Cause(ctx))
+}
+
+// current reports whether conn is still the Transport's connection.
+func (t *Transport) current(conn *amqp.Connection) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.conn == conn && !conn.IsClosed()
+}
+
+func (t *Transport) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// goOwned runs f in a goroutine that Close waits for; false once closed.
+func (t *Transport) goOwned(f func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Blocked reports whether the broker blocks this connection's publishers (a
+// memory or disk alarm), and why.
+func (t *Transport) Blocked() (bool, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.blocked, t.reason
+}
+
+// Close closes the connection and waits for every goroutine of the
+// Transport. Publishes not yet confirmed resolve with an error matching
+// transport.ErrClosed; subscriptions' Deliveries channels close. Nothing
+// reconnects afterwards and every method returns transport.ErrClosed.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	conn := t.conn
+	t.conn = nil
+	t.cancel()
+	t.mu.Unlock()
+	var err error
+	if conn != nil {
+		// A deadline: a blocked connection is not read by the broker.
+		err = conn.CloseDeadline(time.Now().Add(5 * time.Second))
+		if errors.Is(err, amqp.ErrClosed) {
+			err = nil // lost just before
+		}
+	}
+	t.wg.Wait()
+	if err != nil {
+		return fmt.Errorf("rabbitmq: close %s: %w", RedactURL(t.url), err)
+	}
+	return nil
+}
+
+// mapErr makes an AMQP error matchable with the transport's errors, keeping
+// the broker's text ("inequivalent arg 'x-message-ttl' for queue ...").
+func mapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("rabbitmq: %s: %w", what, classify(err))
+}
+
+func classify(err error) error {
+	if ae, ok := errors.AsType[*amqp.Error](err); ok {
+		switch ae.Code {
+		case amqp.PreconditionFailed:
+			return fmt.Errorf("%w: %w", transport.ErrPreconditionFailed, err)
+		case amqp.NotFound:
+			return fmt.Errorf("%w: %w", transport.ErrNotFound, err)
+		}
+	}
+	return err
+}

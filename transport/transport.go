@@ -1,0 +1,177 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Transport is a connection to a broker: what the acemq package needs of
+// RabbitMQ, and what the in-process memory:// broker offers too. A Transport
+// recovers from a lost connection by itself; operations made while it is
+// reconnecting wait for it (or for their context).
+type Transport interface {
+	Declarer
+
+	// InspectQueue reports a queue's depth and consumers without changing
+	// it; a missing queue is an error matching ErrNotFound.
+	InspectQueue(ctx context.Context, queue string) (QueueState, error)
+	// PurgeQueue removes every ready message of a queue and says how many.
+	PurgeQueue(ctx context.Context, queue string) (int, error)
+	// DeleteQueue deletes a queue and says how many messages it held.
+	DeleteQueue(ctx context.Context, queue string) (int, error)
+
+	// Publish sends p and returns once it is written, with a Confirmation
+	// that resolves when the broker confirms it (nil), returns it as
+	// unroutable (ErrUnroutable, mandatory publishes only) or refuses it
+	// (ErrRefused), or is lost with the connection (ErrNotConfirmed). Many
+	// publishes may be in flight at once. While the broker blocks
+	// publishers, Publish waits until it unblocks, or fails with ErrBlocked
+	// when ctx ends first.
+	Publish(ctx context.Context, p Publishing) (*Confirmation, error)
+
+	// Get takes one message from queue (basic.get, to be settled); ok is
+	// false when the queue is empty.
+	Get(ctx context.Context, queue string) (d Delivery, ok bool, err error)
+
+	// Consume subscribes to queue. Before every subscription, the first and
+	// each one after a lost connection, it runs opts.Setup, so that what the
+	// consumer needs is declared again. Deliveries arrive on the
+	// Subscription's channel until it is cancelled or the Transport closed.
+	Consume(ctx context.Context, queue string, opts ConsumeOptions) (Subscription, error)
+
+	// Blocked reports whether the broker is blocking publishers (a memory or
+	// disk alarm), and why.
+	Blocked() (blocked bool, reason string)
+
+	// Close closes the connection; nothing recovers after it.
+	Close() error
+}
+
+// Publishing is one message to publish.
+type Publishing struct {
+	Exchange   string
+	RoutingKey string
+	// Mandatory asks the broker to return the message when no queue takes it.
+	Mandatory bool
+	Message   Message
+}
+
+// QueueState is what InspectQueue reports.
+type QueueState struct {
+	Name      string
+	Messages  int // ready for delivery
+	Consumers int
+}
+
+// ConsumeOptions shape a subscription.
+type ConsumeOptions struct {
+	// Tag is the consumer tag; empty lets the transport choose one.
+	Tag string
+	// Prefetch bounds the deliveries not yet settled (basic.qos); 0 is
+	// unlimited.
+	Prefetch int
+	// Setup runs before each subscription, on the first and after every
+	// recovery, with a Declarer on the new connection.
+	Setup func(ctx context.Context, d Declarer) error
+}
+
+// Subscription is a consumer on a queue.
+type Subscription interface {
+	// Deliveries is closed once the subscription is cancelled or the
+	// transport closed; across a recovery it stays open.
+	Deliveries() <-chan Delivery
+	// Cancel stops new deliveries (basic.cancel). Deliveries already
+	// received can still be settled.
+	Cancel(ctx context.Context) error
+}
+
+// Delivery is a message delivered to a consumer or taken with Get.
+type Delivery struct {
+	Message
+	Exchange    string
+	RoutingKey  string
+	Redelivered bool
+	// Settler settles the delivery on the channel it came from; after that
+	// channel is lost, settling fails with ErrStaleDelivery and the broker
+	// delivers the message again.
+	Settler Settler
+}
+
+// Settler acknowledges one delivery.
+type Settler interface {
+	Ack() error
+	// Nack with requeue true puts the message back on its queue; false
+	// dead-letters it through the queue's x-dead-letter-exchange, or drops it.
+	Nack(requeue bool) error
+	Reject(requeue bool) error
+}
+
+func (d Delivery) Ack() error                { return d.Settler.Ack() }
+func (d Delivery) Nack(requeue bool) error   { return d.Settler.Nack(requeue) }
+func (d Delivery) Reject(requeue bool) error { return d.Settler.Reject(requeue) }
+
+// Errors every Transport reports the same way; match them with errors.Is.
+var (
+	// ErrNotFound: the queue or exchange does not exist (AMQP NOT_FOUND).
+	ErrNotFound = errors.New("not found")
+	// ErrPreconditionFailed: a redeclaration differs from what exists
+	// (AMQP PRECONDITION_FAILED).
+	ErrPreconditionFailed = errors.New("precondition failed")
+	// ErrUnroutable: a mandatory publish reached no queue and came back.
+	ErrUnroutable = errors.New("unroutable: no queue is bound for this exchange and routing key")
+	// ErrRefused: the broker refused the publish (a negative confirm).
+	ErrRefused = errors.New("refused by the broker")
+	// ErrBlocked: the broker blocks publishers (a resource alarm).
+	ErrBlocked = errors.New("blocked by the broker")
+	// ErrStaleDelivery: the delivery's channel is gone; the broker will
+	// deliver the message again.
+	ErrStaleDelivery = errors.New("the delivery's channel is closed; the broker will redeliver it")
+	// ErrClosed: the transport was closed.
+	ErrClosed = errors.New("transport closed")
+	// ErrNotConfirmed: the connection went away before the broker confirmed
+	// the publish; the message may or may not have reached a queue.
+	ErrNotConfirmed = errors.New("not confirmed: the connection closed first; the message may or may not have been routed")
+)
+
+// Confirmation is the broker's answer to one publish.
+type Confirmation struct {
+	done chan struct{}
+	once sync.Once
+	err  error
+}
+
+// NewConfirmation makes a pending confirmation and the function that
+// resolves it; only the first call of resolve counts.
+func NewConfirmation() (*Confirmation, func(error)) {
+	c := &Confirmation{done: make(chan struct{})}
+	return c, func(err error) {
+		c.once.Do(func() {
+			c.err = err
+			close(c.done)
+		})
+	}
+}
+
+// Done is closed when the broker has answered.
+func (c *Confirmation) Done() <-chan struct{} { return c.done }
+
+// Err is the answer once Done is closed: nil when confirmed.
+func (c *Confirmation) Err() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return errors.New("not confirmed yet")
+	}
+}
+
+// Wait waits for the answer or for ctx, whichever comes first.
+func (c *Confirmation) Wait(ctx context.Context) error {
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
