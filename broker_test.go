@@ -1,0 +1,418 @@
+package acemq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// These tests run on the RabbitMQ node of `make test` (they skip without one
+// outside CI, and fail without one under CI=true).
+
+type item struct {
+	N    int    `json:"n"`
+	Fail string `json:"fail,omitempty"` // how the handler fails it
+}
+
+// testQueue declares a fresh classic source queue, deleted (with its ladder
+// and dead-letter queues) when the test ends.
+func testQueue(t *testing.T, conn *acemq.Conn, policy acemq.RetryPolicy) string {
+	t.Helper()
+	q := brokertest.UniqueName(t, "acemq.test")
+	ctx := context.Background()
+	tr := conn.Transport()
+	if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ladder, _ := acemq.NewRetryLadder(q, policy)
+		for _, name := range append([]string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
+			_, _ = tr.DeleteQueue(context.Background(), name)
+		}
+	})
+	return q
+}
+
+func connect(t *testing.T, opts ...acemq.Option) *acemq.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := acemq.Connect(ctx, brokertest.URL(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// seen collects what a handler saw, so that tests can wait for a message.
+type seen struct {
+	mu   sync.Mutex
+	msgs []acemq.Message[item]
+	ch   chan acemq.Message[item]
+}
+
+func newSeen() *seen { return &seen{ch: make(chan acemq.Message[item], 1000)} }
+
+func (s *seen) add(m acemq.Message[item]) {
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	s.mu.Unlock()
+	s.ch <- m
+}
+
+func (s *seen) next(t *testing.T, within time.Duration) acemq.Message[item] {
+	t.Helper()
+	select {
+	case m := <-s.ch:
+		return m
+	case <-time.After(within):
+		t.Fatalf("no message within %s", within)
+		return acemq.Message[item]{}
+	}
+}
+
+// waitFor polls the broker-side condition until it holds or the deadline.
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func depth(t *testing.T, conn *acemq.Conn, queue string) int {
+	t.Helper()
+	s, err := conn.Transport().InspectQueue(context.Background(), queue)
+	if err != nil {
+		t.Fatalf("inspecting %s: %v", queue, err)
+	}
+	return s.Messages
+}
+
+func publish(t *testing.T, conn *acemq.Conn, queue string, items ...item) {
+	t.Helper()
+	p := acemq.NewPublisher[item](conn, "")
+	for _, it := range items {
+		if err := p.Publish(context.Background(), queue, it, acemq.WithHeaders(transport.Table{"tenant": "acme"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The ladder round trip: the failed message sits in its rung, not in the
+// consumer's hands; a restart does not bring it back early; it comes home
+// through acemq.retry with attempt 2 after the rung's TTL.
+func TestRungRoundTrip(t *testing.T) {
+	conn := connect(t)
+	policy := acemq.Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second)
+	q := testQueue(t, conn, policy)
+	rung := q + ".retry.2s"
+	s := newSeen()
+	handler := func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		s.add(m)
+		if m.Envelope.Attempt == 1 {
+			return acemq.Retry(errors.New("not yet"))
+		}
+		return acemq.Accept()
+	}
+	c, err := acemq.Consume(context.Background(), conn, q, handler, acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, conn, q, item{N: 1})
+	if first := s.next(t, 10*time.Second); first.Envelope.Attempt != 1 {
+		t.Fatalf("first delivery has attempt %d", first.Envelope.Attempt)
+	}
+	waitFor(t, "the message in its rung", 10*time.Second, func() bool { return depth(t, conn, rung) == 1 })
+	waitFor(t, "the retry counted", 10*time.Second, func() bool { return c.Stats().RetriedOnRung == 1 })
+	if st := c.Stats(); st.Waiting != 0 {
+		t.Fatalf("stats %+v: the consumer holds the message", st)
+	}
+
+	// Restart the consumer while the message waits: it stays in the rung.
+	if _, err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err = acemq.Consume(context.Background(), conn, q, handler, acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if d := depth(t, conn, rung); d != 1 || len(s.ch) != 0 {
+		t.Fatalf("after the restart the rung holds %d and the consumer saw %d; the wait was cut short", d, len(s.ch))
+	}
+
+	second := s.next(t, 15*time.Second)
+	if second.Envelope.Attempt != 2 || second.Body.N != 1 || second.Envelope.Headers["tenant"] != "acme" {
+		t.Fatalf("second delivery: attempt %d, body %+v, headers %v", second.Envelope.Attempt, second.Body, second.Envelope.Headers)
+	}
+	// It expired from the rung and was routed home by acemq.retry.
+	deaths, _ := second.Envelope.Headers["x-death"].([]any)
+	if len(deaths) == 0 || !strings.Contains(fmt.Sprint(deaths[0]), rung) || !strings.Contains(fmt.Sprint(deaths[0]), "expired") {
+		t.Errorf("x-death %v, want an expiry from %s", second.Envelope.Headers["x-death"], rung)
+	}
+	waitFor(t, "the ack", 10*time.Second, func() bool { return c.Stats().Accepted == 1 })
+}
+
+// Below the threshold the consumer waits, and no rung queue exists.
+func TestConsumerWaitsBelowTheThreshold(t *testing.T) {
+	conn := connect(t)
+	policy := acemq.Fixed(3, 50*time.Millisecond)
+	q := testQueue(t, conn, policy)
+	s := newSeen()
+	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		s.add(m)
+		if m.Envelope.Attempt < 3 {
+			return acemq.Retry(errors.New("not yet"))
+		}
+		return acemq.Accept()
+	}, acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	publish(t, conn, q, item{N: 1})
+	for want := 1; want <= 3; want++ {
+		if m := s.next(t, 10*time.Second); m.Envelope.Attempt != want {
+			t.Fatalf("delivery %d has attempt %d", want, m.Envelope.Attempt)
+		}
+	}
+	waitFor(t, "two retries in the consumer and the ack", 10*time.Second, func() bool {
+		return c.Stats() == acemq.Stats{Accepted: 1, RetriedInConsumer: 2}
+	})
+	if _, err := conn.Transport().InspectQueue(context.Background(), q+".retry.0s"); !errors.Is(err, acemq.ErrNotFound) {
+		t.Errorf("a rung exists below the threshold: %v", err)
+	}
+}
+
+// Every set-aside lands in its queue with the reason, and the original body,
+// id, first-seen and application headers.
+func TestSetAsides(t *testing.T) {
+	conn := connect(t)
+	policy := acemq.Fixed(2, 10*time.Millisecond)
+	q := testQueue(t, conn, policy)
+	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		switch m.Body.Fail {
+		case "retry":
+			return acemq.Retry(errors.New("still failing"))
+		case "fatal":
+			return acemq.Retry(acemq.Fatal(errors.New("card declined")))
+		case "reject":
+			return acemq.Reject(errors.New("no such product"))
+		case "panic":
+			panic("handler bug")
+		}
+		return acemq.Accept()
+	}, acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	publish(t, conn, q, item{N: 1, Fail: "retry"}, item{N: 2, Fail: "fatal"}, item{N: 3, Fail: "reject"}, item{N: 4, Fail: "panic"})
+	raw := acemq.NewPublisher[[]byte](conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
+	if err := raw.Publish(context.Background(), q, []byte("{not json"), acemq.WithMessageID("garbled"),
+		acemq.WithHeaders(transport.Table{"tenant": "acme"})); err != nil {
+		t.Fatal(err)
+	}
+	dlq, parked := acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)
+	waitFor(t, "four dead letters and one parked", 20*time.Second, func() bool {
+		return depth(t, conn, dlq) == 4 && depth(t, conn, parked) == 1
+	})
+	reasons := map[string]string{}
+	for _, queue := range []string{dlq, parked} {
+		for {
+			d, ok, err := conn.Transport().Get(context.Background(), queue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			env := acemq.ReadEnvelope(d.Message)
+			if env.ID == "" || env.FirstSeen.IsZero() || env.Headers["tenant"] != "acme" || d.ContentType != "application/json" {
+				t.Errorf("%s: envelope %+v lost a value", queue, env)
+			}
+			reasons[queue+" "+string(d.Body)] = env.Error
+			if err := d.Ack(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := map[string]string{
+		dlq + ` {"n":1,"fail":"retry"}`:  "exhausted 2 attempts: still failing",
+		dlq + ` {"n":2,"fail":"fatal"}`:  "card declined",
+		dlq + ` {"n":3,"fail":"reject"}`: "no such product",
+		dlq + ` {"n":4,"fail":"panic"}`:  "handler panicked: handler bug",
+		parked + ` {not json`:            "could not be decoded: ",
+	}
+	for k, w := range want {
+		if got, ok := reasons[k]; !ok || !strings.HasPrefix(got, w) {
+			t.Errorf("%s: reason %q, want %q", k, got, w)
+		}
+	}
+}
+
+// jsonClaim says its bytes are JSON, to publish what cannot be decoded.
+type jsonClaim struct{ acemq.Codec }
+
+func (jsonClaim) ContentType() string { return "application/json" }
+
+// A rung deleted after the start makes the wait the consumer's, counted.
+func TestMissingRungFallsBackToTheConsumer(t *testing.T) {
+	conn := connect(t)
+	policy := acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+	q := testQueue(t, conn, policy)
+	s := newSeen()
+	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		s.add(m)
+		if m.Envelope.Attempt == 1 {
+			return acemq.Retry(errors.New("not yet"))
+		}
+		return acemq.Accept()
+	}, acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if _, err := conn.Transport().DeleteQueue(context.Background(), q+".retry.1s"); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, conn, q, item{N: 1})
+	s.next(t, 10*time.Second)
+	if m := s.next(t, 10*time.Second); m.Envelope.Attempt != 2 {
+		t.Fatalf("second delivery has attempt %d", m.Envelope.Attempt)
+	}
+	waitFor(t, "the missing rung counted, a consumer retry and the ack", 10*time.Second, func() bool {
+		return c.Stats() == acemq.Stats{Accepted: 1, RetriedInConsumer: 1, RungMissing: 1}
+	})
+}
+
+// A missing dead-letter queue leaves the message on the broker.
+func TestMissingDeadLetterQueueKeepsTheMessage(t *testing.T) {
+	conn := connect(t)
+	q := testQueue(t, conn, acemq.NoRetry())
+	c, err := acemq.Consume(context.Background(), conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
+		return acemq.Reject(errors.New("no"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Transport().DeleteQueue(context.Background(), acemq.DeadLetterQueue(q)); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, conn, q, item{N: 1})
+	waitFor(t, "a failed set-aside", 10*time.Second, func() bool { return c.Stats().SetAsideFailed >= 1 })
+	if _, err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the message back on its queue", 10*time.Second, func() bool { return depth(t, conn, q) == 1 })
+	if st := c.Stats(); st.DeadLettered != 0 || st.Accepted != 0 {
+		t.Errorf("stats %+v: the message was acknowledged", st)
+	}
+}
+
+// Two services declaring the same ladder agree; a different one is refused,
+// naming the queue and the argument.
+func TestSecondDeclaration(t *testing.T) {
+	conn, other := connect(t), connect(t)
+	policy := acemq.Fixed(2, time.Minute)
+	q := testQueue(t, conn, policy)
+	ladder, _ := acemq.NewRetryLadder(q, policy)
+	if err := ladder.Declare(context.Background(), conn.Transport()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ladder.Declare(context.Background(), other.Transport()); err != nil {
+		t.Fatalf("the same ladder declared again: %v", err)
+	}
+	clash := transport.Queue{Name: q + ".retry.1m", Type: transport.Classic, Durable: true, Arguments: transport.Table{
+		"x-message-ttl": int64(61000), "x-dead-letter-exchange": acemq.RetryExchange, "x-dead-letter-routing-key": q}}
+	err := other.Transport().DeclareQueue(context.Background(), clash)
+	if !errors.Is(err, acemq.ErrPreconditionFailed) || !strings.Contains(err.Error(), q+".retry.1m") || !strings.Contains(err.Error(), "x-message-ttl") {
+		t.Errorf("a different declaration: %v; want PRECONDITION_FAILED naming the queue and x-message-ttl", err)
+	}
+}
+
+// Closing mid-wait loses nothing and acknowledges nothing unhandled.
+func TestCloseMidWait(t *testing.T) {
+	conn := connect(t)
+	policy := acemq.Fixed(2, time.Hour).WaitInBrokerFrom(0)
+	q := testQueue(t, conn, policy)
+	c, err := acemq.Consume(context.Background(), conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
+		return acemq.Retry(errors.New("later"))
+	}, acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, conn, q, item{N: 1})
+	waitFor(t, "the wait", 10*time.Second, func() bool { return c.Stats().Waiting == 1 })
+	report, err := c.Close(context.Background())
+	if err != nil || report.WaitsCutShort != 1 {
+		t.Fatalf("Close = %+v, %v", report, err)
+	}
+	waitFor(t, "the message back on its queue", 10*time.Second, func() bool { return depth(t, conn, q) == 1 })
+	d, ok, err := conn.Transport().Get(context.Background(), q)
+	if err != nil || !ok {
+		t.Fatalf("Get: %v %v", ok, err)
+	}
+	if env := acemq.ReadEnvelope(d.Message); env.Attempt != 1 {
+		t.Errorf("the requeued message has attempt %d, want 1 (unchanged)", env.Attempt)
+	}
+	_ = d.Nack(true)
+}
+
+// After every connection is closed by force, consumption resumes by itself
+// and every confirmed message is handled.
+func TestRecovery(t *testing.T) {
+	name := brokertest.UniqueName(t, "acemq-recovery")
+	conn := connect(t, acemq.WithConnectionName(name))
+	q := testQueue(t, conn, acemq.NoRetry())
+	var mu sync.Mutex
+	handled := map[int]bool{}
+	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		mu.Lock()
+		handled[m.Body.N] = true
+		mu.Unlock()
+		return acemq.Accept()
+	}, acemq.WithConcurrency(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	p := acemq.NewPublisher[item](conn, "")
+	confirmed := map[int]bool{}
+	for n := range 200 {
+		if n == 100 {
+			brokertest.CloseConnections(t, name) // this test's own, not other packages'
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := p.Publish(ctx, q, item{N: n}); err == nil {
+			confirmed[n] = true
+		}
+		cancel()
+	}
+	if len(confirmed) < 150 {
+		t.Fatalf("only %d of 200 publishes confirmed across the recovery", len(confirmed))
+	}
+	waitFor(t, "every confirmed message handled", 60*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for n := range confirmed {
+			if !handled[n] {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -1,0 +1,199 @@
+package acemq
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
+)
+
+// The transport errors, matched with errors.Is on what Publish, Consume and
+// declarations return.
+var (
+	ErrUnroutable         = transport.ErrUnroutable
+	ErrRefused            = transport.ErrRefused
+	ErrBlocked            = transport.ErrBlocked
+	ErrNotFound           = transport.ErrNotFound
+	ErrPreconditionFailed = transport.ErrPreconditionFailed
+	ErrClosed             = transport.ErrClosed
+	ErrNotConfirmed       = transport.ErrNotConfirmed
+)
+
+// Conn is a connection to a broker, shared by publishers and consumers. It
+// recovers from a lost connection by itself: consumers consume again, with
+// their ladders declared first, without anything done by the caller.
+type Conn struct {
+	transport transport.Transport
+	url       string // redacted: it may be logged and printed
+	logger    *slog.Logger
+}
+
+// Credentials supply a username and password on every connect and reconnect,
+// so that rotated secrets are picked up.
+type Credentials func(ctx context.Context) (username, password string, err error)
+
+// CredentialsFromEnv reads the username and password from two environment
+// variables on every connect.
+func CredentialsFromEnv(usernameVar, passwordVar string) Credentials {
+	return func(context.Context) (string, string, error) {
+		user, pass := os.Getenv(usernameVar), os.Getenv(passwordVar)
+		if user == "" {
+			return "", "", fmt.Errorf("credentials: the environment variable %s is empty", usernameVar)
+		}
+		return user, pass, nil
+	}
+}
+
+// CredentialsFromFiles reads the username and password from two files (as
+// Kubernetes and Docker mount secrets) on every connect; surrounding white
+// space is trimmed.
+func CredentialsFromFiles(usernameFile, passwordFile string) Credentials {
+	return func(context.Context) (string, string, error) {
+		user, err := os.ReadFile(usernameFile)
+		if err != nil {
+			return "", "", fmt.Errorf("credentials: %w", err)
+		}
+		pass, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return "", "", fmt.Errorf("credentials: %w", err)
+		}
+		return strings.TrimSpace(string(user)), strings.TrimSpace(string(pass)), nil
+	}
+}
+
+// Option configures Connect.
+type Option func(*connectOptions)
+
+type connectOptions struct {
+	tls         *tls.Config
+	caFile      string
+	certFile    string
+	keyFile     string
+	serverName  string
+	credentials Credentials
+	logger      *slog.Logger
+	name        string
+}
+
+// WithTLS sets the whole TLS configuration of an amqps:// connection.
+// WithCA, WithClientCertificate and WithServerName adjust it.
+func WithTLS(cfg *tls.Config) Option { return func(o *connectOptions) { o.tls = cfg.Clone() } }
+
+// WithCA trusts only the certificates in pemFile for the broker's
+// certificate: the CA replaces the system pool.
+func WithCA(pemFile string) Option { return func(o *connectOptions) { o.caFile = pemFile } }
+
+// WithClientCertificate presents a client certificate (PEM files).
+func WithClientCertificate(certFile, keyFile string) Option {
+	return func(o *connectOptions) { o.certFile, o.keyFile = certFile, keyFile }
+}
+
+// WithServerName checks the broker's certificate against name rather than
+// the URL's host.
+func WithServerName(name string) Option { return func(o *connectOptions) { o.serverName = name } }
+
+// WithCredentials takes the username and password from c on every connect,
+// instead of from the URL.
+func WithCredentials(c Credentials) Option { return func(o *connectOptions) { o.credentials = c } }
+
+// WithLogger logs connection events (lost, recovered, blocked) and every
+// message set aside to l. Nothing is logged per successful message.
+func WithLogger(l *slog.Logger) Option { return func(o *connectOptions) { o.logger = l } }
+
+// WithConnectionName names the connection in the broker's management UI.
+func WithConnectionName(name string) Option { return func(o *connectOptions) { o.name = name } }
+
+// Connect opens a connection to the broker at rawURL: amqp:// or amqps://.
+// The password, whether in the URL or from Credentials, never appears in an
+// error, a log line or String.
+func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) {
+	var o connectOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	redacted := rabbitmq.RedactURL(rawURL)
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("acemq: connect: the URL %s does not parse", redacted)
+	}
+	switch u.Scheme {
+	case "amqp", "amqps":
+	default:
+		return nil, fmt.Errorf("acemq: connect to %s: the scheme %q is not supported; use amqp:// or amqps://", redacted, u.Scheme)
+	}
+	tlsConfig, err := o.tlsConfig()
+	if err != nil {
+		return nil, fmt.Errorf("acemq: connect to %s: %w", redacted, err)
+	}
+	t, err := rabbitmq.Dial(ctx, rawURL, rabbitmq.Options{
+		TLS:            tlsConfig,
+		Credentials:    o.credentials,
+		Logger:         o.logger,
+		ConnectionName: o.name,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("acemq: %w", err)
+	}
+	return &Conn{transport: t, url: redacted, logger: o.logger}, nil
+}
+
+// tlsConfig builds the TLS configuration from the options; nil when none
+// was given (amqps:// then trusts the system pool).
+func (o connectOptions) tlsConfig() (*tls.Config, error) {
+	if o.tls == nil && o.caFile == "" && o.certFile == "" && o.serverName == "" {
+		return nil, nil
+	}
+	cfg := o.tls
+	if cfg == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if o.caFile != "" {
+		pem, err := os.ReadFile(o.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the CA file %s holds no PEM certificate", o.caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if o.certFile != "" || o.keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading the client certificate: %w", err)
+		}
+		cfg.Certificates = append(cfg.Certificates, cert)
+	}
+	if o.serverName != "" {
+		cfg.ServerName = o.serverName
+	}
+	return cfg, nil
+}
+
+// Transport is the connection's transport, for declaring a Topology
+// (Topology.Apply) or inspecting queues.
+func (c *Conn) Transport() transport.Transport { return c.transport }
+
+// String names the broker, without the password.
+func (c *Conn) String() string { return "acemq.Conn(" + c.url + ")" }
+
+// Close closes the connection. Close consumers first, so that they can hand
+// back what they hold.
+func (c *Conn) Close() error {
+	if err := c.transport.Close(); err != nil && !errors.Is(err, transport.ErrClosed) {
+		return fmt.Errorf("acemq: closing %s: %w", c.url, err)
+	}
+	return nil
+}

@@ -1,0 +1,412 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Defaults of a consumer.
+const (
+	DefaultPrefetch     = 20
+	DefaultConcurrency  = 1
+	DefaultDrainTimeout = 30 * time.Second
+	// defaultRequeueBackoff holds a delivery whose republish failed before
+	// handing it back, so that a missing Q.dlq does not become a hot loop.
+	defaultRequeueBackoff = time.Second
+)
+
+// Message is a delivered message with its decoded body and envelope.
+type Message[T any] struct {
+	Body     T
+	Envelope Envelope
+	// Raw is the body as it was delivered.
+	Raw         []byte
+	Exchange    string
+	RoutingKey  string
+	Redelivered bool
+}
+
+// Handler handles one message and says what becomes of it.
+type Handler[T any] func(ctx context.Context, m Message[T]) Decision
+
+// ConsumeOption configures Consume.
+type ConsumeOption func(*consumeOptions)
+
+type consumeOptions struct {
+	policy       RetryPolicy
+	prefetch     int
+	concurrency  int
+	tag          string
+	drainTimeout time.Duration
+	codec        Codec
+	random       func() float64
+	backoff      time.Duration
+}
+
+// WithPolicy sets the retry policy (default NoRetry: give up on the first
+// failure).
+func WithPolicy(p RetryPolicy) ConsumeOption { return func(o *consumeOptions) { o.policy = p } }
+
+// WithPrefetch bounds the deliveries the consumer holds unsettled, in-process
+// waits included (default DefaultPrefetch).
+func WithPrefetch(n int) ConsumeOption { return func(o *consumeOptions) { o.prefetch = n } }
+
+// WithConcurrency sets how many handlers run at once (default 1).
+func WithConcurrency(n int) ConsumeOption { return func(o *consumeOptions) { o.concurrency = n } }
+
+// WithConsumerTag names the consumer on the broker.
+func WithConsumerTag(tag string) ConsumeOption { return func(o *consumeOptions) { o.tag = tag } }
+
+// WithDrainTimeout bounds how long Close lets running handlers finish before
+// cancelling their context (default DefaultDrainTimeout).
+func WithDrainTimeout(d time.Duration) ConsumeOption {
+	return func(o *consumeOptions) { o.drainTimeout = d }
+}
+
+// WithDecoder decodes bodies with c instead of the default (Bytes for
+// []byte, Text for string, JSON otherwise).
+func WithDecoder(c Codec) ConsumeOption { return func(o *consumeOptions) { o.codec = c } }
+
+// Stats counts what a consumer did with its deliveries.
+type Stats struct {
+	Accepted          int64
+	RetriedInConsumer int64
+	RetriedOnRung     int64
+	DeadLettered      int64
+	Parked            int64
+	Requeued          int64
+	// RungMissing counts broker waits that fell back to the consumer because
+	// their rung was missing or returned the message.
+	RungMissing int64
+	// SetAsideFailed counts republishes that failed, so that the message
+	// was requeued instead.
+	SetAsideFailed int64
+	// Waiting is how many deliveries are held in an in-process wait now.
+	Waiting int64
+}
+
+// ShutdownReport says what Close handed back to the broker.
+type ShutdownReport struct {
+	// Requeued were prefetched but never handled.
+	Requeued int
+	// WaitsCutShort were waiting in the consumer; they were requeued with
+	// their attempt unchanged, so the wait is shortened but nothing is lost.
+	WaitsCutShort int
+	// Abandoned handlers were still running when Close's context ended; the
+	// broker redelivers their messages when the connection closes.
+	Abandoned int
+}
+
+// Consumer consumes one queue until Close.
+type Consumer struct {
+	queue     string
+	transport transport.Transport
+	logger    *slog.Logger
+	policy    RetryPolicy
+	ladder    RetryLadder
+	random    func() float64
+	handle    func(ctx context.Context, d transport.Delivery) (delivered, error)
+	sub       transport.Subscription
+	drain     time.Duration
+	backoff   time.Duration // before requeueing after a failed republish
+
+	handlerCtx    context.Context // cancelled when the drain timeout ends
+	stopHandlers  context.CancelFunc
+	stopping      atomic.Bool
+	workers       sync.WaitGroup
+	running       atomic.Int64 // handlers running now
+	requeuedAtEnd atomic.Int64
+
+	mu      sync.Mutex
+	waits   map[*wait]struct{}
+	settles sync.WaitGroup // republishes and timer callbacks under way
+
+	counts                        [Requeued + 1]atomic.Int64
+	rungMissing, setAsideFailures atomic.Int64
+}
+
+// wait is a delivery held in the consumer until its timer fires.
+type wait struct {
+	d     transport.Delivery
+	s     settlement
+	timer *time.Timer
+}
+
+// Consume starts consuming queue with h. Before the first delivery, and
+// again after every recovery, it declares the queue's retry ladder and
+// dead-letter half (CONTRACT.md section 4); the queue itself must exist. ctx
+// bounds the start; the consumer runs until Close.
+func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...ConsumeOption) (*Consumer, error) {
+	o := consumeOptions{policy: NoRetry(), prefetch: DefaultPrefetch, concurrency: DefaultConcurrency,
+		drainTimeout: DefaultDrainTimeout, codec: defaultCodec[T](), random: rand.Float64, backoff: defaultRequeueBackoff}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if h == nil {
+		return nil, errors.New("acemq: consume " + queue + ": the handler is nil")
+	}
+	if o.concurrency < 1 || o.prefetch < 0 {
+		return nil, fmt.Errorf("acemq: consume %s: concurrency %d and prefetch %d must be at least 1 and 0", queue, o.concurrency, o.prefetch)
+	}
+	ladder, err := NewRetryLadder(queue, o.policy)
+	if err != nil {
+		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
+	}
+	cons := &Consumer{
+		queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
+		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff,
+		waits: map[*wait]struct{}{},
+	}
+	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.Background())
+	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
+		return handleDelivery(ctx, queue, o.codec, h, d)
+	}
+	cons.sub, err = c.transport.Consume(ctx, queue, transport.ConsumeOptions{
+		Tag: o.tag, Prefetch: o.prefetch, Setup: ladder.Declare,
+	})
+	if err != nil {
+		cons.stopHandlers()
+		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
+	}
+	for range o.concurrency {
+		cons.workers.Go(cons.work)
+	}
+	return cons, nil
+}
+
+// handleDelivery decodes d, runs the handler (a panic becomes a rejection
+// with the panic as its reason) and says what the settlement depends on.
+func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Handler[T], d transport.Delivery) (in delivered, panicErr error) {
+	env := ReadEnvelope(d.Message)
+	in = delivered{Source: queue, Attempt: env.Attempt, Age: env.Age(time.Now())}
+	var body T
+	if in.DecodeErr = decodeBody(codec, d.Message, &body); in.DecodeErr != nil {
+		return in, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			panicErr = fmt.Errorf("handler panicked: %v", r)
+			in.Decision = Reject(panicErr)
+			panicErr = fmt.Errorf("%w\n%s", panicErr, debug.Stack())
+		}
+	}()
+	in.Decision = h(ctx, Message[T]{Body: body, Envelope: env, Raw: d.Body,
+		Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered})
+	return in, nil
+}
+
+// decodeBody decodes m's body into v. A JSON decoder refuses a body whose
+// content type says it is something else.
+func decodeBody(codec Codec, m transport.Message, v any) error {
+	if codec == JSON && m.ContentType != "" {
+		if c, ok := CodecFor(m.ContentType); !ok || c != JSON {
+			return fmt.Errorf("the content type %q is not JSON", m.ContentType)
+		}
+	}
+	return codec.Unmarshal(m.Body, v)
+}
+
+func (c *Consumer) work() {
+	for d := range c.sub.Deliveries() {
+		if c.stopping.Load() {
+			c.requeue(d)
+			c.requeuedAtEnd.Add(1)
+			continue
+		}
+		c.running.Add(1)
+		in, panicErr := c.handle(c.handlerCtx, d)
+		c.running.Add(-1)
+		if panicErr != nil {
+			c.logger.Error("acemq: handler panicked", "message_id", d.MessageID, "error", panicErr)
+		}
+		c.execute(d, in, settle(in, c.policy, c.ladder, c.random))
+	}
+}
+
+// execute carries out a settlement: ack, republish then ack, or hold the
+// delivery for an in-process wait.
+func (c *Consumer) execute(d transport.Delivery, in delivered, s settlement) {
+	switch {
+	case s.Target == "":
+		c.ack(d, s.Outcome)
+	case s.Wait > 0 || s.Outcome == RetriedInConsumer:
+		c.hold(d, s)
+	default:
+		c.settles.Add(1)
+		defer c.settles.Done()
+		err := c.republish(d, s)
+		switch {
+		case err == nil:
+			c.ack(d, s.Outcome)
+		case s.Outcome == RetriedOnRung && errors.Is(err, transport.ErrUnroutable):
+			c.rungMissing.Add(1)
+			c.logger.Warn("acemq: retry rung missing; waiting in the consumer instead", "rung", s.Target, "message_id", d.MessageID)
+			in.RungUnavailable = true
+			c.execute(d, in, settle(in, c.policy, c.ladder, c.random))
+		default:
+			c.setAsideFailed(d, s, err)
+		}
+	}
+}
+
+// republish publishes the message as s says and waits for the confirm.
+func (c *Consumer) republish(d transport.Delivery, s settlement) error {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultConfirmTimeout)
+	defer cancel()
+	conf, err := c.transport.Publish(ctx, republication(d.Message, s))
+	if err == nil {
+		err = conf.Wait(ctx)
+	}
+	return confirmErr(ctx, err)
+}
+
+func (c *Consumer) setAsideFailed(d transport.Delivery, s settlement, err error) {
+	if s.Outcome == DeadLettered || s.Outcome == Parked {
+		c.setAsideFailures.Add(1)
+	}
+	c.logger.Error("acemq: republish failed; the message goes back to its queue",
+		"message_id", d.MessageID, "target", s.Target, "outcome", s.Outcome.String(), "error", err)
+	c.hold(d, settlement{Outcome: Requeued, Wait: c.backoff})
+}
+
+func (c *Consumer) ack(d transport.Delivery, o Outcome) {
+	if err := d.Ack(); err != nil {
+		// The broker delivers it again: at least once, never lost.
+		c.logger.Warn("acemq: ack failed; the broker will deliver the message again", "message_id", d.MessageID, "error", err)
+		c.counts[Requeued].Add(1)
+		return
+	}
+	c.counts[o].Add(1)
+	if o == DeadLettered || o == Parked {
+		c.logger.Warn("acemq: message set aside", "message_id", d.MessageID, "outcome", o.String())
+	}
+}
+
+func (c *Consumer) requeue(d transport.Delivery) {
+	if err := d.Nack(true); err != nil {
+		c.logger.Warn("acemq: requeue failed; the broker will deliver the message again", "message_id", d.MessageID, "error", err)
+	}
+	c.counts[Requeued].Add(1)
+}
+
+// hold keeps d until s.Wait has passed, without a goroutine while it
+// waits; prefetch bounds how many are held.
+func (c *Consumer) hold(d transport.Delivery, s settlement) {
+	w := &wait{d: d, s: s}
+	c.mu.Lock()
+	if !c.stopping.Load() {
+		c.waits[w] = struct{}{}
+		c.settles.Add(1) // done when the timer's callback ends or Close cuts it short
+		w.timer = time.AfterFunc(s.Wait, func() { c.endWait(w) })
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.requeue(d) // closing: hand it back rather than start a wait
+	c.requeuedAtEnd.Add(1)
+}
+
+// endWait republishes a held delivery once its wait is over.
+func (c *Consumer) endWait(w *wait) {
+	defer c.settles.Done()
+	c.mu.Lock()
+	delete(c.waits, w)
+	c.mu.Unlock()
+	if w.s.Outcome == Requeued {
+		c.requeue(w.d)
+		return
+	}
+	if err := c.republish(w.d, w.s); err != nil {
+		c.setAsideFailed(w.d, w.s, err)
+		return
+	}
+	c.ack(w.d, w.s.Outcome)
+}
+
+// Stats counts what the consumer has done so far.
+func (c *Consumer) Stats() Stats {
+	c.mu.Lock()
+	waiting := int64(len(c.waits))
+	c.mu.Unlock()
+	return Stats{
+		Accepted: c.counts[Accepted].Load(), RetriedInConsumer: c.counts[RetriedInConsumer].Load(),
+		RetriedOnRung: c.counts[RetriedOnRung].Load(), DeadLettered: c.counts[DeadLettered].Load(),
+		Parked: c.counts[Parked].Load(), Requeued: c.counts[Requeued].Load(),
+		RungMissing: c.rungMissing.Load(), SetAsideFailed: c.setAsideFailures.Load(), Waiting: waiting,
+	}
+}
+
+// Ladder is the retry ladder the consumer declared.
+func (c *Consumer) Ladder() RetryLadder { return c.ladder }
+
+// Close stops the consumer: no new deliveries; handlers already running
+// finish, up to the drain timeout, after which their context is cancelled;
+// deliveries prefetched but not started are requeued; deliveries held in an
+// in-process wait are requeued with their attempt unchanged. Nothing is
+// acknowledged that was not handled. ctx bounds the whole of it; what was
+// still running when it ended is reported as abandoned (the broker delivers
+// it again once the connection closes).
+func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
+	if c.stopping.Swap(true) {
+		return ShutdownReport{}, errors.New("acemq: consumer of " + c.queue + " is already closed")
+	}
+	cancelErr := c.sub.Cancel(ctx)
+
+	workersDone := make(chan struct{})
+	go func() { c.workers.Wait(); close(workersDone) }()
+	drain := time.NewTimer(c.drain)
+	defer drain.Stop()
+	var report ShutdownReport
+	select {
+	case <-workersDone:
+	case <-drain.C:
+		c.stopHandlers()
+		select {
+		case <-workersDone:
+		case <-ctx.Done():
+			report.Abandoned = int(c.running.Load())
+		}
+	case <-ctx.Done():
+		c.stopHandlers()
+		report.Abandoned = int(c.running.Load())
+	}
+	c.stopHandlers()
+
+	var cut []*wait
+	c.mu.Lock()
+	for w := range c.waits {
+		// A timer that already fired is left to its callback, which
+		// republishes: that wait is over.
+		if w.timer.Stop() {
+			delete(c.waits, w)
+			cut = append(cut, w)
+		}
+	}
+	c.mu.Unlock()
+	for _, w := range cut {
+		c.requeue(w.d)
+		c.settles.Done()
+	}
+	report.WaitsCutShort = len(cut)
+
+	settled := make(chan struct{})
+	go func() { c.settles.Wait(); close(settled) }()
+	select {
+	case <-settled:
+	case <-ctx.Done():
+	}
+	report.Requeued = int(c.requeuedAtEnd.Load())
+	if cancelErr != nil {
+		return report, fmt.Errorf("acemq: closing the consumer of %s: %w", c.queue, cancelErr)
+	}
+	return report, nil
+}

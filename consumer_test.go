@@ -1,0 +1,304 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+type order struct {
+	ID     int    `json:"id"`
+	Action string `json:"action"`
+}
+
+// handleOrders settles each order as its action says.
+func handleOrders(_ context.Context, m Message[order]) Decision {
+	switch m.Body.Action {
+	case "accept":
+		return Accept()
+	case "retry":
+		return Retry(errors.New("try again"))
+	case "fatal":
+		return Retry(Fatal(errors.New("card declined")))
+	case "reject":
+		return Reject(errors.New("no such product"))
+	case "park":
+		return Park(errors.New("needs a person"))
+	case "panic":
+		panic("boom")
+	}
+	return Decision{}
+}
+
+func startConsumer(t *testing.T, f *fakeTransport, opts ...ConsumeOption) *Consumer {
+	t.Helper()
+	opts = append([]ConsumeOption{withTestBackoff()}, opts...)
+	c, err := Consume(context.Background(), f.conn(), "orders", handleOrders, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.Close(context.Background()) })
+	return c
+}
+
+func withTestBackoff() ConsumeOption { return func(o *consumeOptions) { o.backoff = time.Millisecond } }
+
+// next waits for the next settlement, failing the test after a generous
+// deadline (never reached when the consumer works).
+func next(t *testing.T, settled chan string) string {
+	t.Helper()
+	select {
+	case s := <-settled:
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatal("no settlement")
+		return ""
+	}
+}
+
+func TestConsumerSettlesEachDecision(t *testing.T) {
+	tests := []struct {
+		body        string
+		target      string // "" when only acked
+		reason      string // x-acemq-error, "" for none
+		attempt     any    // x-acemq-attempt of the republish
+		settledWith string
+	}{
+		{`{"id":1,"action":"accept"}`, "", "", nil, "ack"},
+		{`{"id":2,"action":"reject"}`, "orders.dlq", "no such product", int64(1), "ack"},
+		{`{"id":3,"action":"fatal"}`, "orders.dlq", "card declined", int64(1), "ack"},
+		{`{"id":4,"action":"park"}`, "orders.parked", "needs a person", int64(1), "ack"},
+		{`{"id":5,"action":"panic"}`, "orders.dlq", "handler panicked: boom", int64(1), "ack"},
+		{`{"id":6,"action":"nothing"}`, "orders.dlq", "the handler returned no decision", int64(1), "ack"},
+		{`not json`, "orders.parked", "could not be decoded: ", int64(1), "ack"},
+		{`{"id":8,"action":"retry"}`, "orders.dlq", "exhausted 1 attempts: try again", int64(1), "ack"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			f := newFake()
+			c := startConsumer(t, f)
+			settled := make(chan string, 10)
+			f.deliver("m", tt.body, transport.Table{HeaderAttempt: int64(1), "tenant": "acme"}, settled)
+			if got := next(t, settled); got != "m "+tt.settledWith {
+				t.Fatalf("settled with %q, want %q", got, tt.settledWith)
+			}
+			pubs := f.publishes()
+			if tt.target == "" {
+				if len(pubs) != 0 {
+					t.Fatalf("published %v, want nothing", pubs)
+				}
+				if c.Stats().Accepted != 1 {
+					t.Errorf("stats %+v", c.Stats())
+				}
+				return
+			}
+			if len(pubs) != 1 {
+				t.Fatalf("published %d messages, want 1", len(pubs))
+			}
+			p := pubs[0]
+			if p.Exchange != "" || p.RoutingKey != tt.target || !p.Mandatory {
+				t.Errorf("published to %q/%q mandatory=%v, want the default exchange and %s", p.Exchange, p.RoutingKey, p.Mandatory, tt.target)
+			}
+			reason, _ := p.Message.Headers[HeaderError].(string)
+			if !strings.HasPrefix(reason, tt.reason) {
+				t.Errorf("reason %q, want %q", reason, tt.reason)
+			}
+			if p.Message.Headers[HeaderAttempt] != tt.attempt || p.Message.Headers["tenant"] != "acme" || string(p.Message.Body) != tt.body {
+				t.Errorf("republished %+v, want the original with its attempt", p.Message)
+			}
+		})
+	}
+}
+
+func TestConsumerDeclaresItsLadderBeforeConsuming(t *testing.T) {
+	f := newFake()
+	startConsumer(t, f, WithPolicy(Fixed(3, time.Minute)))
+	got := strs(f.Declarations)
+	want := strs(mustLadder(t, "orders", Fixed(3, time.Minute)).Declarations())
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("declared\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestConsumerRetries(t *testing.T) {
+	tests := []struct {
+		name    string
+		policy  RetryPolicy
+		confirm func(transport.Publishing) error
+		target  []string // the queues republished to, in order
+		stats   Stats
+	}{
+		{"in the consumer", Fixed(3, time.Millisecond), nil, []string{"orders"},
+			Stats{RetriedInConsumer: 1}},
+		{"on a rung", Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second), nil, []string{"orders.retry.2s"},
+			Stats{RetriedOnRung: 1}},
+		{"a missing rung falls back to the consumer", Fixed(3, 5*time.Millisecond).WaitInBrokerFrom(time.Millisecond),
+			func(p transport.Publishing) error {
+				if strings.Contains(p.RoutingKey, ".retry.") {
+					return transport.ErrUnroutable
+				}
+				return nil
+			}, []string{"orders.retry.0s", "orders"},
+			Stats{RetriedInConsumer: 1, RungMissing: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			f.confirm = tt.confirm
+			c := startConsumer(t, f, WithPolicy(tt.policy))
+			settled := make(chan string, 10)
+			f.deliver("m", `{"action":"retry"}`, transport.Table{HeaderAttempt: int64(1)}, settled)
+			if got := next(t, settled); got != "m ack" {
+				t.Fatalf("settled with %q, want an ack after the republish", got)
+			}
+			var targets []string
+			for _, p := range f.publishes() {
+				targets = append(targets, p.RoutingKey)
+				if p.Message.Headers[HeaderAttempt] != int64(2) {
+					t.Errorf("republished with attempt %v, want 2", p.Message.Headers[HeaderAttempt])
+				}
+			}
+			if strings.Join(targets, ",") != strings.Join(tt.target, ",") {
+				t.Errorf("republished to %v, want %v", targets, tt.target)
+			}
+			if got := c.Stats(); got != tt.stats {
+				t.Errorf("stats %+v, want %+v", got, tt.stats)
+			}
+		})
+	}
+}
+
+// A set-aside whose republish fails leaves the message on the broker.
+func TestConsumerRequeuesWhenTheSetAsideFails(t *testing.T) {
+	f := newFake()
+	f.confirm = func(p transport.Publishing) error { return transport.ErrUnroutable } // no orders.dlq
+	c := startConsumer(t, f)
+	settled := make(chan string, 10)
+	f.deliver("m", `{"action":"reject"}`, nil, settled)
+	if got := next(t, settled); got != "m nack requeue=true" {
+		t.Fatalf("settled with %q, want a requeue", got)
+	}
+	if s := c.Stats(); s.SetAsideFailed != 1 || s.Requeued != 1 || s.DeadLettered != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// An unconfirmed republish is never followed by an ack.
+func TestConsumerNeverAcksBeforeTheConfirm(t *testing.T) {
+	f := newFake()
+	f.confirm = func(p transport.Publishing) error { return transport.ErrRefused }
+	startConsumer(t, f)
+	settled := make(chan string, 10)
+	f.deliver("m", `{"action":"park"}`, nil, settled)
+	if got := next(t, settled); got != "m nack requeue=true" {
+		t.Fatalf("settled with %q, want a requeue", got)
+	}
+}
+
+// Close mid-wait hands the message back unacknowledged, and what was
+// prefetched but not started goes back too.
+func TestConsumerCloseMidWait(t *testing.T) {
+	f := newFake()
+	c, err := Consume(context.Background(), f.conn(), "orders", handleOrders,
+		WithPolicy(Fixed(3, time.Hour).WaitInBrokerFrom(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan string, 10)
+	f.deliver("waiting", `{"action":"retry"}`, nil, settled)
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Stats().Waiting != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the message never started its wait")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	report, err := c.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, settled); got != "waiting nack requeue=true" {
+		t.Errorf("the waiting message was settled with %q, want a requeue", got)
+	}
+	if report.WaitsCutShort != 1 || len(f.publishes()) != 0 {
+		t.Errorf("report %+v, %d publishes; want one wait cut short and nothing republished", report, len(f.publishes()))
+	}
+}
+
+func TestConsumerCloseRequeuesWhatWasNotStarted(t *testing.T) {
+	f := newFake()
+	started, release := make(chan struct{}), make(chan struct{})
+	h := func(ctx context.Context, m Message[order]) Decision {
+		close(started)
+		<-release
+		return Accept()
+	}
+	c, err := Consume(context.Background(), f.conn(), "orders", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan string, 10)
+	f.deliver("first", `{}`, nil, settled)
+	<-started
+	f.deliver("second", `{}`, nil, settled)
+	f.deliver("third", `{}`, nil, settled)
+	done := make(chan ShutdownReport)
+	go func() {
+		r, _ := c.Close(context.Background())
+		done <- r
+	}()
+	<-f.cancelled // Close has stopped new work
+	close(release)
+	report := <-done
+	got := []string{next(t, settled), next(t, settled), next(t, settled)}
+	want := "first ack,second nack requeue=true,third nack requeue=true"
+	if strings.Join(got, ",") != want {
+		t.Errorf("settled %v, want %s", got, want)
+	}
+	if report.Requeued != 2 {
+		t.Errorf("report %+v, want 2 requeued", report)
+	}
+}
+
+// A handler still running at the drain timeout gets its context cancelled.
+func TestConsumerCloseCancelsSlowHandlers(t *testing.T) {
+	f := newFake()
+	started := make(chan struct{})
+	h := func(ctx context.Context, m Message[order]) Decision {
+		close(started)
+		<-ctx.Done()
+		return Retry(ctx.Err())
+	}
+	c, err := Consume(context.Background(), f.conn(), "orders", h, WithDrainTimeout(time.Millisecond),
+		WithPolicy(Fixed(2, time.Hour).WaitInBrokerFrom(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan string, 10)
+	f.deliver("slow", `{}`, nil, settled)
+	<-started
+	if _, err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, settled); got != "slow nack requeue=true" {
+		t.Errorf("settled with %q, want a requeue (its retry wait could not start)", got)
+	}
+}
+
+func TestConsumeRefusesBadOptions(t *testing.T) {
+	f := newFake()
+	for _, opts := range [][]ConsumeOption{
+		{WithConcurrency(0)}, {WithPrefetch(-1)}, {WithPolicy(Fixed(0, time.Second))},
+	} {
+		if _, err := Consume(context.Background(), f.conn(), "orders", handleOrders, opts...); err == nil {
+			t.Errorf("Consume accepted bad options")
+		}
+	}
+	if _, err := Consume[order](context.Background(), f.conn(), "orders", nil); err == nil {
+		t.Errorf("Consume accepted a nil handler")
+	}
+}

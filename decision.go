@@ -1,0 +1,85 @@
+package acemq
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Decision is what a handler makes of a message: Accept, Retry, Reject or
+// Park. The zero Decision is no decision at all; the consumer dead-letters
+// such a message rather than guess.
+type Decision struct {
+	verdict verdict
+	err     error
+}
+
+type verdict uint8
+
+const (
+	noVerdict verdict = iota
+	accepted
+	retried
+	rejected
+	parked
+)
+
+// Accept acknowledges the message: it is done.
+func Accept() Decision { return Decision{verdict: accepted} }
+
+// Retry asks the retry policy for another attempt after a wait. An error
+// marked with Fatal dead-letters the message at once instead.
+func Retry(err error) Decision {
+	return Decision{verdict: retried, err: orDefault(err, "retry requested")}
+}
+
+// Reject dead-letters the message: it will never succeed. It lands in Q.dlq
+// with err as its reason.
+func Reject(err error) Decision { return Decision{verdict: rejected, err: orDefault(err, "rejected")} }
+
+// Park sets the message aside in Q.parked for a person to look at.
+func Park(err error) Decision { return Decision{verdict: parked, err: orDefault(err, "parked")} }
+
+// Err is the error the decision carries; nil for Accept.
+func (d Decision) Err() error { return d.err }
+
+func (d Decision) String() string {
+	switch d.verdict {
+	case accepted:
+		return "accept"
+	case retried:
+		return fmt.Sprintf("retry (%v)", d.err)
+	case rejected:
+		return fmt.Sprintf("reject (%v)", d.err)
+	case parked:
+		return fmt.Sprintf("park (%v)", d.err)
+	}
+	return "no decision"
+}
+
+func orDefault(err error, text string) error {
+	if err == nil {
+		return errors.New(text)
+	}
+	return err
+}
+
+// fatalError marks an error that no retry can cure.
+type fatalError struct{ err error }
+
+func (e fatalError) Error() string { return e.err.Error() }
+func (e fatalError) Unwrap() error { return e.err }
+
+// Fatal marks err as one no retry can cure: Retry(Fatal(err)) dead-letters
+// the message at once. The text of err is kept as it is.
+func Fatal(err error) error {
+	if err == nil {
+		err = errors.New("fatal error")
+	}
+	return fatalError{err}
+}
+
+// IsFatal reports whether err, or an error it wraps, was marked with Fatal.
+func IsFatal(err error) bool {
+	var f fatalError
+	return errors.As(err, &f)
+}

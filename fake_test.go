@@ -1,0 +1,113 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// fakeTransport is a transport.Transport that records what is published and
+// declared, answers every publish with confirm(p), and delivers what a test
+// puts on its deliveries channel.
+type fakeTransport struct {
+	transport.Recorder
+	mu         sync.Mutex
+	published  []transport.Publishing
+	confirm    func(p transport.Publishing) error // nil: confirm all; errNoAnswer: never answer
+	deliveries chan transport.Delivery
+	setups     int
+	cancelOnce sync.Once
+	cancelled  chan struct{} // closed by Cancel
+}
+
+var errNoAnswer = errors.New("the fake broker never answers")
+
+func newFake() *fakeTransport {
+	return &fakeTransport{deliveries: make(chan transport.Delivery, 100), cancelled: make(chan struct{})}
+}
+
+func (f *fakeTransport) conn() *Conn {
+	return &Conn{transport: f, url: "fake://", logger: slog.New(slog.DiscardHandler)}
+}
+
+func (f *fakeTransport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {
+	f.mu.Lock()
+	f.published = append(f.published, p)
+	answer := f.confirm
+	f.mu.Unlock()
+	conf, resolve := transport.NewConfirmation()
+	var err error
+	if answer != nil {
+		err = answer(p)
+	}
+	if err != errNoAnswer {
+		resolve(err)
+	}
+	return conf, nil
+}
+
+func (f *fakeTransport) publishes() []transport.Publishing {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]transport.Publishing(nil), f.published...)
+}
+
+func (f *fakeTransport) Consume(ctx context.Context, queue string, opts transport.ConsumeOptions) (transport.Subscription, error) {
+	f.setups++
+	if opts.Setup != nil {
+		if err := opts.Setup(ctx, &f.Recorder); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func (f *fakeTransport) Deliveries() <-chan transport.Delivery { return f.deliveries }
+
+func (f *fakeTransport) Cancel(context.Context) error {
+	f.cancelOnce.Do(func() {
+		close(f.deliveries)
+		close(f.cancelled)
+	})
+	return nil
+}
+
+func (f *fakeTransport) InspectQueue(context.Context, string) (transport.QueueState, error) {
+	return transport.QueueState{}, errors.New("not in the fake")
+}
+func (f *fakeTransport) PurgeQueue(context.Context, string) (int, error)  { return 0, nil }
+func (f *fakeTransport) DeleteQueue(context.Context, string) (int, error) { return 0, nil }
+func (f *fakeTransport) Get(context.Context, string) (transport.Delivery, bool, error) {
+	return transport.Delivery{}, false, nil
+}
+func (f *fakeTransport) Blocked() (bool, string) { return false, "" }
+func (f *fakeTransport) Close() error            { return nil }
+
+// fakeSettler reports how its delivery was settled on settled.
+type fakeSettler struct {
+	id      string
+	settled chan string
+}
+
+func (s fakeSettler) Ack() error { s.settled <- s.id + " ack"; return nil }
+func (s fakeSettler) Nack(requeue bool) error {
+	s.settled <- fmt.Sprintf("%s nack requeue=%v", s.id, requeue)
+	return nil
+}
+func (s fakeSettler) Reject(requeue bool) error {
+	s.settled <- fmt.Sprintf("%s reject requeue=%v", s.id, requeue)
+	return nil
+}
+
+// deliver puts a message with id and body on the fake's queue; its
+// settlement is reported on settled.
+func (f *fakeTransport) deliver(id, body string, headers transport.Table, settled chan string) {
+	f.deliveries <- transport.Delivery{
+		Message: transport.Message{MessageID: id, ContentType: "application/json", Headers: headers, Body: []byte(body)},
+		Settler: fakeSettler{id: id, settled: settled},
+	}
+}

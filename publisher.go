@@ -1,0 +1,287 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// ErrTimeout is matched by a publish the broker did not confirm in time.
+var ErrTimeout = errors.New("timed out waiting for the broker's confirm")
+
+// DefaultConfirmTimeout bounds a publish whose context has no deadline.
+const DefaultConfirmTimeout = 30 * time.Second
+
+// DefaultBatchWindow is how many publishes of a batch are in flight at once.
+const DefaultBatchWindow = 512
+
+// Publisher publishes messages of type T to one exchange, each with the
+// AceMQ envelope, persistent, mandatory and confirmed: Publish returns once
+// the broker has the message, or says why it does not.
+type Publisher[T any] struct {
+	transport transport.Transport
+	exchange  string
+	codec     Codec
+	timeout   time.Duration
+	window    int
+	origin    string
+	now       func() time.Time
+}
+
+// PublisherOption configures a Publisher.
+type PublisherOption func(*publisherOptions)
+
+type publisherOptions struct {
+	codec   Codec
+	timeout time.Duration
+	window  int
+	origin  string
+}
+
+// WithCodec encodes bodies with c instead of the default: Bytes for []byte,
+// Text for string, JSON for everything else.
+func WithCodec(c Codec) PublisherOption { return func(o *publisherOptions) { o.codec = c } }
+
+// WithConfirmTimeout bounds each publish whose context has no deadline
+// (default DefaultConfirmTimeout).
+func WithConfirmTimeout(d time.Duration) PublisherOption {
+	return func(o *publisherOptions) { o.timeout = d }
+}
+
+// WithBatchWindow sets how many publishes of a PublishBatch are in flight at
+// once (default DefaultBatchWindow).
+func WithBatchWindow(n int) PublisherOption { return func(o *publisherOptions) { o.window = n } }
+
+// WithOrigin names the publishing service: x-acemq-origin becomes
+// "service@host".
+func WithOrigin(service string) PublisherOption {
+	return func(o *publisherOptions) {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "unknown"
+		}
+		o.origin = service + "@" + host
+	}
+}
+
+// NewPublisher makes a publisher of T to exchange ("" is the default
+// exchange, which routes by queue name).
+func NewPublisher[T any](c *Conn, exchange string, opts ...PublisherOption) *Publisher[T] {
+	o := publisherOptions{codec: defaultCodec[T](), timeout: DefaultConfirmTimeout, window: DefaultBatchWindow}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Publisher[T]{transport: c.transport, exchange: exchange, codec: o.codec, timeout: o.timeout,
+		window: max(o.window, 1), origin: o.origin, now: time.Now}
+}
+
+// defaultCodec is Bytes for []byte, Text for string and JSON otherwise.
+func defaultCodec[T any]() Codec {
+	var zero T
+	switch any(zero).(type) {
+	case []byte:
+		return Bytes
+	case string:
+		return Text
+	}
+	return JSON
+}
+
+// MessageOption sets a value of a published message's envelope.
+type MessageOption func(*Envelope)
+
+// WithMessageID sets the message id (default: a new UUID).
+func WithMessageID(id string) MessageOption { return func(e *Envelope) { e.ID = id } }
+
+// WithMessageType sets the message type (default: the routing key).
+func WithMessageType(t string) MessageOption { return func(e *Envelope) { e.Type = t } }
+
+// WithVersion sets the schema version (default 1).
+func WithVersion(v int) MessageOption { return func(e *Envelope) { e.Version = v } }
+
+// WithCorrelation sets the correlation id (default: the message id).
+func WithCorrelation(id string) MessageOption { return func(e *Envelope) { e.Correlation = id } }
+
+// WithCausation names the message that caused this one.
+func WithCausation(id string) MessageOption { return func(e *Envelope) { e.Causation = id } }
+
+// WithClaim sets the application's own reference, carried as it is.
+func WithClaim(claim string) MessageOption { return func(e *Envelope) { e.Claim = claim } }
+
+// WithHeaders adds application headers; x-acemq-* names are refused.
+func WithHeaders(h transport.Table) MessageOption {
+	return func(e *Envelope) {
+		if e.Headers == nil {
+			e.Headers = transport.Table{}
+		}
+		for k, v := range h {
+			e.Headers[k] = v
+		}
+	}
+}
+
+// PublishError says which publish failed and why; errors.Is matches
+// ErrUnroutable, ErrRefused, ErrBlocked, ErrTimeout or the codec's error.
+type PublishError struct {
+	Exchange   string
+	RoutingKey string
+	MessageID  string
+	Err        error
+}
+
+func (e *PublishError) Error() string {
+	exchange := e.Exchange
+	if exchange == "" {
+		exchange = "(default)"
+	}
+	id := ""
+	if e.MessageID != "" {
+		id = " " + e.MessageID
+	}
+	return fmt.Sprintf("acemq: publish of message%s to exchange %s with routing key %q: %v", id, exchange, e.RoutingKey, e.Err)
+}
+
+func (e *PublishError) Unwrap() error { return e.Err }
+
+// Publish sends body under routingKey and waits for the broker's confirm.
+// It fails when the message is unroutable (no queue is bound for it),
+// refused, not confirmed before ctx's deadline (or DefaultConfirmTimeout),
+// or blocked by a broker alarm for that long.
+func (p *Publisher[T]) Publish(ctx context.Context, routingKey string, body T, opts ...MessageOption) error {
+	ctx, cancel := p.withTimeout(ctx)
+	defer cancel()
+	pub, id, err := p.prepare(routingKey, body, opts)
+	if err != nil {
+		return p.fail(routingKey, id, err)
+	}
+	if err := p.confirm(ctx, pub); err != nil {
+		return p.fail(routingKey, id, err)
+	}
+	return nil
+}
+
+// Outgoing is one message of a batch.
+type Outgoing[T any] struct {
+	RoutingKey string
+	Body       T
+	Options    []MessageOption
+}
+
+// BatchError lists the messages of a batch that were not published; every
+// other one was confirmed.
+type BatchError struct {
+	Total  int
+	Failed []BatchFailure
+}
+
+// BatchFailure is one failed message of a batch, by its index.
+type BatchFailure struct {
+	Index int
+	Err   *PublishError
+}
+
+func (e *BatchError) Error() string {
+	first := e.Failed[0]
+	return fmt.Sprintf("acemq: %d of %d messages not published; the first, number %d: %v",
+		len(e.Failed), e.Total, first.Index, first.Err)
+}
+
+// PublishBatch publishes msgs with many in flight at once (the batch
+// window) and waits for every confirm. It returns nil when every message
+// was confirmed, else a *BatchError naming exactly the ones that were not.
+func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) error {
+	ctx, cancel := p.withTimeout(ctx)
+	defer cancel()
+	type inFlight struct {
+		index int
+		id    string
+		key   string
+		conf  *transport.Confirmation
+	}
+	var failed []BatchFailure
+	fail := func(i int, key, id string, err error) {
+		failed = append(failed, BatchFailure{Index: i, Err: p.fail(key, id, err).(*PublishError)})
+	}
+	window := make(chan inFlight, p.window)
+	settleOldest := func() {
+		f := <-window
+		if err := f.conf.Wait(ctx); err != nil {
+			fail(f.index, f.key, f.id, confirmErr(ctx, err))
+		}
+	}
+	for i, m := range msgs {
+		pub, id, err := p.prepare(m.RoutingKey, m.Body, m.Options)
+		if err == nil {
+			var conf *transport.Confirmation
+			if conf, err = p.transport.Publish(ctx, pub); err == nil {
+				if len(window) == cap(window) {
+					settleOldest()
+				}
+				window <- inFlight{i, id, m.RoutingKey, conf}
+				continue
+			}
+			err = confirmErr(ctx, err)
+		}
+		fail(i, m.RoutingKey, id, err)
+	}
+	for len(window) > 0 {
+		settleOldest()
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	slices.SortFunc(failed, func(a, b BatchFailure) int { return a.Index - b.Index })
+	return &BatchError{Total: len(msgs), Failed: failed}
+}
+
+func (p *Publisher[T]) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || p.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, p.timeout)
+}
+
+// prepare encodes body and wraps it in a completed envelope.
+func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) (transport.Publishing, string, error) {
+	env := Envelope{ContentType: p.codec.ContentType(), Origin: p.origin}
+	for _, opt := range opts {
+		opt(&env)
+	}
+	env = env.Complete(routingKey, p.now())
+	data, err := p.codec.Marshal(body)
+	if err != nil {
+		return transport.Publishing{}, env.ID, err
+	}
+	msg := transport.Message{Body: data}
+	if err := env.Write(&msg); err != nil {
+		return transport.Publishing{}, env.ID, err
+	}
+	return transport.Publishing{Exchange: p.exchange, RoutingKey: routingKey, Mandatory: true, Message: msg}, env.ID, nil
+}
+
+// confirm publishes and waits for the broker's answer.
+func (p *Publisher[T]) confirm(ctx context.Context, pub transport.Publishing) error {
+	conf, err := p.transport.Publish(ctx, pub)
+	if err == nil {
+		err = conf.Wait(ctx)
+	}
+	return confirmErr(ctx, err)
+}
+
+// confirmErr says "timed out" for a publish cut short by its deadline
+// (a blocked connection says so itself).
+func confirmErr(ctx context.Context, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, transport.ErrBlocked) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return err
+}
+
+func (p *Publisher[T]) fail(routingKey, id string, err error) error {
+	return &PublishError{Exchange: p.exchange, RoutingKey: routingKey, MessageID: id, Err: err}
+}

@@ -1,0 +1,126 @@
+package acemq
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Outcome says how a delivery was settled.
+type Outcome uint8
+
+const (
+	// Accepted: the handler accepted it; it was acknowledged.
+	Accepted Outcome = iota + 1
+	// RetriedInConsumer: held, waited for in the consumer, republished.
+	RetriedInConsumer
+	// RetriedOnRung: republished to a rung of the retry ladder.
+	RetriedOnRung
+	// DeadLettered: set aside in Q.dlq.
+	DeadLettered
+	// Parked: set aside in Q.parked.
+	Parked
+	// Requeued: handed back to the broker unsettled (a failed republish,
+	// a shutdown); the broker delivers it again.
+	Requeued
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Accepted:
+		return "accepted"
+	case RetriedInConsumer:
+		return "retried in consumer"
+	case RetriedOnRung:
+		return "retried on rung"
+	case DeadLettered:
+		return "dead-lettered"
+	case Parked:
+		return "parked"
+	case Requeued:
+		return "requeued"
+	}
+	return fmt.Sprintf("Outcome(%d)", o)
+}
+
+// settlement is what to do with one delivery (CONTRACT.md section 7): ack
+// it, or republish it to Target (after Wait, in the consumer) and then ack
+// it. It is decided without a broker; the consumer carries it out.
+type settlement struct {
+	Outcome Outcome
+	// Target is the queue the message is republished to; "" means ack only.
+	Target string
+	// Attempt is the x-acemq-attempt of a retried message.
+	Attempt int
+	// Reason is the x-acemq-error of a set-aside message.
+	Reason string
+	// Wait is how long the consumer holds the delivery before republishing.
+	Wait time.Duration
+}
+
+// delivered is what the settlement of one delivery depends on.
+type delivered struct {
+	Source    string
+	DecodeErr error
+	Decision  Decision
+	Attempt   int
+	Age       time.Duration // UnknownAge when not known
+	// RungUnavailable: the rung for this wait is missing or returned the
+	// message, so the wait is the consumer's.
+	RungUnavailable bool
+}
+
+// settle decides a delivery's settlement from the handler's decision, the
+// policy and its ladder. random draws the jitter of consumer waits.
+func settle(in delivered, policy RetryPolicy, ladder RetryLadder, random func() float64) settlement {
+	setAside := func(o Outcome, target, reason string) settlement {
+		return settlement{Outcome: o, Target: target, Reason: reason}
+	}
+	dlq, parkedQueue := DeadLetterQueue(in.Source), ParkedQueue(in.Source)
+	if in.DecodeErr != nil {
+		return setAside(Parked, parkedQueue, "could not be decoded: "+in.DecodeErr.Error())
+	}
+	d := in.Decision
+	switch {
+	case d.verdict == accepted:
+		return settlement{Outcome: Accepted}
+	case d.verdict == parked:
+		return setAside(Parked, parkedQueue, d.err.Error())
+	case d.verdict == rejected, d.verdict == retried && IsFatal(d.err):
+		return setAside(DeadLettered, dlq, d.err.Error())
+	case d.verdict != retried:
+		return setAside(DeadLettered, dlq, "the handler returned no decision")
+	}
+	r := policy.Decide(in.Attempt, in.Age)
+	if r.GivesUp() {
+		return setAside(DeadLettered, dlq, r.Reason()+": "+d.err.Error())
+	}
+	next := r.Attempt + 1
+	if rung, ok := ladder.RungFor(r.Delay); ok && !in.RungUnavailable {
+		return settlement{Outcome: RetriedOnRung, Target: rung.Queue, Attempt: next}
+	}
+	return settlement{Outcome: RetriedInConsumer, Target: in.Source, Attempt: next, Wait: policy.Jittered(r.Delay, random)}
+}
+
+// republication is the publish that carries out s for message m: through the
+// default exchange to the target queue, mandatory and persistent, with the
+// body, properties and headers kept; a retry gets its next attempt, a
+// set-aside its reason.
+func republication(m transport.Message, s settlement) transport.Publishing {
+	m.Headers = maps.Clone(m.Headers)
+	if m.Headers == nil {
+		m.Headers = transport.Table{}
+	}
+	if s.Reason != "" {
+		m.Headers[HeaderError] = s.Reason
+	} else {
+		m.Headers[HeaderAttempt] = int64(s.Attempt)
+	}
+	m.Persistent = true
+	// A per-message expiration could drop it from Q.dlq unseen, and rungs
+	// never use one (CONTRACT.md section 2).
+	m.Expiration = ""
+	return transport.Publishing{RoutingKey: s.Target, Mandatory: true, Message: m}
+}

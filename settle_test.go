@@ -1,0 +1,114 @@
+package acemq
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// The settlement rules of CONTRACT.md section 7, without a broker.
+func TestSettle(t *testing.T) {
+	policy := Exponential(4, 10*sec, 5*minute).GiveUpAfter(hr) // waits 10s, 20s, 40s; rung 40s
+	ladder := mustLadder(t, "orders", policy)
+	boom := errors.New("boom")
+	half := func() float64 { return 0.5 } // no jitter
+	tests := []struct {
+		name string
+		in   delivered
+		want settlement
+	}{
+		{"undecodable is parked", delivered{DecodeErr: errors.New("invalid character 'x'"), Decision: Accept(), Attempt: 1},
+			settlement{Outcome: Parked, Target: "orders.parked", Reason: "could not be decoded: invalid character 'x'"}},
+		{"accept acks", delivered{Decision: Accept(), Attempt: 3}, settlement{Outcome: Accepted}},
+		{"reject dead-letters", delivered{Decision: Reject(boom), Attempt: 1},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom"}},
+		{"a fatal retry dead-letters at once", delivered{Decision: Retry(Fatal(boom)), Attempt: 1},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom"}},
+		{"a wrapped fatal error too", delivered{Decision: Retry(fmt.Errorf("charging: %w", Fatal(boom))), Attempt: 1},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "charging: boom"}},
+		{"park parks", delivered{Decision: Park(boom), Attempt: 2},
+			settlement{Outcome: Parked, Target: "orders.parked", Reason: "boom"}},
+		{"no decision dead-letters", delivered{Decision: Decision{}, Attempt: 1},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "the handler returned no decision"}},
+		{"first retry waits in the consumer", delivered{Decision: Retry(boom), Attempt: 1, Age: UnknownAge},
+			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 2, Wait: 10 * sec}},
+		{"second retry waits in the consumer", delivered{Decision: Retry(boom), Attempt: 2, Age: minute},
+			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 3, Wait: 20 * sec}},
+		{"third retry goes to the rung", delivered{Decision: Retry(boom), Attempt: 3, Age: minute},
+			settlement{Outcome: RetriedOnRung, Target: "orders.retry.40s", Attempt: 4}},
+		{"a missing rung falls back to the consumer", delivered{Decision: Retry(boom), Attempt: 3, Age: minute, RungUnavailable: true},
+			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 4, Wait: 40 * sec}},
+		{"the last attempt is exhausted", delivered{Decision: Retry(boom), Attempt: 4, Age: minute},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: boom"}},
+		{"too old", delivered{Decision: Retry(boom), Attempt: 1, Age: hr},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exceeded the maximum message age of 1h: boom"}},
+		{"retry without an error", delivered{Decision: Retry(nil), Attempt: 4},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: retry requested"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Source = "orders"
+			if got := settle(tt.in, policy, ladder, half); got != tt.want {
+				t.Errorf("settle = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSettleNoRetry(t *testing.T) {
+	ladder := mustLadder(t, "q", NoRetry())
+	got := settle(delivered{Source: "q", Decision: Retry(errors.New("x")), Attempt: 1}, NoRetry(), ladder, nil)
+	want := settlement{Outcome: DeadLettered, Target: "q.dlq", Reason: "exhausted 1 attempts: x"}
+	if got != want {
+		t.Errorf("settle = %+v, want %+v", got, want)
+	}
+}
+
+func TestSettleJittersConsumerWaitsOnly(t *testing.T) {
+	policy := Exponential(4, 10*sec, 5*minute) // jitter 0.2
+	ladder := mustLadder(t, "q", policy)
+	low := func() float64 { return 0 }
+	got := settle(delivered{Source: "q", Decision: Retry(nil), Attempt: 1}, policy, ladder, low)
+	if got.Wait != 8*sec {
+		t.Errorf("consumer wait = %v, want 8s (10s less 20%%)", got.Wait)
+	}
+	got = settle(delivered{Source: "q", Decision: Retry(nil), Attempt: 3}, policy, ladder, low)
+	if got.Wait != 0 || got.Target != "q.retry.40s" {
+		t.Errorf("broker wait = %+v, want the 40s rung and no consumer wait", got)
+	}
+}
+
+func TestRepublication(t *testing.T) {
+	original := transport.Message{
+		Headers:     transport.Table{HeaderID: "m1", HeaderAttempt: int64(2), HeaderFirstSeen: int64(1770091506789), "tenant": "acme", "x-death": []any{"kept"}},
+		ContentType: "application/json", MessageID: "m1", ReplyTo: "replies", CorrelationID: "c1",
+		Expiration: "60000", Body: []byte(`{"n":1}`),
+	}
+	retry := republication(original, settlement{Outcome: RetriedOnRung, Target: "q.retry.40s", Attempt: 3})
+	if retry.Exchange != "" || retry.RoutingKey != "q.retry.40s" || !retry.Mandatory {
+		t.Errorf("retry goes to %q/%q mandatory %v, want the default exchange, the rung, mandatory", retry.Exchange, retry.RoutingKey, retry.Mandatory)
+	}
+	m := retry.Message
+	if m.Headers[HeaderAttempt] != int64(3) || m.Headers["tenant"] != "acme" || m.Headers[HeaderFirstSeen] != int64(1770091506789) ||
+		m.Headers["x-death"] == nil || m.Headers[HeaderError] != nil {
+		t.Errorf("retry headers = %v", m.Headers)
+	}
+	if string(m.Body) != `{"n":1}` || m.ContentType != "application/json" || m.MessageID != "m1" || m.ReplyTo != "replies" ||
+		m.CorrelationID != "c1" || !m.Persistent || m.Expiration != "" {
+		t.Errorf("retry message = %+v", m)
+	}
+	if original.Headers[HeaderAttempt] != int64(2) {
+		t.Errorf("republication changed the original's headers: %v", original.Headers)
+	}
+
+	aside := republication(original, settlement{Outcome: DeadLettered, Target: "q.dlq", Reason: "exhausted 3 attempts: boom"}).Message
+	if aside.Headers[HeaderError] != "exhausted 3 attempts: boom" || aside.Headers[HeaderAttempt] != int64(2) {
+		t.Errorf("set-aside headers = %v, want the reason added and the attempt kept", aside.Headers)
+	}
+	bare := republication(transport.Message{Body: []byte("x")}, settlement{Target: "q", Attempt: 2}).Message
+	if bare.Headers[HeaderAttempt] != int64(2) {
+		t.Errorf("a message without headers gets %v", bare.Headers)
+	}
+}
