@@ -76,7 +76,7 @@ would declare it.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newLadderCmd(), newTopologyCmd(), newVersionCmd())
+	root.AddCommand(newLadderCmd(), newTopologyCmd(), newDemoCmd(), newVersionCmd())
 	return root
 }
 

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// The demo's names. It purges its own queues at the start, so that its
+// counts are its own.
+const (
+	demoExchange = "acemq.demo"
+	demoQueue    = "acemq.demo.orders"
+)
+
+// demoPolicy waits 500ms in the consumer, then 1s and 2s on rungs.
+var demoPolicy = acemq.Exponential(4, 500*time.Millisecond, 2*time.Second).WaitInBrokerFrom(time.Second)
+
+type demoOrder struct {
+	ID    int     `json:"id"`
+	Total float64 `json:"total"`
+}
+
+// demoSummary is the demo's final count (and its --json output).
+type demoSummary struct {
+	Published         int64 `json:"published"`
+	Accepted          int64 `json:"accepted"`
+	RetriedInConsumer int64 `json:"retriedInConsumer"`
+	RetriedOnRungs    int64 `json:"retriedOnRungs"`
+	DeadLettered      int64 `json:"deadLettered"`
+	Parked            int64 `json:"parked"`
+	Lost              int64 `json:"lost"`
+}
+
+type demoOptions struct {
+	url      string
+	messages int
+	timeout  time.Duration
+	json     bool
+}
+
+func newDemoCmd() *cobra.Command {
+	var o demoOptions
+	cmd := &cobra.Command{
+		Use:   "demo --url URL [--messages N] [--json]",
+		Short: "Publish orders to a flaky handler and account for every one",
+		Long: `demo publishes a stream of orders to a handler that accepts most, fails some
+for a while, fails some for good and cannot read some (they are not JSON).
+The retry policy ` + demoPolicy.String() + ` waits 500ms in the
+consumer, then 1s and 2s on rungs of the retry ladder. It prints a live
+summary, then the final count: every published order accepted, dead-lettered
+or parked, and lost, which must be 0.
+
+The demo declares exchange ` + demoExchange + ` and queue ` + demoQueue + ` with its dead-letter
+queues and rungs, and purges them first.`,
+		Args:                  cobra.NoArgs,
+		DisableFlagsInUseLine: true,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if o.url == "" {
+				return errors.New("--url is required: the AMQP URL of a RabbitMQ broker, such as amqp://guest:guest@localhost:5672/")
+			}
+			if o.messages < 1 {
+				return fmt.Errorf("--messages is %d but must be at least 1", o.messages)
+			}
+			return nil
+		}, func(cmd *cobra.Command, _ []string) error {
+			summary, err := runDemo(cmd.Context(), cmd.OutOrStdout(), o)
+			if err != nil {
+				return err
+			}
+			if o.json {
+				if err := writeJSON(cmd.OutOrStdout(), summary); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "final: %s\n", summary)
+			}
+			if summary.Lost != 0 {
+				return fmt.Errorf("%d orders are not accounted for", summary.Lost)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&o.url, "url", "", "the broker's AMQP `URL`")
+	cmd.Flags().IntVar(&o.messages, "messages", 100, "how many orders to publish")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
+	return cmd
+}
+
+func (s demoSummary) String() string {
+	return fmt.Sprintf("published %d, accepted %d, retried in consumer %d, retried on rungs %d, dead-lettered %d, parked %d, lost %d",
+		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRungs, s.DeadLettered, s.Parked, s.Lost)
+}
+
+// progress is the live line: what is not settled yet is in flight, not lost.
+func (s demoSummary) progress(waiting int64) string {
+	return fmt.Sprintf("published %d, accepted %d, retried in consumer %d, retried on rungs %d, dead-lettered %d, parked %d, in flight %d (%d waiting in the consumer)",
+		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRungs, s.DeadLettered, s.Parked, s.Lost, waiting)
+}
+
+// flakyHandler accepts 6 orders in 10, fails 2 for one or two attempts, 1
+// for good; the tenth is not JSON and never reaches it.
+func flakyHandler(_ context.Context, m acemq.Message[demoOrder]) acemq.Decision {
+	switch m.Body.ID % 10 {
+	case 6:
+		if m.Envelope.Attempt < 2 {
+			return acemq.Retry(errors.New("payment service busy"))
+		}
+	case 7:
+		if m.Envelope.Attempt < 3 {
+			return acemq.Retry(errors.New("warehouse timed out"))
+		}
+	case 8:
+		return acemq.Retry(errors.New("card declined, again"))
+	}
+	return acemq.Accept()
+}
+
+// rawJSON claims to be JSON whatever it carries: the demo's undecodable orders.
+type rawJSON struct{ acemq.Codec }
+
+func (rawJSON) ContentType() string { return "application/json" }
+
+func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, error) {
+	conn, err := acemq.Connect(ctx, o.url, acemq.WithConnectionName("acemq demo"))
+	if err != nil {
+		return demoSummary{}, err
+	}
+	defer conn.Close()
+	t := conn.Transport()
+	topology := acemq.Topology{
+		Exchanges: []acemq.ExchangeSpec{{Name: demoExchange, Type: transport.Topic}},
+		Queues: []acemq.QueueSpec{{Name: demoQueue, DeadLetter: true, Retry: &demoPolicy,
+			Bindings: []acemq.BindingSpec{{Exchange: demoExchange, RoutingKey: "order.*"}}}},
+	}
+	if err := topology.Apply(ctx, t); err != nil {
+		return demoSummary{}, err
+	}
+	ladder, _ := acemq.NewRetryLadder(demoQueue, demoPolicy)
+	for _, q := range append([]string{demoQueue, acemq.DeadLetterQueue(demoQueue), acemq.ParkedQueue(demoQueue)}, ladder.Queues()...) {
+		if _, err := t.PurgeQueue(ctx, q); err != nil {
+			return demoSummary{}, err
+		}
+	}
+
+	consumer, err := acemq.Consume(ctx, conn, demoQueue, flakyHandler,
+		acemq.WithPolicy(demoPolicy), acemq.WithConcurrency(4), acemq.WithPrefetch(50))
+	if err != nil {
+		return demoSummary{}, err
+	}
+	defer consumer.Close(context.Background())
+
+	published, err := publishDemoOrders(ctx, conn, o.messages)
+	var summary demoSummary
+	report := func() demoSummary {
+		s := consumer.Stats()
+		summary = demoSummary{Published: published, Accepted: s.Accepted, RetriedInConsumer: s.RetriedInConsumer,
+			RetriedOnRungs: s.RetriedOnRung, DeadLettered: s.DeadLettered, Parked: s.Parked}
+		summary.Lost = summary.Published - summary.Accepted - summary.DeadLettered - summary.Parked
+		return summary
+	}
+	if err != nil {
+		return report(), err
+	}
+	deadline := time.NewTimer(o.timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for report().Lost > 0 {
+		select {
+		case <-tick.C:
+			if !o.json {
+				fmt.Fprintf(out, "%s\n", summary.progress(consumer.Stats().Waiting))
+			}
+		case <-deadline.C:
+			return summary, fmt.Errorf("%d orders not settled within %s: %s", summary.Lost, o.timeout, summary)
+		case <-ctx.Done():
+			return summary, ctx.Err()
+		}
+	}
+	return summary, nil
+}
+
+// publishDemoOrders publishes n orders, every tenth one not JSON, and says
+// how many the broker confirmed.
+func publishDemoOrders(ctx context.Context, conn *acemq.Conn, n int) (int64, error) {
+	orders := acemq.NewPublisher[demoOrder](conn, demoExchange, acemq.WithOrigin("acemq-demo"))
+	garbled := acemq.NewPublisher[[]byte](conn, demoExchange, acemq.WithOrigin("acemq-demo"), acemq.WithCodec(rawJSON{acemq.Bytes}))
+	var batch []acemq.Outgoing[demoOrder]
+	var published int64
+	for id := range n {
+		if id%10 == 9 {
+			if err := garbled.Publish(ctx, "order.new", []byte(fmt.Sprintf("order %d, not JSON {", id))); err != nil {
+				return published, err
+			}
+			published++
+			continue
+		}
+		batch = append(batch, acemq.Outgoing[demoOrder]{RoutingKey: "order.new", Body: demoOrder{ID: id, Total: float64(id) * 1.5}})
+	}
+	err := orders.PublishBatch(ctx, batch)
+	published += int64(len(batch))
+	if be, ok := errors.AsType[*acemq.BatchError](err); ok {
+		published -= int64(len(be.Failed))
+	}
+	return published, err
+}
