@@ -4,7 +4,11 @@ SHELL := /bin/bash
 
 GO ?= go
 FUZZTIME ?= 30s
-ACEMQ_TEST_URL ?= amqp://guest:guest@localhost:5672/
+# The test run's private RabbitMQ node: its own name, ports and data directory.
+TEST_BROKER := RABBITMQ_NODENAME=acemq-test@localhost RABBITMQ_NODE_PORT=5673 \
+	ACEMQ_RABBITMQ_MGMT_PORT=15673 ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/test \
+	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5673/ \
+	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15673
 # staticcheck is pinned in its own module (tools/go.mod) so the library's go.mod
 # stays free of tool dependencies; `go tool` builds it from the module proxy.
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
@@ -16,10 +20,10 @@ GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prun
 demo:
 	$(GO) run ./cmd/acemq ladder orders.new --policy 'exponential(6, 10s, 5m)'
 
-# Everything: integration tests against a local RabbitMQ (installed and started
-# on demand, reused if already up), then lint.
-test: rabbitmq
-	ACEMQ_TEST_URL='$(ACEMQ_TEST_URL)' $(GO) test -race -count=1 ./...
+# Everything: every test against a private RabbitMQ node (installed when
+# missing, started for the run and stopped after it), then lint.
+test:
+	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -race -count=1 ./...
 	@$(MAKE) --no-print-directory lint
 
 # No broker: integration tests skip when ACEMQ_TEST_URL is unset.

@@ -5,6 +5,12 @@
 #                                 node (or reuse one already answering on the port),
 #                                 print the AMQP URL
 #   scripts/rabbitmq.sh stop      stop the node started by this script
+#   scripts/rabbitmq.sh run CMD   start a node, run CMD with it, and stop the node
+#                                 again if this run started it; exits as CMD does
+#
+# RABBITMQ_NODENAME, RABBITMQ_NODE_PORT, ACEMQ_RABBITMQ_MGMT_PORT and
+# ACEMQ_RABBITMQ_DIR choose the node, its ports and its data directory, so that
+# `make test` runs a private node beside any other.
 #
 # The node runs as the current user (root on dev/CI machines), not through the
 # Debian service: there is no systemd here, and the /usr/sbin wrappers would
@@ -136,8 +142,24 @@ stop() {
 	log "stopped $NODE"
 }
 
+# run starts a node (or reuses one), runs "$@", and stops the node only if
+# it was this run that started it.
+run() {
+	local started=false status=0
+	amqp_up || started=true
+	start >/dev/null
+	"$@" || status=$?
+	if $started; then stop; fi
+	return "$status"
+}
+
 case ${1:-start} in
 start) start ;;
 stop) stop ;;
-*) echo "usage: $0 [start|stop]" >&2; exit 2 ;;
+run)
+	shift
+	[[ $# -gt 0 ]] || { echo "usage: $0 run COMMAND [ARG...]" >&2; exit 2; }
+	run "$@"
+	;;
+*) echo "usage: $0 [start|stop|run COMMAND...]" >&2; exit 2 ;;
 esac
