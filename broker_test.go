@@ -50,6 +50,9 @@ func connect(t *testing.T, opts ...acemq.Option) *acemq.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	if strings.Contains(conn.String(), ":guest@") {
+		t.Fatalf("%s shows the password", conn)
+	}
 	return conn
 }
 
