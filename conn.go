@@ -34,6 +34,7 @@ type Conn struct {
 	transport transport.Transport
 	url       string // redacted: it may be logged and printed
 	logger    *slog.Logger
+	clock     transport.Clock
 }
 
 // Credentials supply a username and password on every connect and reconnect,
@@ -81,6 +82,7 @@ type connectOptions struct {
 	credentials Credentials
 	logger      *slog.Logger
 	name        string
+	clock       transport.Clock
 }
 
 // WithTLS sets the whole TLS configuration of an amqps:// connection.
@@ -108,6 +110,11 @@ func WithCredentials(c Credentials) Option { return func(o *connectOptions) { o.
 // message set aside to l. Nothing is logged per successful message.
 func WithLogger(l *slog.Logger) Option { return func(o *connectOptions) { o.logger = l } }
 
+// WithClock sets the time source of the connection's publishers (first-seen)
+// and consumers (waits, ages). Tests on memory:// pass the broker's manual
+// clock, so that consumer waits and rung expiries move together.
+func WithClock(c transport.Clock) Option { return func(o *connectOptions) { o.clock = c } }
+
 // WithConnectionName names the connection in the broker's management UI.
 func WithConnectionName(name string) Option { return func(o *connectOptions) { o.name = name } }
 
@@ -121,6 +128,9 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.clock == nil {
+		o.clock = transport.SystemClock
 	}
 	redacted := rabbitmq.RedactURL(rawURL)
 	u, err := url.Parse(rawURL)
@@ -145,7 +155,7 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("acemq: %w", err)
 	}
-	return &Conn{transport: t, url: redacted, logger: o.logger}, nil
+	return &Conn{transport: t, url: redacted, logger: o.logger, clock: o.clock}, nil
 }
 
 // tlsConfig builds the TLS configuration from the options; nil when none

@@ -118,6 +118,7 @@ type Consumer struct {
 	sub       transport.Subscription
 	drain     time.Duration
 	backoff   time.Duration // before requeueing after a failed republish
+	clock     transport.Clock
 
 	handlerCtx    context.Context // cancelled when the drain timeout ends
 	stopHandlers  context.CancelFunc
@@ -136,9 +137,9 @@ type Consumer struct {
 
 // wait is a delivery held in the consumer until its timer fires.
 type wait struct {
-	d     transport.Delivery
-	s     settlement
-	timer *time.Timer
+	d    transport.Delivery
+	s    settlement
+	stop func() bool // the timer's; true when it had not fired
 }
 
 // Consume starts consuming queue with h. Before the first delivery, and
@@ -163,12 +164,12 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	}
 	cons := &Consumer{
 		queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
-		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff,
+		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
 		waits: map[*wait]struct{}{},
 	}
 	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.Background())
 	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
-		return handleDelivery(ctx, queue, o.codec, h, d)
+		return handleDelivery(ctx, queue, o.codec, h, d, c.clock.Now())
 	}
 	cons.sub, err = c.transport.Consume(ctx, queue, transport.ConsumeOptions{
 		Tag: o.tag, Prefetch: o.prefetch, Setup: ladder.Declare,
@@ -185,9 +186,9 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 
 // handleDelivery decodes d, runs the handler (a panic becomes a rejection
 // with the panic as its reason) and says what the settlement depends on.
-func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Handler[T], d transport.Delivery) (in delivered, panicErr error) {
+func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Handler[T], d transport.Delivery, now time.Time) (in delivered, panicErr error) {
 	env := ReadEnvelope(d.Message)
-	in = delivered{Source: queue, Attempt: env.Attempt, Age: env.Age(time.Now())}
+	in = delivered{Source: queue, Attempt: env.Attempt, Age: env.Age(now)}
 	var body T
 	if in.DecodeErr = decodeBody(codec, d.Message, &body); in.DecodeErr != nil {
 		return in, nil
@@ -306,7 +307,7 @@ func (c *Consumer) hold(d transport.Delivery, s settlement) {
 	if !c.stopping.Load() {
 		c.waits[w] = struct{}{}
 		c.settles.Add(1) // done when the timer's callback ends or Close cuts it short
-		w.timer = time.AfterFunc(s.Wait, func() { c.endWait(w) })
+		w.stop = c.clock.AfterFunc(s.Wait, func() { c.endWait(w) })
 		c.mu.Unlock()
 		return
 	}
@@ -386,7 +387,7 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	for w := range c.waits {
 		// A timer that already fired is left to its callback, which
 		// republishes: that wait is over.
-		if w.timer.Stop() {
+		if w.stop() {
 			delete(c.waits, w)
 			cut = append(cut, w)
 		}

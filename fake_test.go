@@ -31,7 +31,7 @@ func newFake() *fakeTransport {
 }
 
 func (f *fakeTransport) conn() *Conn {
-	return &Conn{transport: f, url: "fake://", logger: slog.New(slog.DiscardHandler)}
+	return &Conn{transport: f, url: "fake://", logger: slog.New(slog.DiscardHandler), clock: transport.SystemClock}
 }
 
 func (f *fakeTransport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {

@@ -77,7 +77,7 @@ func NewPublisher[T any](c *Conn, exchange string, opts ...PublisherOption) *Pub
 		opt(&o)
 	}
 	return &Publisher[T]{transport: c.transport, exchange: exchange, codec: o.codec, timeout: o.timeout,
-		window: max(o.window, 1), origin: o.origin, now: time.Now}
+		window: max(o.window, 1), origin: o.origin, now: c.clock.Now}
 }
 
 // defaultCodec is Bytes for []byte, Text for string and JSON otherwise.
