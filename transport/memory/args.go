@@ -1,0 +1,335 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// What RabbitMQ 3.10 checks when a queue is declared, in the order it checks
+// it, with its words. Every rule and message here was observed on a 3.10.8
+// node; see docs/memory.md.
+
+// maxTTL is the largest x-message-ttl, x-expires and per-message expiration
+// RabbitMQ takes: ten years in milliseconds.
+const maxTTL = 315_360_000_000
+
+// comparedArgs are the arguments RabbitMQ compares when an existing queue is
+// declared again, per queue type, in the order it compares them (the first
+// that differs is the one it names). Any other argument may differ.
+var comparedArgs = map[transport.QueueType][]string{
+	transport.Classic: {
+		"x-expires", "x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key",
+		"x-max-length", "x-max-length-bytes", "x-max-priority", "x-overflow", "x-queue-mode",
+		"x-queue-version", "x-single-active-consumer", "x-queue-type", "x-queue-master-locator",
+	},
+	transport.Quorum: {
+		"x-dead-letter-exchange", "x-dead-letter-routing-key", "x-dead-letter-strategy", "x-expires",
+		"x-max-length", "x-max-length-bytes", "x-max-in-memory-length", "x-max-in-memory-bytes",
+		"x-overflow", "x-single-active-consumer", "x-queue-type", "x-quorum-initial-group-size",
+		"x-delivery-limit", "x-message-ttl", "x-queue-leader-locator",
+	},
+}
+
+// inapplicableArgs are the arguments RabbitMQ knows but refuses for a queue
+// type: "invalid arg 'x-delivery-limit' for queue 'q' in vhost '/' of queue
+// type rabbit_classic_queue".
+var inapplicableArgs = map[transport.QueueType][]string{
+	transport.Classic: {
+		"x-dead-letter-strategy", "x-delivery-limit", "x-initial-cluster-size", "x-max-age",
+		"x-max-in-memory-bytes", "x-max-in-memory-length", "x-queue-leader-locator",
+		"x-quorum-initial-group-size", "x-stream-max-segment-size-bytes",
+	},
+	transport.Quorum: {
+		"x-initial-cluster-size", "x-max-age", "x-max-priority", "x-queue-master-locator",
+		"x-queue-mode", "x-queue-version", "x-stream-max-segment-size-bytes",
+	},
+}
+
+var typeModule = map[transport.QueueType]string{
+	transport.Classic: "rabbit_classic_queue",
+	transport.Quorum:  "rabbit_quorum_queue",
+}
+
+// argCheck validates one argument's value; detail is what RabbitMQ prints
+// after "invalid arg 'K' for queue 'Q' in vhost '/': ".
+type argCheck func(v any, args transport.Table) (detail string, ok bool)
+
+// argChecks in RabbitMQ's order.
+var argChecks = []struct {
+	key   string
+	check argCheck
+}{
+	{"x-expires", intRange(1, maxTTL)},
+	{"x-message-ttl", intRange(0, maxTTL)},
+	{"x-dead-letter-routing-key", checkDLRK},
+	{"x-max-length", intRange(0, -1)},
+	{"x-max-length-bytes", intRange(0, -1)},
+	{"x-max-in-memory-length", intRange(0, -1)},
+	{"x-max-in-memory-bytes", intRange(0, -1)},
+	{"x-max-priority", checkMaxPriority},
+	{"x-overflow", oneOf("invalid_overflow", "drop-head", "reject-publish", "reject-publish-dlx")},
+	{"x-queue-mode", checkQueueMode},
+	{"x-queue-version", checkQueueVersion},
+	{"x-single-active-consumer", checkBool},
+	{"x-dead-letter-strategy", oneOf("invalid_dlx_strategy", "at-most-once", "at-least-once")},
+	{"x-quorum-initial-group-size", intRange(1, -1)},
+	{"x-queue-leader-locator", oneOf("invalid_queue_locator_arg", "client-local", "balanced")},
+}
+
+func expectedInteger(v any) string { return fmt.Sprintf(`"expected integer, got %s"`, amqpType(v)) }
+
+func unacceptable(v any) string { return fmt.Sprintf("{unacceptable_type,%s}", amqpType(v)) }
+
+// intRange: an integer, at least lo (1: not zero, 0: not negative), at most
+// hi (-1: no limit).
+func intRange(lo, hi int64) argCheck {
+	return func(v any, _ transport.Table) (string, bool) {
+		n, ok := asInt(v)
+		switch {
+		case !ok:
+			return expectedInteger(v), false
+		case n < 0:
+			return fmt.Sprintf("{value_negative,%d}", n), false
+		case n == 0 && lo > 0:
+			return "{value_zero,0}", false
+		case hi >= 0 && n > hi:
+			return fmt.Sprintf("{value_too_large,%d}", n), false
+		}
+		return "", true
+	}
+}
+
+func checkMaxPriority(v any, _ transport.Table) (string, bool) {
+	n, ok := asInt(v)
+	switch {
+	case !ok:
+		return expectedInteger(v), false
+	case n < 0:
+		return fmt.Sprintf("{value_negative,%d}", n), false
+	case n > 255:
+		return fmt.Sprintf("{max_value_exceeded,%d}", n), false
+	}
+	return "", true
+}
+
+func checkDLRK(v any, args transport.Table) (string, bool) {
+	if _, ok := v.(string); !ok {
+		return unacceptable(v), false
+	}
+	if _, ok := args["x-dead-letter-exchange"]; !ok {
+		return "routing_key_but_no_dlx_defined", false
+	}
+	return "", true
+}
+
+func oneOf(invalid string, values ...string) argCheck {
+	return func(v any, _ transport.Table) (string, bool) {
+		s, ok := v.(string)
+		if !ok {
+			return unacceptable(v), false
+		}
+		if !slices.Contains(values, s) {
+			return invalid, false
+		}
+		return "", true
+	}
+}
+
+func checkQueueMode(v any, _ transport.Table) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return unacceptable(v), false
+	}
+	if s != "default" && s != "lazy" {
+		return fmt.Sprintf(`"unsupported queue mode '%s'"`, s), false
+	}
+	return "", true
+}
+
+func checkQueueVersion(v any, _ transport.Table) (string, bool) {
+	n, ok := asInt(v)
+	if !ok {
+		return expectedInteger(v), false
+	}
+	if n != 1 && n != 2 {
+		return fmt.Sprintf(`"unsupported queue version '%d'"`, n), false
+	}
+	return "", true
+}
+
+func checkBool(v any, _ transport.Table) (string, bool) {
+	if _, ok := v.(bool); !ok {
+		return unacceptable(v), false
+	}
+	return "", true
+}
+
+// errStream is memory://'s one refusal of something RabbitMQ accepts.
+var errStream = fmt.Errorf("stream queues are not supported on memory:// (declare a classic or quorum queue, or test against RabbitMQ): %w", errors.ErrUnsupported)
+
+// queueSpec is what a new queue is made of once its declaration passed.
+type queueSpec struct {
+	typ              transport.QueueType
+	durable          bool
+	ttl, expires     int64 // -1: none
+	dlx, dlrk        string
+	hasDLX, hasDLRK  bool
+	maxLen, maxBytes int64 // -1: none
+	overflow         string
+	singleActive     bool
+	deliveryLimit    int64 // -1: none
+}
+
+// validateNew checks the declaration of a queue that does not exist yet, as
+// RabbitMQ does, and says what it is. args are the wire arguments.
+func validateNew(name string, durable, exclusive, autoDelete bool, args transport.Table) (queueSpec, error) {
+	invalid := func(key, detail string) error {
+		return preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/': %s", key, name, detail)
+	}
+	spec := queueSpec{typ: transport.Classic, durable: durable && !exclusive, ttl: -1, expires: -1,
+		maxLen: -1, maxBytes: -1, overflow: "drop-head", deliveryLimit: -1}
+	if v, ok := args["x-dead-letter-exchange"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return spec, preconditionFailed("invalid type '%s' for arg 'x-dead-letter-exchange' in queue '%s' in vhost '/'", amqpType(v), name)
+		}
+		spec.dlx, spec.hasDLX = s, true
+	}
+	if v, ok := args[transport.QueueTypeArgument]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return spec, invalid(transport.QueueTypeArgument, unacceptable(v))
+		}
+		switch transport.QueueType(s) {
+		case transport.Classic, transport.Quorum:
+			spec.typ = transport.QueueType(s)
+		case transport.Stream:
+			return spec, errStream
+		default:
+			return spec, invalid(transport.QueueTypeArgument, fmt.Sprintf(`"unsupported queue type '%s'"`, s))
+		}
+	}
+	for _, c := range argChecks {
+		if slices.Contains(inapplicableArgs[spec.typ], c.key) {
+			continue // refused below, whatever its value
+		}
+		if v, ok := args[c.key]; ok {
+			if detail, ok := c.check(v, args); !ok {
+				return spec, invalid(c.key, detail)
+			}
+		}
+	}
+	if v, ok := args["x-queue-master-locator"]; ok {
+		// RabbitMQ 3.10 fails an unknown locator with INTERNAL_ERROR, which
+		// closes the connection.
+		if s, ok := v.(string); !ok || !slices.Contains([]string{"client-local", "min-masters", "random", "balanced"}, s) {
+			return spec, internalError()
+		}
+	}
+	for _, k := range inapplicableArgs[spec.typ] {
+		if _, ok := args[k]; ok {
+			return spec, preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/' of queue type %s", k, name, typeModule[spec.typ])
+		}
+	}
+	if spec.typ == transport.Quorum {
+		switch {
+		case autoDelete:
+			return spec, preconditionFailed("invalid property 'auto-delete' for queue '%s' in vhost '/'", name)
+		case exclusive:
+			return spec, preconditionFailed("invalid property 'exclusive-owner' for queue '%s' in vhost '/'", name)
+		case !spec.durable:
+			return spec, preconditionFailed("invalid property 'non-durable' for queue '%s' in vhost '/'", name)
+		}
+	}
+	if v, ok := args["x-message-ttl"]; ok {
+		spec.ttl, _ = asInt(v)
+	}
+	if v, ok := args["x-expires"]; ok {
+		spec.expires, _ = asInt(v)
+	}
+	if v, ok := args["x-dead-letter-routing-key"]; ok {
+		spec.dlrk, spec.hasDLRK = v.(string), true
+	}
+	if v, ok := args["x-max-length"]; ok {
+		spec.maxLen, _ = asInt(v)
+	}
+	if v, ok := args["x-max-length-bytes"]; ok {
+		spec.maxBytes, _ = asInt(v)
+	}
+	if v, ok := args["x-overflow"]; ok {
+		spec.overflow = overflowMode(spec.typ, v.(string))
+	}
+	if v, ok := args["x-single-active-consumer"]; ok {
+		spec.singleActive = v.(bool)
+	}
+	if v, ok := args["x-delivery-limit"]; ok && spec.typ == transport.Quorum {
+		// Not validated by RabbitMQ 3.10: an integer is a limit, anything
+		// else none.
+		if n, ok := asInt(v); ok && n >= 0 {
+			spec.deliveryLimit = n
+		}
+	}
+	return spec, nil
+}
+
+// checkEquivalent is RabbitMQ's check of a declaration of a queue that
+// exists: the exclusive flag and owner (405 RESOURCE_LOCKED), then durable,
+// auto_delete and the compared arguments (406 PRECONDITION_FAILED).
+func (q *queue) checkEquivalent(c *conn, durable, exclusive, autoDelete bool, args transport.Table) error {
+	if q.exclusive != exclusive || q.exclusive && q.owner != c {
+		return resourceLocked(q.name)
+	}
+	durable = durable && !exclusive
+	inequivalent := func(arg, received, current string) error {
+		return preconditionFailed("inequivalent arg '%s' for queue '%s' in vhost '/': received %s but current is %s", arg, q.name, received, current)
+	}
+	if q.durable != durable {
+		return inequivalent("durable", fmt.Sprintf("'%t'", durable), fmt.Sprintf("'%t'", q.durable))
+	}
+	if q.autoDelete != autoDelete {
+		return inequivalent("auto_delete", fmt.Sprintf("'%t'", autoDelete), fmt.Sprintf("'%t'", q.autoDelete))
+	}
+	for _, k := range comparedArgs[q.typ] {
+		cur, hasCur := q.args[k]
+		rec, hasRec := args[k]
+		if k == transport.QueueTypeArgument && (isClassic(cur) && !hasRec || isClassic(rec) && !hasCur) {
+			continue // x-queue-type classic is the same as none
+		}
+		switch {
+		case !hasCur && !hasRec:
+		case hasCur && hasRec:
+			if !sameArg(cur, rec) {
+				return inequivalent(k, bareValue(rec), bareValue(cur))
+			}
+		case hasCur:
+			return inequivalent(k, "none", typedValue(cur))
+		default:
+			return inequivalent(k, typedValue(rec), "none")
+		}
+	}
+	return nil
+}
+
+// bareValue is a value as RabbitMQ prints it when both sides have one:
+// quoted, or none for void.
+func bareValue(v any) string {
+	if v == nil {
+		return "none"
+	}
+	return "'" + formatValue(v) + "'"
+}
+
+func isClassic(v any) bool {
+	s, ok := v.(string)
+	return ok && transport.QueueType(s) == transport.Classic
+}
+
+func typedValue(v any) string {
+	if v == nil {
+		return "the value 'undefined' of type 'void'"
+	}
+	return fmt.Sprintf("the value '%s' of type '%s'", formatValue(v), amqpType(v))
+}

@@ -1,0 +1,411 @@
+// Package memory is an in-process broker with RabbitMQ 3.10's semantics,
+// behind memory://NAME URLs: exchanges and their routing, classic and quorum
+// queues with their arguments, TTLs that expire from the head of the queue,
+// dead-lettering with x-death, publisher confirms, prefetch, requeues in
+// place, exclusive and auto-delete queues, and RabbitMQ's refusals, word for
+// word. It is never kinder than RabbitMQ: a test that passes on memory://
+// and fails on RabbitMQ is a bug here. Stream queues are refused.
+//
+// Time is a Clock: SystemClock by default, a ManualClock in tests, where
+// Advance(5*time.Minute) expires a five-minute rung at once.
+//
+// One mutex guards a broker. Nothing blocks while holding it: a delivery is
+// handed to a consumer by the subscription's own goroutine.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// maxMessageSize is RabbitMQ 3.10's default max_message_size: 128 MiB.
+const maxMessageSize = 134_217_728
+
+// defaultConsumerTimeout is RabbitMQ 3.10's default consumer_timeout: a
+// delivery left unacknowledged for 30 minutes closes its channel.
+const defaultConsumerTimeout = 30 * time.Minute
+
+// Option configures a Broker.
+type Option func(*brokerOptions)
+
+type brokerOptions struct {
+	clock           Clock
+	consumerTimeout time.Duration
+}
+
+// WithClock runs the broker on c (default SystemClock).
+func WithClock(c Clock) Option { return func(o *brokerOptions) { o.clock = c } }
+
+// WithConsumerTimeout sets RabbitMQ's consumer_timeout: a channel holding a
+// delivery unsettled for d is closed, its deliveries requeued (default 30
+// minutes, as RabbitMQ 3.10; 0 turns it off, as consumer_timeout = false).
+func WithConsumerTimeout(d time.Duration) Option {
+	return func(o *brokerOptions) { o.consumerTimeout = d }
+}
+
+// Broker is one in-process broker: one vhost, '/'.
+type Broker struct {
+	clock           Clock
+	consumerTimeout time.Duration
+
+	mu         sync.Mutex
+	closed     bool
+	exchanges  map[string]*exchange
+	queues     map[string]*queue
+	transports map[*Transport]struct{}
+	pos        uint64 // the position of the last message enqueued anywhere
+}
+
+// NewBroker returns a broker with RabbitMQ's predeclared exchanges.
+func NewBroker(opts ...Option) *Broker {
+	o := brokerOptions{clock: SystemClock, consumerTimeout: defaultConsumerTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.clock == nil {
+		o.clock = SystemClock
+	}
+	b := &Broker{
+		clock:           o.clock,
+		consumerTimeout: o.consumerTimeout,
+		exchanges:       map[string]*exchange{},
+		queues:          map[string]*queue{},
+		transports:      map[*Transport]struct{}{},
+	}
+	for _, x := range []*exchange{
+		{name: "amq.direct", typ: transport.Direct, durable: true},
+		{name: "amq.fanout", typ: transport.Fanout, durable: true},
+		{name: "amq.topic", typ: transport.Topic, durable: true},
+		{name: "amq.headers", typ: transport.Headers, durable: true},
+		{name: "amq.match", typ: transport.Headers, durable: true},
+		{name: "amq.rabbitmq.trace", typ: transport.Topic, durable: true, internal: true},
+	} {
+		b.exchanges[x.name] = x
+	}
+	return b
+}
+
+// Connect opens a connection to the broker. After Close it returns a
+// connection that is already closed.
+func (b *Broker) Connect() *Transport {
+	return b.connect("")
+}
+
+func (b *Broker) connect(name string) *Transport {
+	t := &Transport{b: b, name: name, done: make(chan struct{})}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		t.closed = true
+		t.cancel()
+		close(t.done)
+		return t
+	}
+	t.conn = &conn{t: t}
+	b.transports[t] = struct{}{}
+	return t
+}
+
+// Close closes every connection (as Transport.Close does) and stops the
+// broker's timers. The broker keeps nothing running afterwards.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	b.closed = true
+	ts := make([]*Transport, 0, len(b.transports))
+	for t := range b.transports {
+		ts = append(ts, t)
+	}
+	b.mu.Unlock()
+	for _, t := range ts {
+		_ = t.Close()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, q := range b.queues {
+		q.stopTimers()
+	}
+}
+
+// Peek returns copies of the ready messages of queue, head first, without
+// taking them: what a test reads to see what a queue holds. Messages
+// delivered and not yet settled are not ready and not included. A missing
+// queue is an error matching transport.ErrNotFound.
+func (b *Broker) Peek(queue string) ([]transport.Message, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, ok := b.queues[queue]
+	if !ok {
+		return nil, mapErr("peek at queue "+queue, noQueue(queue))
+	}
+	out := make([]transport.Message, len(q.ready))
+	for i, m := range q.ready {
+		out[i] = m.c.copyMessage()
+	}
+	return out, nil
+}
+
+// nextPos is a new position, after every message enqueued so far.
+func (b *Broker) nextPos() uint64 {
+	b.pos++
+	return b.pos
+}
+
+var registry struct {
+	sync.Mutex
+	brokers map[string]*Broker
+}
+
+// Register makes b the broker of memory://name. It is an error if the name
+// is empty or taken.
+func Register(name string, b *Broker) error {
+	if name == "" {
+		return errors.New("memory: register: the broker name is empty")
+	}
+	if b == nil {
+		return fmt.Errorf("memory: register %s: the broker is nil", name)
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.brokers == nil {
+		registry.brokers = map[string]*Broker{}
+	}
+	if _, taken := registry.brokers[name]; taken {
+		return fmt.Errorf("memory: register %s: the name is taken (Unregister it first)", name)
+	}
+	registry.brokers[name] = b
+	return nil
+}
+
+// Unregister forgets the broker of memory://name, without closing it; the
+// next Dial of that name starts a new broker.
+func Unregister(name string) {
+	registry.Lock()
+	defer registry.Unlock()
+	delete(registry.brokers, name)
+}
+
+// Dial connects to memory://NAME: the broker registered under NAME, or a new
+// broker on SystemClock, registered under NAME, when there is none. Each
+// distinct NAME is a separate broker.
+func Dial(ctx context.Context, url string) (*Transport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memory: dial %s: %w", url, context.Cause(ctx))
+	}
+	name, ok := strings.CutPrefix(url, "memory://")
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("memory: dial %q: not a memory:// URL (want memory://NAME)", url)
+	case name == "":
+		return nil, fmt.Errorf("memory: dial %q: the broker name is empty (want memory://NAME)", url)
+	case strings.ContainsAny(name, "/?#@"):
+		return nil, fmt.Errorf("memory: dial %q: a broker name has no '/', '?', '#' or '@' (want memory://NAME)", url)
+	}
+	registry.Lock()
+	if registry.brokers == nil {
+		registry.brokers = map[string]*Broker{}
+	}
+	b, ok := registry.brokers[name]
+	if !ok {
+		b = NewBroker()
+		registry.brokers[name] = b
+	}
+	registry.Unlock()
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("memory: dial %s: the broker is closed: %w", url, transport.ErrClosed)
+	}
+	return b.connect(name), nil
+}
+
+// conn is one AMQP connection of a Transport. Close ends it for good; a
+// connection error (RabbitMQ's 503 or 541) ends it and the Transport opens
+// another at once, as transport/rabbitmq reconnects.
+type conn struct {
+	t        *Transport
+	closed   bool
+	channels []*channel // open, in the order opened
+}
+
+// channel holds the deliveries of one subscription (a consumer channel) or
+// of one basic.get: as in transport/rabbitmq, every subscription and every
+// Get has a channel of its own, and a delivery is settled on it only.
+type channel struct {
+	conn    *conn
+	sub     *subscription // nil for a basic.get
+	closed  bool
+	unacked []*unacked // in delivery order
+
+	lastTag uint64
+	holds   *queue // the single-active-consumer role it keeps (queue.sacHeld)
+
+	timerStop func() bool // the consumer timeout of unacked[0]
+	timerAt   time.Time
+	timerGen  uint64
+}
+
+func (c *conn) newChannel(s *subscription) *channel {
+	ch := &channel{conn: c, sub: s}
+	c.channels = append(c.channels, ch)
+	return ch
+}
+
+// unacked is one delivery not yet settled.
+type unacked struct {
+	ch       *channel
+	tag      uint64 // the delivery tag, on its channel
+	q        *queue
+	m        *qmsg
+	consumer *consumer // nil for a basic.get
+	at       time.Time
+	done     bool
+}
+
+// release undoes what an unsettled delivery holds: its consumer's room
+// under the prefetch, or the consumer a quorum queue counts for a get.
+func (b *Broker) release(u *unacked) {
+	switch {
+	case u.consumer != nil:
+		u.consumer.unacked--
+	case u.q.typ == transport.Quorum:
+		u.q.getConsumers--
+		b.used(u.q)
+	}
+}
+
+// add records the delivery of m on ch.
+func (ch *channel) add(q *queue, m *qmsg, c *consumer, at time.Time) *unacked {
+	ch.lastTag++
+	u := &unacked{ch: ch, tag: ch.lastTag, q: q, m: m, consumer: c, at: at}
+	ch.unacked = append(ch.unacked, u)
+	return u
+}
+
+func (ch *channel) remove(u *unacked) {
+	if i := slices.Index(ch.unacked, u); i >= 0 {
+		ch.unacked = slices.Delete(ch.unacked, i, i+1)
+	}
+}
+
+// retire forgets a channel that has nothing left to do (a basic.get's, once
+// its delivery is settled).
+func (b *Broker) retire(ch *channel) {
+	ch.stopTimer()
+	c := ch.conn
+	if i := slices.Index(c.channels, ch); i >= 0 {
+		c.channels = slices.Delete(c.channels, i, i+1)
+	}
+	if q := ch.holds; q != nil {
+		ch.holds = nil
+		if q.sacHeld == ch {
+			q.sacHeld = nil
+			b.dispatch(q)
+		}
+	}
+}
+
+func (ch *channel) stopTimer() {
+	if ch.timerStop != nil {
+		ch.timerStop()
+		ch.timerStop = nil
+	}
+	ch.timerGen++
+}
+
+// closeChannel is the broker closing a channel (the consumer timeout, the
+// connection going): its consumer is gone and every delivery not settled is
+// requeued; settling one now fails with transport.ErrStaleDelivery.
+func (b *Broker) closeChannel(ch *channel) {
+	if ch.closed {
+		return
+	}
+	ch.closed = true
+	b.retire(ch)
+	if s := ch.sub; s != nil {
+		if c := s.cur; c != nil && c.ch == ch && !c.cancelled {
+			b.removeConsumer(c)
+		}
+	}
+	unacked := ch.unacked
+	ch.unacked = nil
+	for _, u := range unacked {
+		b.release(u)
+		if !u.q.deleted {
+			b.requeue(u.q, u.m)
+		}
+	}
+	if ch.sub != nil {
+		ch.sub.signal()
+	}
+}
+
+// closeConn ends a connection: its channels close (requeueing what they
+// held) and its exclusive queues are deleted.
+func (b *Broker) closeConn(c *conn) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	for _, ch := range slices.Clone(c.channels) {
+		b.closeChannel(ch)
+	}
+	for _, name := range sortedNames(b.queues) {
+		if q := b.queues[name]; q.owner == c {
+			b.deleteQueue(q)
+		}
+	}
+}
+
+// armTimeout keeps the consumer-timeout timer of ch on its oldest delivery.
+func (b *Broker) armTimeout(ch *channel) {
+	if b.consumerTimeout <= 0 {
+		return
+	}
+	need := !ch.closed && !b.closed && len(ch.unacked) > 0
+	var at time.Time
+	if need {
+		at = ch.unacked[0].at.Add(b.consumerTimeout)
+		if ch.timerStop != nil && ch.timerAt.Equal(at) {
+			return
+		}
+	}
+	ch.stopTimer()
+	if !need {
+		return
+	}
+	gen := ch.timerGen
+	ch.timerAt = at
+	ch.timerStop = b.clock.AfterFunc(at.Sub(b.clock.Now()), func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.closed || ch.closed || ch.timerGen != gen {
+			return
+		}
+		ch.timerStop = nil
+		if len(ch.unacked) > 0 && !b.clock.Now().Before(ch.unacked[0].at.Add(b.consumerTimeout)) {
+			// RabbitMQ: PRECONDITION_FAILED - delivery acknowledgement on
+			// channel 1 timed out.
+			b.closeChannel(ch)
+			return
+		}
+		b.armTimeout(ch)
+	})
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}

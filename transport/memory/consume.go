@@ -1,0 +1,335 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+var consumerSeq atomic.Uint64
+
+// Consume subscribes to queue, as transport/rabbitmq does: opts.Setup runs
+// first (with a Declarer on this connection), then basic.consume with
+// opts.Prefetch as the consumer's limit of unsettled deliveries (0:
+// unlimited). A missing queue, another connection's exclusive queue or a
+// failing Setup is Consume's error. When the broker cancels the consumer
+// (its queue was deleted) or closes its channel (the consumer timeout), the
+// subscription runs Setup and subscribes again, with backoff on the broker's
+// clock while that fails; Deliveries stays open throughout.
+func (t *Transport) Consume(ctx context.Context, queue string, opts transport.ConsumeOptions) (transport.Subscription, error) {
+	if opts.Tag == "" {
+		opts.Tag = "acemq-" + strconv.FormatUint(consumerSeq.Add(1), 10)
+	}
+	for _, s := range []string{queue, opts.Tag} {
+		if err := shortstr(s); err != nil {
+			return nil, fmt.Errorf("memory: consume from %s: %w", queue, err)
+		}
+	}
+	s := &subscription{
+		t:     t,
+		queue: queue,
+		opts:  opts,
+		// basic.qos carries a 16-bit count, and amqp091 converts.
+		prefetch: int(uint16(opts.Prefetch)),
+		out:      make(chan transport.Delivery),
+		wake:     make(chan struct{}, 1),
+	}
+	s.ctx, s.stop = context.WithCancel(t.ctx)
+	if err := s.subscribe(ctx); err != nil {
+		s.stop()
+		return nil, err
+	}
+	b := t.b
+	b.mu.Lock()
+	if t.closed {
+		b.mu.Unlock()
+		s.stop()
+		return nil, transport.ErrClosed
+	}
+	t.wg.Add(1)
+	b.mu.Unlock()
+	go s.run()
+	return s, nil
+}
+
+// subscription is one Consume: a consumer on the broker (again after the
+// broker cancelled the last one) and the goroutine that hands its
+// deliveries over.
+type subscription struct {
+	t        *Transport
+	queue    string
+	opts     transport.ConsumeOptions
+	prefetch int
+	out      chan transport.Delivery
+	wake     chan struct{} // a signal: something changed
+
+	ctx  context.Context // ended by Cancel or the Transport's Close
+	stop context.CancelFunc
+
+	// guarded by the broker's mutex
+	cur       *consumer
+	pending   []transport.Delivery // delivered by the broker, not yet handed over
+	cancelled bool
+}
+
+func (s *subscription) Deliveries() <-chan transport.Delivery { return s.out }
+
+// Cancel stops new deliveries (basic.cancel). What the broker delivered
+// before is still handed over on Deliveries, which closes after the last of
+// it; every delivery handed over can still be settled. Cancelling twice just
+// ends the subscription; after the Transport's Close it is
+// transport.ErrClosed.
+func (s *subscription) Cancel(context.Context) error {
+	b := s.t.b
+	b.mu.Lock()
+	closed := s.t.closed
+	if !closed && !s.cancelled {
+		s.cancelled = true
+		if c := s.cur; c != nil {
+			b.removeConsumer(c)
+			b.maybeRetire(c.ch)
+		}
+	}
+	s.signal()
+	b.mu.Unlock()
+	s.stop()
+	if closed {
+		return transport.ErrClosed
+	}
+	return nil
+}
+
+func (s *subscription) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// subscribe runs Setup, then starts a consumer on a channel of its own.
+func (s *subscription) subscribe(ctx context.Context) error {
+	t, b := s.t, s.t.b
+	b.mu.Lock()
+	closed := t.closed
+	b.mu.Unlock()
+	if closed {
+		return transport.ErrClosed
+	}
+	if s.opts.Setup != nil {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		if err := s.opts.Setup(ctx, declarer{t}); err != nil {
+			return fmt.Errorf("memory: setup before consuming from %s: %w", s.queue, err)
+		}
+	}
+	if err := t.begin(ctx); err != nil {
+		return err
+	}
+	defer b.mu.Unlock()
+	if s.cancelled {
+		return errCancelled
+	}
+	q, err := b.queueFor(t.conn, s.queue)
+	if err != nil {
+		return mapErr("consume from "+s.queue, err)
+	}
+	if old := s.cur; old != nil {
+		b.maybeRetire(old.ch)
+	}
+	c := &consumer{q: q, ch: t.conn.newChannel(s), sub: s, prefetch: s.prefetch}
+	q.consumers = append(q.consumers, c)
+	s.cur = c
+	b.used(q)
+	b.dispatch(q)
+	return nil
+}
+
+var errCancelled = errors.New("the subscription was cancelled")
+
+type action int
+
+const (
+	actWait action = iota
+	actDeliver
+	actResubscribe
+	actExit
+)
+
+// run hands deliveries over until Cancel or Close, subscribing again when
+// the broker ended the consumer.
+func (s *subscription) run() {
+	defer s.t.wg.Done()
+	defer close(s.out)
+	for {
+		d, act := s.next()
+		switch act {
+		case actDeliver:
+			select {
+			case s.out <- d:
+			case <-s.t.done:
+				return
+			}
+		case actWait:
+			select {
+			case <-s.wake:
+			case <-s.t.done:
+				return
+			}
+		case actResubscribe:
+			if !s.resubscribe() {
+				return
+			}
+		case actExit:
+			return
+		}
+	}
+}
+
+func (s *subscription) next() (transport.Delivery, action) {
+	b := s.t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.t.closed {
+		return transport.Delivery{}, actExit
+	}
+	for len(s.pending) > 0 {
+		d := s.pending[0]
+		s.pending[0] = transport.Delivery{}
+		s.pending = s.pending[1:]
+		if d.Settler.(*settler).u.ch.closed {
+			continue // requeued by the broker when its channel closed
+		}
+		return d, actDeliver
+	}
+	switch c := s.cur; {
+	case s.cancelled:
+		return transport.Delivery{}, actExit
+	case c == nil || c.cancelled:
+		return transport.Delivery{}, actResubscribe
+	}
+	return transport.Delivery{}, actWait
+}
+
+// resubscribe subscribes again (Setup first), waiting 100ms, then twice as
+// long each time up to 5s, on the broker's clock while that fails; false
+// when the subscription ends first.
+func (s *subscription) resubscribe() bool {
+	delay := 100 * time.Millisecond
+	for {
+		err := s.subscribe(s.ctx)
+		if err == nil {
+			return true
+		}
+		if s.ctx.Err() != nil || errors.Is(err, transport.ErrClosed) || errors.Is(err, errCancelled) {
+			return false
+		}
+		fired := make(chan struct{})
+		stop := s.t.b.clock.AfterFunc(delay, func() { close(fired) })
+		select {
+		case <-fired:
+		case <-s.ctx.Done():
+			stop()
+			return false
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// maybeRetire forgets a channel with nothing left on it: no delivery to
+// settle, and no consumer (a basic.get's, or a consumer's once cancelled).
+func (b *Broker) maybeRetire(ch *channel) {
+	if ch.closed || len(ch.unacked) > 0 {
+		return
+	}
+	if s := ch.sub; s != nil && s.cur != nil && s.cur.ch == ch && !s.cur.cancelled {
+		return
+	}
+	b.retire(ch)
+}
+
+// declarer is what Setup declares with: this connection.
+type declarer struct{ t *Transport }
+
+func (d declarer) DeclareExchange(ctx context.Context, e transport.Exchange) error {
+	return d.t.DeclareExchange(ctx, e)
+}
+
+func (d declarer) DeclareQueue(ctx context.Context, q transport.Queue) error {
+	return d.t.DeclareQueue(ctx, q)
+}
+
+func (d declarer) Bind(ctx context.Context, bd transport.Binding) error { return d.t.Bind(ctx, bd) }
+
+// settler settles one delivery on the channel it came from, and only there.
+type settler struct{ u *unacked }
+
+const (
+	settleAck = iota
+	settleRequeue
+	settleDrop
+)
+
+func (s *settler) Ack() error { return s.settle("ack", settleAck) }
+
+func (s *settler) Nack(requeue bool) error {
+	if requeue {
+		return s.settle("nack", settleRequeue)
+	}
+	return s.settle("nack", settleDrop)
+}
+
+func (s *settler) Reject(requeue bool) error {
+	if requeue {
+		return s.settle("reject", settleRequeue)
+	}
+	return s.settle("reject", settleDrop)
+}
+
+// settle acks, requeues or rejects (dead-letters, reason rejected) the
+// delivery. After the channel closed it fails with
+// transport.ErrStaleDelivery (and transport.ErrClosed after the
+// Transport's Close): the broker has requeued the message. A second
+// settlement fails and changes nothing.
+func (s *settler) settle(what string, how int) error {
+	u := s.u
+	ch := u.ch
+	t := ch.conn.t
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fail := func(err error) error {
+		return fmt.Errorf("memory: %s delivery %d from %s: %w", what, u.tag, u.q.name, err)
+	}
+	switch {
+	case t.closed:
+		return fail(fmt.Errorf("%w: %w", transport.ErrClosed, transport.ErrStaleDelivery))
+	case ch.closed:
+		return fail(transport.ErrStaleDelivery)
+	case u.done:
+		return fail(errAlreadySettled)
+	}
+	u.done = true
+	ch.remove(u)
+	b.release(u)
+	c := u.consumer
+	if q := u.q; !q.deleted {
+		switch how {
+		case settleRequeue:
+			b.requeue(q, u.m)
+		case settleDrop:
+			b.deadLetter(q, u.m, "rejected")
+		}
+	}
+	b.armTimeout(ch)
+	b.maybeRetire(ch)
+	if c != nil && !c.cancelled {
+		b.dispatch(c.q)
+	}
+	return nil
+}

@@ -1,0 +1,563 @@
+package memory
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// queue is a declared queue. Its ready messages are in position order;
+// delivered and unsettled ones are held by the channels they went to.
+type queue struct {
+	name       string
+	typ        transport.QueueType
+	durable    bool
+	exclusive  bool
+	autoDelete bool
+	owner      *conn           // the exclusive queue's connection
+	args       transport.Table // as declared, in wire form
+	spec       queueSpec
+	deleted    bool
+
+	ready      []*qmsg
+	readyBytes int64
+	consumers  []*consumer // in turn order; the first is next
+
+	expiryStop func() bool // the timer of the head's expiry
+	expiryAt   time.Time
+	expiryGen  uint64
+
+	unusedStop func() bool // x-expires
+	unusedGen  uint64
+
+	// sacHeld: with x-single-active-consumer on a classic queue, RabbitMQ
+	// 3.10 hands the active role on only once the channel of the cancelled
+	// active consumer closes (in transport/rabbitmq: once its deliveries are
+	// settled). Until then no consumer gets anything.
+	sacHeld *channel
+
+	// getConsumers: RabbitMQ 3.10 counts each unsettled basic.get from a
+	// quorum queue as a consumer (its channel's) until it is settled.
+	getConsumers int
+
+	rejecting bool // a quorum queue over its limit, with x-overflow reject-publish
+}
+
+// consumerCount is what a passive declare reports.
+func (q *queue) consumerCount() int { return len(q.consumers) + q.getConsumers }
+
+// content is a message as the broker holds it: in wire form, never changed
+// once made (a dead letter is a new content).
+type content struct {
+	exchange    string   // the exchange it was published (or dead-lettered) to
+	routingKeys []string // its routing key, then those of its CC and BCC headers
+	msg         transport.Message
+	expiration  int64 // the per-message TTL in ms, -1 for none
+}
+
+// copyMessage is what a consumer gets: a copy it may change.
+func (c *content) copyMessage() transport.Message {
+	m := c.msg
+	m.Headers = copyTable(c.msg.Headers)
+	m.Body = append([]byte{}, c.msg.Body...)
+	return m
+}
+
+// qmsg is a message in one queue.
+type qmsg struct {
+	c           *content
+	pos         uint64 // where it stands in the queue; kept across a classic requeue
+	expires     bool
+	expiry      time.Time
+	redelivered bool
+	returns     int64 // a quorum queue's delivery count
+}
+
+// consumer is one basic.consume on a queue.
+type consumer struct {
+	q         *queue
+	ch        *channel
+	sub       *subscription
+	prefetch  int
+	unacked   int
+	cancelled bool // no longer on the queue (cancelled by the client or the broker)
+}
+
+func (c *consumer) hasRoom() bool { return c.prefetch == 0 || c.unacked < c.prefetch }
+
+func (q *queue) stopTimers() {
+	if q.expiryStop != nil {
+		q.expiryStop()
+		q.expiryStop = nil
+	}
+	q.expiryGen++
+	if q.unusedStop != nil {
+		q.unusedStop()
+		q.unusedStop = nil
+	}
+	q.unusedGen++
+}
+
+// insert puts m in its place: by position, so that a classic queue's
+// requeued message goes back where it was.
+func (q *queue) insert(m *qmsg) {
+	i := sort.Search(len(q.ready), func(i int) bool { return q.ready[i].pos > m.pos })
+	q.ready = slices.Insert(q.ready, i, m)
+	q.readyBytes += int64(len(m.c.msg.Body))
+}
+
+func (q *queue) popHead() *qmsg {
+	m := q.ready[0]
+	q.ready[0] = nil
+	q.ready = q.ready[1:]
+	q.readyBytes -= int64(len(m.c.msg.Body))
+	q.checkLimit()
+	return m
+}
+
+// nextConsumer picks the consumer the head goes to: round robin among those
+// with room under their prefetch (the one picked goes to the back), or only
+// the first with x-single-active-consumer.
+func (q *queue) nextConsumer() *consumer {
+	if q.spec.singleActive {
+		if q.sacHeld != nil {
+			return nil
+		}
+		if len(q.consumers) > 0 && q.consumers[0].hasRoom() {
+			return q.consumers[0]
+		}
+		return nil
+	}
+	for i, c := range q.consumers {
+		if c.hasRoom() {
+			q.consumers = append(slices.Delete(q.consumers, i, i+1), c)
+			return c
+		}
+	}
+	return nil
+}
+
+// overflowMode is x-overflow as the queue applies it: RabbitMQ 3.10's
+// quorum queue takes reject-publish-dlx for drop-head.
+func overflowMode(typ transport.QueueType, overflow string) string {
+	if typ == transport.Quorum && overflow == "reject-publish-dlx" {
+		return "drop-head"
+	}
+	return overflow
+}
+
+// overflows reports whether one more message of size bytes goes past
+// x-max-length or x-max-length-bytes (for x-overflow reject-publish*).
+func (q *queue) overflows(size int64) bool {
+	return q.spec.maxLen >= 0 && int64(len(q.ready))+1 > q.spec.maxLen ||
+		q.spec.maxBytes >= 0 && q.readyBytes+size > q.spec.maxBytes
+}
+
+// ttlFor is the time-to-live of c in q: the shorter of the queue's
+// x-message-ttl and the message's expiration, -1 for none.
+func (q *queue) ttlFor(c *content) int64 {
+	switch {
+	case q.spec.ttl < 0:
+		return c.expiration
+	case c.expiration < 0:
+		return q.spec.ttl
+	}
+	return min(q.spec.ttl, c.expiration)
+}
+
+// enqueue delivers c to q, as RabbitMQ's classic queue process does: refuse
+// it when x-overflow says so (true: the publisher gets a nack), else take
+// it, hand it to a consumer if one has room, drop from the head what is
+// over x-max-length, and expire from the head what is due.
+func (b *Broker) enqueue(q *queue, c *content) (refused bool) {
+	if q.deleted {
+		return false
+	}
+	size := int64(len(c.msg.Body))
+	switch {
+	case q.typ == transport.Quorum && q.spec.overflow == "reject-publish":
+		// RabbitMQ 3.10's quorum queue takes the message that goes over the
+		// limit, then refuses until it is back to 80% of it.
+		if q.rejecting {
+			return true
+		}
+	case q.spec.overflow != "drop-head" && q.overflows(size):
+		if q.spec.overflow == "reject-publish-dlx" {
+			b.deadLetter(q, &qmsg{c: c}, "maxlen")
+		}
+		return true
+	}
+	m := &qmsg{c: c, pos: b.nextPos()}
+	if ttl := q.ttlFor(c); ttl >= 0 {
+		m.expires, m.expiry = true, b.clock.Now().Add(time.Duration(ttl)*time.Millisecond)
+	}
+	q.insert(m)
+	b.dispatch(q)
+	b.dropHead(q)
+	b.dropExpired(q)
+	q.checkLimit()
+	return false
+}
+
+// checkLimit keeps a quorum queue's reject-publish state: on once over
+// x-max-length or x-max-length-bytes, off once at 80% of both or below.
+func (q *queue) checkLimit() {
+	if q.typ != transport.Quorum || q.spec.overflow != "reject-publish" {
+		return
+	}
+	n := int64(len(q.ready))
+	switch {
+	case q.spec.maxLen >= 0 && n > q.spec.maxLen || q.spec.maxBytes >= 0 && q.readyBytes > q.spec.maxBytes:
+		q.rejecting = true
+	case (q.spec.maxLen < 0 || n <= q.spec.maxLen*8/10) && (q.spec.maxBytes < 0 || q.readyBytes <= q.spec.maxBytes*8/10):
+		q.rejecting = false
+	}
+}
+
+// dispatch hands ready messages to consumers with room, head first; after
+// each, what has expired at the new head goes (RabbitMQ's fetch).
+func (b *Broker) dispatch(q *queue) {
+	for !q.deleted && len(q.ready) > 0 {
+		c := q.nextConsumer()
+		if c == nil {
+			return
+		}
+		b.deliver(c, q.popHead())
+		b.dropExpired(q)
+	}
+}
+
+// deliver hands m to consumer c: unacked on c's channel, and queued for the
+// subscription's goroutine to pass on.
+func (b *Broker) deliver(c *consumer, m *qmsg) {
+	u := c.ch.add(c.q, m, c, b.clock.Now())
+	c.unacked++
+	c.sub.pending = append(c.sub.pending, b.delivery(u, false))
+	c.sub.signal()
+	b.armTimeout(c.ch)
+}
+
+// delivery is what the client receives for u: a copy of the message. A
+// quorum queue writes x-delivery-count (RabbitMQ 3.10: always on basic.get,
+// on basic.deliver only once the message has been returned).
+func (b *Broker) delivery(u *unacked, viaGet bool) transport.Delivery {
+	m := u.m
+	msg := m.c.copyMessage()
+	if u.q.typ == transport.Quorum && (viaGet || m.returns > 0) {
+		if msg.Headers == nil {
+			msg.Headers = transport.Table{}
+		}
+		msg.Headers["x-delivery-count"] = m.returns
+	}
+	return transport.Delivery{
+		Message:     msg,
+		Exchange:    m.c.exchange,
+		RoutingKey:  m.c.routingKeys[0],
+		Redelivered: m.redelivered,
+		Settler:     &settler{u: u},
+	}
+}
+
+// dropHead drops (dead-letters, reason maxlen) from the head while the
+// queue is over x-max-length or x-max-length-bytes, with x-overflow
+// drop-head.
+func (b *Broker) dropHead(q *queue) {
+	if q.spec.overflow != "drop-head" {
+		return
+	}
+	for !q.deleted && len(q.ready) > 0 &&
+		(q.spec.maxLen >= 0 && int64(len(q.ready)) > q.spec.maxLen || q.spec.maxBytes >= 0 && q.readyBytes > q.spec.maxBytes) {
+		b.deadLetter(q, q.popHead(), "maxlen")
+	}
+}
+
+// dropExpired expires messages from the head of the queue only, as RabbitMQ
+// does: a message behind one that has not expired waits for it. Then the
+// timer is set for the new head.
+func (b *Broker) dropExpired(q *queue) {
+	now := b.clock.Now()
+	for !q.deleted && len(q.ready) > 0 && q.ready[0].expires && !now.Before(q.ready[0].expiry) {
+		b.deadLetter(q, q.popHead(), "expired")
+	}
+	b.armExpiry(q)
+}
+
+// armExpiry keeps the expiry timer on the head's expiry.
+func (b *Broker) armExpiry(q *queue) {
+	need := !q.deleted && !b.closed && len(q.ready) > 0 && q.ready[0].expires
+	var at time.Time
+	if need {
+		at = q.ready[0].expiry
+		if q.expiryStop != nil && q.expiryAt.Equal(at) {
+			return
+		}
+	}
+	if q.expiryStop != nil {
+		q.expiryStop()
+		q.expiryStop = nil
+	}
+	q.expiryGen++
+	if !need {
+		return
+	}
+	gen := q.expiryGen
+	q.expiryAt = at
+	q.expiryStop = b.clock.AfterFunc(at.Sub(b.clock.Now()), func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.closed || q.deleted || q.expiryGen != gen {
+			return
+		}
+		q.expiryStop = nil
+		b.dropExpired(q)
+	})
+}
+
+// requeue puts a returned message back: a classic queue where it was, a
+// quorum queue (RabbitMQ 3.10) at the back, counting the return, and
+// dead-lettering it (reason delivery_limit) past x-delivery-limit.
+func (b *Broker) requeue(q *queue, m *qmsg) {
+	m.redelivered = true
+	if q.typ == transport.Quorum {
+		m.returns++
+		if q.spec.deliveryLimit >= 0 && m.returns > q.spec.deliveryLimit {
+			b.deadLetter(q, m, "delivery_limit")
+			return
+		}
+		m.pos = b.nextPos()
+	}
+	q.insert(m)
+	b.dropHead(q)
+	b.dropExpired(q)
+	b.dispatch(q)
+}
+
+// deadLetter republishes m through q's x-dead-letter-exchange, as RabbitMQ
+// 3.10 does (at most once): x-death updated, the expiration moved into it,
+// routed under x-dead-letter-routing-key or the message's own keys. Without
+// a dead-letter exchange, or with one that is missing or routes nowhere, the
+// message is dropped without a word.
+func (b *Broker) deadLetter(q *queue, m *qmsg, reason string) {
+	if !q.spec.hasDLX {
+		return
+	}
+	var x *exchange
+	if q.spec.dlx != "" {
+		var ok bool
+		if x, ok = b.exchanges[q.spec.dlx]; !ok {
+			return
+		}
+	}
+	old := m.c
+	h := copyTable(old.msg.Headers)
+	if h == nil {
+		h = transport.Table{}
+	}
+	keys := []any{old.routingKeys[0]}
+	if cc, ok := h["CC"].([]any); ok {
+		for _, k := range cc {
+			if s, ok := k.(string); ok {
+				keys = append(keys, s)
+			}
+		}
+	}
+	info := transport.Table{
+		"reason":       reason,
+		"queue":        q.name,
+		"time":         time.Unix(b.clock.Now().Unix(), 0),
+		"exchange":     old.exchange,
+		"routing-keys": keys,
+	}
+	if old.msg.Expiration != "" {
+		info["original-expiration"] = old.msg.Expiration
+	}
+	updateXDeath(h, info)
+	if _, ok := h["x-first-death-reason"]; !ok {
+		h["x-first-death-reason"] = reason
+		h["x-first-death-queue"] = q.name
+		h["x-first-death-exchange"] = old.exchange
+	}
+	routingKeys := old.routingKeys
+	if q.spec.hasDLRK {
+		routingKeys = []string{q.spec.dlrk}
+		delete(h, "CC")
+	}
+	msg := old.msg
+	msg.Headers = h
+	msg.Expiration = ""
+	c := &content{exchange: q.spec.dlx, routingKeys: routingKeys, msg: msg, expiration: -1}
+	deaths, _ := h["x-death"].([]any)
+	for _, target := range b.route(x, routingKeys) {
+		if reason != "rejected" && isCycle(target.name, deaths) {
+			continue // RabbitMQ drops a message that would go round without a rejection
+		}
+		b.enqueue(target, c)
+	}
+}
+
+// updateXDeath records a death in the x-death header as RabbitMQ 3.10 does:
+// the entry for the same queue and reason has its count incremented (and
+// nothing else changed) and moves to the front; else a new entry, count 1,
+// goes in front.
+func updateXDeath(h, info transport.Table) {
+	deaths, ok := h["x-death"].([]any)
+	if !ok {
+		info["count"] = int64(1)
+		h["x-death"] = []any{info}
+		return
+	}
+	var (
+		entry  transport.Table
+		others []any
+	)
+	for _, d := range groupDeaths(deaths) {
+		if t, ok := d.(transport.Table); ok && entry == nil && sameDeath(t, info) {
+			entry = t
+			continue
+		}
+		others = append(others, d)
+	}
+	if entry == nil {
+		entry = info
+		entry["count"] = int64(1)
+	} else {
+		n, _ := asInt(entry["count"])
+		entry["count"] = n + 1
+	}
+	h["x-death"] = append([]any{entry}, others...)
+}
+
+// groupDeaths merges entries for the same queue and reason into the first
+// of them, adding up their counts (RabbitMQ's group_by_queue_and_reason).
+func groupDeaths(deaths []any) []any {
+	out := make([]any, 0, len(deaths))
+	for _, d := range deaths {
+		t, ok := d.(transport.Table)
+		if !ok {
+			out = append(out, d)
+			continue
+		}
+		merged := false
+		for _, o := range out {
+			if ot, ok := o.(transport.Table); ok && sameDeath(ot, t) {
+				a, _ := asInt(ot["count"])
+				c, _ := asInt(t["count"])
+				ot["count"] = max(a, 1) + max(c, 1)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// sameDeath reports whether two x-death entries are for the same queue and
+// reason.
+func sameDeath(a, b transport.Table) bool {
+	return field(a, "queue") == field(b, "queue") && field(a, "reason") == field(b, "reason")
+}
+
+// field is a string field of a table ("" when it is not a string).
+func field(t transport.Table, k string) string {
+	s, _ := t[k].(string)
+	return s
+}
+
+// isCycle is RabbitMQ's cycle detection: a dead letter that would go back
+// to a queue it already died in, with no rejection since, is dropped.
+func isCycle(queue string, deaths []any) bool {
+	for i, d := range deaths {
+		t, ok := d.(transport.Table)
+		if !ok || field(t, "queue") != queue {
+			continue
+		}
+		for _, e := range deaths[:i+1] {
+			et, ok := e.(transport.Table)
+			if !ok || field(et, "reason") == "rejected" {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// deleteQueue removes q: its bindings go, its consumers are cancelled by
+// the broker (their subscriptions subscribe again, as transport/rabbitmq's
+// do), its ready messages are dropped. Deliveries of it not yet settled can
+// still be settled, to no effect.
+func (b *Broker) deleteQueue(q *queue) {
+	if q.deleted {
+		return
+	}
+	q.deleted = true
+	delete(b.queues, q.name)
+	q.stopTimers()
+	for _, x := range b.exchanges {
+		x.unbindQueue(q)
+	}
+	for _, c := range q.consumers {
+		c.cancelled = true
+		c.sub.signal()
+	}
+	q.consumers = nil
+	q.ready, q.readyBytes = nil, 0
+}
+
+// removeConsumer takes c off its queue; an auto-delete queue goes with its
+// last consumer.
+func (b *Broker) removeConsumer(c *consumer) {
+	if c.cancelled {
+		return
+	}
+	c.cancelled = true
+	q := c.q
+	if i := slices.Index(q.consumers, c); i >= 0 {
+		if i == 0 && q.spec.singleActive && q.typ == transport.Classic && !c.ch.closed && q.sacHeld == nil {
+			q.sacHeld, c.ch.holds = c.ch, q
+		}
+		q.consumers = slices.Delete(q.consumers, i, i+1)
+	}
+	if q.deleted {
+		return
+	}
+	if len(q.consumers) == 0 {
+		if q.autoDelete {
+			b.deleteQueue(q)
+			return
+		}
+		b.used(q)
+	}
+	b.dispatch(q) // with x-single-active-consumer, the next one is active now
+}
+
+// used restarts the x-expires clock of q: a declaration, a basic.get, a
+// consumer leaving (publishing does not count). A queue with consumers is in
+// use and does not expire.
+func (b *Broker) used(q *queue) {
+	if q.spec.expires < 0 || q.deleted {
+		return
+	}
+	if q.unusedStop != nil {
+		q.unusedStop()
+		q.unusedStop = nil
+	}
+	q.unusedGen++
+	if q.consumerCount() > 0 || b.closed {
+		return
+	}
+	gen := q.unusedGen
+	q.unusedStop = b.clock.AfterFunc(time.Duration(q.spec.expires)*time.Millisecond, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.closed || q.deleted || q.unusedGen != gen || q.consumerCount() > 0 {
+			return
+		}
+		b.deleteQueue(q)
+	})
+}

@@ -1,0 +1,418 @@
+package transporttest
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+func queueBehaviours() []behaviour {
+	return []behaviour{
+		{"queue declared twice with the same arguments", redeclareSame},
+		{"integer arguments compare by value not width", redeclareIntegerWidths},
+		{"arguments the broker does not know are not compared", redeclareUnknownArguments},
+		{"queue redeclared with other properties or arguments fails", redeclareDifferent},
+		{"queue redeclared with another exclusive flag is locked", redeclareExclusive},
+		{"quorum queue must be durable and neither exclusive nor auto-delete", quorumProperties},
+		{"operations on a missing queue", missingQueue},
+		{"exclusive queue refuses other connections", exclusiveRefusesOthers},
+		{"exclusive queue is deleted when its connection closes", exclusiveGoesWithConnection},
+		{"auto-delete queue is deleted after its last consumer is cancelled", autoDelete},
+		{"purge removes the ready messages and says how many", purge},
+		{"delete says how many ready messages the queue held", deleteCount},
+		{"message counts are ready messages not unacked ones", readyVersusUnacked},
+		{"a quorum queue counts each unsettled get as a consumer", quorumGetConsumers},
+		{"a stream queue is declared like any other, or refused as unsupported", streamQueue},
+		{"an unknown queue type is refused", unknownQueueType},
+		{"invalid queue arguments are refused", invalidQueueArguments},
+	}
+}
+
+func redeclareSame(e *env) {
+	for _, q := range []transport.Queue{
+		{Name: e.name("classic"), Type: transport.Classic, Durable: true, Arguments: transport.Table{
+			"x-message-ttl": int64(1000), "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "src"}},
+		{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
+			"x-dead-letter-exchange": "acemq.dlx", "x-dead-letter-routing-key": "src.dlq"}},
+		{Name: e.name("transient"), Type: transport.Classic},
+		{Name: e.name("autodelete"), Type: transport.Classic, AutoDelete: true},
+	} {
+		e.declareQueue(q)
+		e.ok("declaring "+q.String()+" again", e.tr.DeclareQueue(e.ctx, q))
+		e.wantState(q.Name, 0, 0)
+	}
+	// Classic is no x-queue-type at all: an empty Type is the same queue.
+	q := e.classic("q", nil)
+	e.ok("redeclaring a classic queue with an empty Type", e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Durable: true}))
+}
+
+// RabbitMQ compares integer arguments by value: x-message-ttl sent as an
+// AMQP int (Java's Integer) and as a long (acemq's int64) is one queue.
+func redeclareIntegerWidths(e *env) {
+	q := e.classic("q", transport.Table{"x-message-ttl": int32(1000)})
+	for _, v := range []any{int64(1000), int16(1000), int32(1000)} {
+		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-message-ttl": v}})
+		if err != nil {
+			e.t.Errorf("redeclaring x-message-ttl 1000 (int32) as %T: %v", v, err)
+		}
+	}
+	// A string is not an integer.
+	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-message-ttl": "1000"}})
+	e.wantErr(`redeclaring x-message-ttl 1000 as "1000"`, err, transport.ErrPreconditionFailed, q, "x-message-ttl")
+}
+
+// RabbitMQ compares only the arguments it knows (x-message-ttl,
+// x-dead-letter-*, x-queue-type, x-max-length...): others may differ.
+func redeclareUnknownArguments(e *env) {
+	q := e.classic("q", transport.Table{"x-acemq-owner": "a", "note": "first"})
+	for _, args := range []transport.Table{
+		{"x-acemq-owner": "b", "note": "second"},
+		{"x-acemq-owner": int64(3)},
+		nil,
+	} {
+		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: args})
+		if err != nil {
+			e.t.Errorf("redeclaring with unknown arguments %s: %v", transport.FormatTable(args), err)
+		}
+	}
+}
+
+// RabbitMQ answers 406 PRECONDITION_FAILED "inequivalent arg 'ARG' for queue
+// 'Q' in vhost '/': received ... but current is ...": the queue's name and
+// the argument are in the message.
+func redeclareDifferent(e *env) {
+	ttl := func(v any) transport.Table { return transport.Table{"x-message-ttl": v} }
+	tests := []struct {
+		name          string
+		first, second transport.Queue
+		arg           string
+	}{
+		{"classic as quorum", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Quorum, Durable: true}, "x-queue-type"},
+		{"quorum as classic", transport.Queue{Type: transport.Quorum, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true}, "x-queue-type"},
+		{"durable as transient", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Classic}, "durable"},
+		{"transient as durable", transport.Queue{Type: transport.Classic}, transport.Queue{Type: transport.Classic, Durable: true}, "durable"},
+		{"auto-delete", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true, AutoDelete: true}, "auto_delete"},
+		{"not auto-delete", transport.Queue{Type: transport.Classic, AutoDelete: true}, transport.Queue{Type: transport.Classic}, "auto_delete"},
+		{"another ttl", transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(2000))}, "x-message-ttl"},
+		{"a ttl added", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, "x-message-ttl"},
+		{"the ttl left out", transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, transport.Queue{Type: transport.Classic, Durable: true}, "x-message-ttl"},
+		{"another dead-letter exchange",
+			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.dlx"}},
+			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "other.dlx"}},
+			"x-dead-letter-exchange"},
+		{"a dead-letter exchange added",
+			transport.Queue{Type: transport.Quorum, Durable: true},
+			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.dlx"}},
+			"x-dead-letter-exchange"},
+		{"another dead-letter routing key",
+			transport.Queue{Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "a"}},
+			transport.Queue{Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "b"}},
+			"x-dead-letter-routing-key"},
+	}
+	for _, tt := range tests {
+		first := tt.first
+		first.Name = e.name("q")
+		e.declareQueue(first)
+		second := tt.second
+		second.Name = first.Name
+		err := e.tr.DeclareQueue(e.ctx, second)
+		e.wantErr("redeclaring "+tt.name+" ("+first.String()+" as "+second.String()+")", err, transport.ErrPreconditionFailed, first.Name, tt.arg)
+		// The queue is unchanged: its own declaration still agrees.
+		e.ok("declaring "+first.String()+" again after the refusal", e.tr.DeclareQueue(e.ctx, first))
+	}
+}
+
+// wantLocked asserts RabbitMQ's answer to touching another connection's
+// exclusive queue, or redeclaring a queue with another exclusive flag: 405
+// RESOURCE_LOCKED "cannot obtain exclusive access to locked queue 'Q' in
+// vhost '/'. It could be originally declared on another connection or the
+// exclusive property value does not match that of the original
+// declaration." No transport sentinel matches it (not ErrNotFound, not
+// ErrPreconditionFailed); the message names the queue and says "exclusive
+// access".
+func (e *env) wantLocked(what string, err error, queue string) {
+	e.t.Helper()
+	e.wantErr(what, err, nil, queue, "exclusive access")
+	if errors.Is(err, transport.ErrNotFound) || errors.Is(err, transport.ErrPreconditionFailed) {
+		e.t.Errorf("%s: %v matches ErrNotFound or ErrPreconditionFailed; RabbitMQ answers RESOURCE_LOCKED (405)", what, err)
+	}
+}
+
+func redeclareExclusive(e *env) {
+	q := e.classic("q", nil)
+	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Exclusive: true})
+	e.wantLocked("redeclaring a queue as exclusive", err, q)
+
+	x := e.declareQueue(transport.Queue{Name: e.name("excl"), Type: transport.Classic, Exclusive: true})
+	err = e.tr.DeclareQueue(e.ctx, transport.Queue{Name: x, Type: transport.Classic})
+	e.wantLocked("redeclaring an exclusive queue as not exclusive on its own connection", err, x)
+	e.ok("declaring the exclusive queue again", e.tr.DeclareQueue(e.ctx, transport.Queue{Name: x, Type: transport.Classic, Exclusive: true}))
+}
+
+// RabbitMQ: 406 "invalid property 'non-durable' | 'exclusive-owner' |
+// 'auto-delete' for queue 'Q' in vhost '/'".
+func quorumProperties(e *env) {
+	tests := []struct {
+		q    transport.Queue
+		word string
+	}{
+		{transport.Queue{Type: transport.Quorum}, "non-durable"},
+		{transport.Queue{Type: transport.Quorum, Durable: true, Exclusive: true}, "exclusive"},
+		{transport.Queue{Type: transport.Quorum, Durable: true, AutoDelete: true}, "auto-delete"},
+	}
+	for _, tt := range tests {
+		q := tt.q
+		q.Name = e.name("quorum")
+		e.deleteQueueLater(e.tr, q.Name)
+		err := e.tr.DeclareQueue(e.ctx, q)
+		e.wantErr("declaring "+q.String(), err, transport.ErrPreconditionFailed, q.Name, tt.word)
+		_, err = e.tr.InspectQueue(e.ctx, q.Name)
+		e.wantErr("inspecting the refused queue", err, transport.ErrNotFound)
+	}
+}
+
+func missingQueue(e *env) {
+	q := e.name("missing")
+	_, err := e.tr.InspectQueue(e.ctx, q)
+	e.wantErr("InspectQueue", err, transport.ErrNotFound, q)
+	_, err = e.tr.PurgeQueue(e.ctx, q)
+	e.wantErr("PurgeQueue", err, transport.ErrNotFound, q)
+	_, _, err = e.tr.Get(e.ctx, q)
+	e.wantErr("Get", err, transport.ErrNotFound, q)
+	s, err := e.tr.Consume(e.ctx, q, transport.ConsumeOptions{})
+	e.wantErr("Consume", err, transport.ErrNotFound, q)
+	if err == nil && s != nil {
+		_ = s.Cancel(e.ctx)
+	}
+	// Deleting what is not there succeeds: queue.delete is idempotent.
+	n, err := e.tr.DeleteQueue(e.ctx, q)
+	if n != 0 || err != nil {
+		e.t.Errorf("DeleteQueue of a missing queue = %d, %v; want 0, nil", n, err)
+	}
+	// The default exchange has nowhere to route it.
+	err = e.publish(transport.Publishing{RoutingKey: q, Mandatory: true})
+	e.wantErr("mandatory publish to a missing queue", err, transport.ErrUnroutable)
+}
+
+func exclusiveRefusesOthers(e *env) {
+	owner := e.connect()
+	q := e.declareQueueOn(owner, transport.Queue{Name: e.name("excl"), Type: transport.Classic, Exclusive: true})
+	other := e.tr
+
+	err := other.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Exclusive: true})
+	e.wantLocked("declaring it (exclusive) on another connection", err, q)
+	err = other.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic})
+	e.wantLocked("declaring it (not exclusive) on another connection", err, q)
+	_, err = other.InspectQueue(e.ctx, q)
+	e.wantLocked("InspectQueue on another connection", err, q)
+	s, err := other.Consume(e.ctx, q, transport.ConsumeOptions{})
+	e.wantLocked("Consume on another connection", err, q)
+	if err == nil && s != nil {
+		_ = s.Cancel(e.ctx)
+	}
+	_, _, err = other.Get(e.ctx, q)
+	e.wantLocked("Get on another connection", err, q)
+	_, err = other.PurgeQueue(e.ctx, q)
+	e.wantLocked("PurgeQueue on another connection", err, q)
+	_, err = other.DeleteQueue(e.ctx, q)
+	e.wantLocked("DeleteQueue on another connection", err, q)
+
+	// Anyone may publish to it; only its owner reads it.
+	e.sendBody(q, "from the other connection")
+	if st := e.inspectOn(owner, q); st.Messages != 1 {
+		e.t.Errorf("the exclusive queue holds %d messages, want 1", st.Messages)
+	}
+	d, ok := e.getOn(owner, q)
+	if !ok || string(d.Body) != "from the other connection" {
+		e.t.Fatalf("the owner's Get = %q, %v", d.Body, ok)
+	}
+	e.ok("Ack", d.Ack())
+	s = e.consumeOn(owner, q, transport.ConsumeOptions{})
+	e.sendBody(q, "consumed")
+	if d := e.receive(s); string(d.Body) != "consumed" {
+		e.t.Errorf("the owner's consumer got %q", d.Body)
+	} else {
+		e.ok("Ack", d.Ack())
+	}
+}
+
+func exclusiveGoesWithConnection(e *env) {
+	owner := e.connect()
+	q := e.declareQueueOn(owner, transport.Queue{Name: e.name("excl"), Type: transport.Classic, Exclusive: true})
+	e.sendBody(q, "m")
+	e.consumeOn(owner, q, transport.ConsumeOptions{Prefetch: 1})
+	e.ok("closing the owner", owner.Close())
+	e.waitGone(e.tr, q)
+	// Gone, not merely empty: another connection can declare it afresh.
+	e.declareQueue(transport.Queue{Name: q, Type: transport.Classic, Exclusive: true})
+	e.wantState(q, 0, 0)
+}
+
+// An auto-delete queue lives until its last consumer goes, not before it has
+// had one.
+func autoDelete(e *env) {
+	q := e.declareQueue(transport.Queue{Name: e.name("autodelete"), Type: transport.Classic, AutoDelete: true})
+	e.wantState(q, 0, 0)
+	other := e.connect()
+	s1 := e.consume(q, transport.ConsumeOptions{})
+	s2 := e.consumeOn(other, q, transport.ConsumeOptions{})
+	e.waitState(q, 0, 2)
+	e.ok("Cancel the first consumer", s1.Cancel(e.ctx))
+	e.waitClosed(s1)
+	e.waitState(q, 0, 1)
+	e.ok("Cancel the last consumer", s2.Cancel(e.ctx))
+	e.waitClosed(s2)
+	e.waitGone(e.tr, q)
+}
+
+// Purge removes what is ready; a delivery not yet settled is not ready and
+// comes back when requeued.
+func purge(e *env) {
+	q := e.classic("q", nil)
+	for _, s := range []string{"a", "b", "c"} {
+		e.sendBody(q, s)
+	}
+	held := e.getBody(q, "a")
+	n, err := e.tr.PurgeQueue(e.ctx, q)
+	if err != nil || n != 2 {
+		e.t.Errorf("PurgeQueue = %d, %v; want 2 (the unacked one is not ready)", n, err)
+	}
+	e.wantState(q, 0, 0)
+	e.ok("Nack(requeue)", held.Nack(true))
+	e.wantState(q, 1, 0)
+	n, err = e.tr.PurgeQueue(e.ctx, q)
+	if err != nil || n != 1 {
+		e.t.Errorf("second PurgeQueue = %d, %v; want 1", n, err)
+	}
+	n, err = e.tr.PurgeQueue(e.ctx, q)
+	if err != nil || n != 0 {
+		e.t.Errorf("PurgeQueue of an empty queue = %d, %v; want 0", n, err)
+	}
+}
+
+// Delete reports the ready messages, not those delivered and unsettled;
+// settling one of those afterwards still succeeds (on RabbitMQ the
+// delivery's channel stays open).
+func deleteCount(e *env) {
+	q := e.classic("q", nil)
+	for _, s := range []string{"a", "b", "c"} {
+		e.sendBody(q, s)
+	}
+	held := e.getBody(q, "a")
+	n, err := e.tr.DeleteQueue(e.ctx, q)
+	if err != nil || n != 2 {
+		e.t.Errorf("DeleteQueue = %d, %v; want 2 (ready messages only)", n, err)
+	}
+	_, err = e.tr.InspectQueue(e.ctx, q)
+	e.wantErr("InspectQueue after DeleteQueue", err, transport.ErrNotFound)
+	e.ok("Ack of a delivery whose queue was deleted", held.Ack())
+
+	empty := e.classic("q", nil)
+	n, err = e.tr.DeleteQueue(e.ctx, empty)
+	if err != nil || n != 0 {
+		e.t.Errorf("DeleteQueue of an empty queue = %d, %v; want 0", n, err)
+	}
+}
+
+func readyVersusUnacked(e *env) {
+	q := e.classic("q", nil)
+	for _, s := range []string{"a", "b", "c", "d"} {
+		e.sendBody(q, s)
+	}
+	e.wantState(q, 4, 0)
+	a, b := e.getBody(q, "a"), e.getBody(q, "b")
+	e.wantState(q, 2, 0)
+	s := e.consume(q, transport.ConsumeOptions{Prefetch: 1})
+	c := e.receive(s)
+	e.waitState(q, 1, 1)
+	e.ok("Nack(requeue) a", a.Nack(true))
+	e.ok("Reject(requeue) b", b.Reject(true))
+	// The consumer is full (prefetch 1): both stay ready.
+	e.waitState(q, 3, 1)
+	e.ok("Ack c", c.Ack())
+	got := []string{string(c.Body)}
+	for range 3 {
+		d := e.receive(s)
+		got = append(got, string(d.Body))
+		e.ok("Ack", d.Ack())
+	}
+	e.waitState(q, 0, 1)
+	if !slices.Equal(got, []string{"c", "a", "b", "d"}) {
+		e.t.Errorf("consumed %q, want c then the requeued a and b in their places, then d", got)
+	}
+}
+
+// RabbitMQ 3.10: a basic.get on a quorum queue registers a consumer until the
+// delivery is settled (a classic queue does not: see "message counts are
+// ready messages not unacked ones").
+func quorumGetConsumers(e *env) {
+	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true})
+	for _, b := range []string{"a", "b", "c"} {
+		e.sendBody(q, b)
+	}
+	a := e.getBody(q, "a")
+	e.wantState(q, 2, 1)
+	b := e.getBody(q, "b")
+	e.wantState(q, 1, 2)
+	e.ok("Ack", a.Ack())
+	e.ok("Ack", b.Ack())
+	e.waitState(q, 1, 0)
+}
+
+// RabbitMQ 3.10 has stream queues (x-queue-type: stream); they cannot be
+// read with basic.get (540 NOT_IMPLEMENTED "basic.get not supported by stream
+// queues"). A transport without streams must say so when one is declared.
+func streamQueue(e *env) {
+	if e.target.RefusesStreams {
+		q := e.name("stream")
+		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Stream, Durable: true})
+		e.wantErr("declaring a stream on a transport without streams", err, errors.ErrUnsupported, q, "not supported")
+		return
+	}
+	q := e.declareQueue(transport.Queue{Name: e.name("stream"), Type: transport.Stream, Durable: true})
+	e.ok("declaring the stream again", e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Stream, Durable: true}))
+	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Quorum, Durable: true})
+	e.wantErr("redeclaring a stream as quorum", err, transport.ErrPreconditionFailed, q, "x-queue-type")
+	e.sendBody(q, "m")
+	_, _, err = e.tr.Get(e.ctx, q)
+	e.wantErr("Get from a stream", err, nil, "basic.get not supported")
+}
+
+// RabbitMQ: 406 "invalid arg 'x-queue-type' for queue 'Q' in vhost '/':
+// \"unsupported queue type 'bogus'\"".
+func unknownQueueType(e *env) {
+	q := e.name("q")
+	e.deleteQueueLater(e.tr, q)
+	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: "bogus", Durable: true})
+	e.wantErr("declaring a queue of type bogus", err, transport.ErrPreconditionFailed, q, "x-queue-type", "bogus")
+	_, err = e.tr.InspectQueue(e.ctx, q)
+	e.wantErr("InspectQueue of the refused queue", err, transport.ErrNotFound)
+}
+
+// RabbitMQ validates the arguments it knows: 406 "invalid arg 'ARG' for
+// queue 'Q' in vhost '/': {value_negative,-1}" and the like.
+func invalidQueueArguments(e *env) {
+	for _, tt := range []struct {
+		args transport.Table
+		arg  string
+	}{
+		{transport.Table{"x-message-ttl": int64(-1)}, "x-message-ttl"},
+		{transport.Table{"x-message-ttl": "100"}, "x-message-ttl"},
+		{transport.Table{"x-message-ttl": 1.5}, "x-message-ttl"},
+		{transport.Table{"x-dead-letter-routing-key": "k"}, "x-dead-letter-routing-key"},
+		{transport.Table{"x-dead-letter-exchange": int64(1)}, "x-dead-letter-exchange"},
+		{transport.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": int64(1)}, "x-dead-letter-routing-key"},
+		{transport.Table{"x-max-length": int64(-1)}, "x-max-length"},
+		{transport.Table{"x-expires": int64(0)}, "x-expires"},
+	} {
+		q := e.name("q")
+		e.deleteQueueLater(e.tr, q)
+		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: tt.args})
+		e.wantErr("declaring a queue with "+transport.FormatTable(tt.args), err, transport.ErrPreconditionFailed, q, tt.arg)
+		_, err = e.tr.InspectQueue(e.ctx, q)
+		e.wantErr("InspectQueue of the refused queue", err, transport.ErrNotFound)
+	}
+	// A TTL of 0 is valid.
+	e.classic("q", transport.Table{"x-message-ttl": int64(0)})
+}
