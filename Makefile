@@ -15,16 +15,22 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 # Go files as `go list ./...` sees them: skip testdata, _* and .* dirs (.rabbitmq).
 GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prune -o -type f -name '*.go' -print
 
-.PHONY: demo test test-unit lint fuzz tidy rabbitmq rabbitmq-stop
+.PHONY: demo test conformance test-unit lint fuzz tidy rabbitmq rabbitmq-stop
 
 demo:
-	$(GO) run ./cmd/acemq ladder orders.new --policy 'exponential(6, 10s, 5m)'
+	$(GO) run ./cmd/acemq demo
 
 # Everything: every test against a private RabbitMQ node (installed when
 # missing, started for the run and stopped after it), then lint.
 test:
-	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -race -count=1 ./...
+	$(TEST_BROKER) bash scripts/rabbitmq.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance'
 	@$(MAKE) --no-print-directory lint
+
+# The transport conformance suite on both transports, with its counts (go test
+# shows t.Logf only with -v). Needs the broker: run it through make test.
+conformance:
+	@$(GO) test -count=1 -run '^TestConformance$$' -v ./transport/memory/ ./transport/rabbitmq/ | grep -E 'behaviours ran|^(ok|FAIL|---)'
+
 
 # No broker: integration tests skip when ACEMQ_TEST_URL is unset.
 test-unit:

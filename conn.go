@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
@@ -118,7 +119,10 @@ func WithClock(c transport.Clock) Option { return func(o *connectOptions) { o.cl
 // WithConnectionName names the connection in the broker's management UI.
 func WithConnectionName(name string) Option { return func(o *connectOptions) { o.name = name } }
 
-// Connect opens a connection to the broker at rawURL: amqp:// or amqps://.
+// Connect opens a connection to the broker at rawURL: amqp:// or amqps://
+// for RabbitMQ, or memory://NAME for the in-process broker NAME (see
+// transport/memory), which is as strict as RabbitMQ and needs nothing
+// installed.
 // The password, whether in the URL or from Credentials, never appears in an
 // error, a log line or String.
 func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) {
@@ -137,25 +141,32 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("acemq: connect: the URL %s does not parse", redacted)
 	}
+	var t transport.Transport
 	switch u.Scheme {
+	case "memory":
+		t, err = memory.Dial(ctx, rawURL)
 	case "amqp", "amqps":
+		t, err = o.dialRabbitMQ(ctx, rawURL)
 	default:
-		return nil, fmt.Errorf("acemq: connect to %s: the scheme %q is not supported; use amqp:// or amqps://", redacted, u.Scheme)
+		return nil, fmt.Errorf("acemq: connect to %s: the scheme %q is not supported; use amqp://, amqps:// or memory://", redacted, u.Scheme)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("acemq: %w", err)
+	}
+	return &Conn{transport: t, url: redacted, logger: o.logger, clock: o.clock}, nil
+}
+
+func (o connectOptions) dialRabbitMQ(ctx context.Context, rawURL string) (transport.Transport, error) {
 	tlsConfig, err := o.tlsConfig()
 	if err != nil {
-		return nil, fmt.Errorf("acemq: connect to %s: %w", redacted, err)
+		return nil, fmt.Errorf("connect to %s: %w", rabbitmq.RedactURL(rawURL), err)
 	}
-	t, err := rabbitmq.Dial(ctx, rawURL, rabbitmq.Options{
+	return rabbitmq.Dial(ctx, rawURL, rabbitmq.Options{
 		TLS:            tlsConfig,
 		Credentials:    o.credentials,
 		Logger:         o.logger,
 		ConnectionName: o.name,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("acemq: %w", err)
-	}
-	return &Conn{transport: t, url: redacted, logger: o.logger, clock: o.clock}, nil
 }
 
 // tlsConfig builds the TLS configuration from the options; nil when none

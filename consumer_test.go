@@ -91,9 +91,7 @@ func TestConsumerSettlesEachDecision(t *testing.T) {
 				if len(pubs) != 0 {
 					t.Fatalf("published %v, want nothing", pubs)
 				}
-				if c.Stats().Accepted != 1 {
-					t.Errorf("stats %+v", c.Stats())
-				}
+				waitStats(t, c, Stats{Accepted: 1})
 				return
 			}
 			if len(pubs) != 1 {
@@ -165,10 +163,21 @@ func TestConsumerRetries(t *testing.T) {
 			if strings.Join(targets, ",") != strings.Join(tt.target, ",") {
 				t.Errorf("republished to %v, want %v", targets, tt.target)
 			}
-			if got := c.Stats(); got != tt.stats {
-				t.Errorf("stats %+v, want %+v", got, tt.stats)
-			}
+			waitStats(t, c, tt.stats)
 		})
+	}
+}
+
+// waitStats waits for the counts to reach want: they are updated just after
+// the settlement the test saw.
+func waitStats(t *testing.T, c *Consumer, want Stats) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Stats() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %+v, want %+v", c.Stats(), want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -182,9 +191,7 @@ func TestConsumerRequeuesWhenTheSetAsideFails(t *testing.T) {
 	if got := next(t, settled); got != "m nack requeue=true" {
 		t.Fatalf("settled with %q, want a requeue", got)
 	}
-	if s := c.Stats(); s.SetAsideFailed != 1 || s.Requeued != 1 || s.DeadLettered != 0 {
-		t.Errorf("stats %+v", s)
-	}
+	waitStats(t, c, Stats{SetAsideFailed: 1, Requeued: 1})
 }
 
 // An unconfirmed republish is never followed by an ack.

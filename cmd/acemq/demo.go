@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +50,7 @@ type demoOptions struct {
 func newDemoCmd() *cobra.Command {
 	var o demoOptions
 	cmd := &cobra.Command{
-		Use:   "demo --url URL [--messages N] [--json]",
+		Use:   "demo [--url URL] [--messages N] [--json]",
 		Short: "Publish orders to a flaky handler and account for every one",
 		Long: `demo publishes a stream of orders to a handler that accepts most, fails some
 for a while, fails some for good and cannot read some (they are not JSON).
@@ -58,14 +59,12 @@ consumer, then 1s and 2s on rungs of the retry ladder. It prints a live
 summary, then the final count: every published order accepted, dead-lettered
 or parked, and lost, which must be 0.
 
-The demo declares exchange ` + demoExchange + ` and queue ` + demoQueue + ` with its dead-letter
-queues and rungs, and purges them first.`,
+It runs on the in-process broker memory://acemq-demo unless --url names a
+RabbitMQ broker. The demo declares exchange ` + demoExchange + ` and queue ` + demoQueue + `
+with its dead-letter queues and rungs, and purges them first.`,
 		Args:                  cobra.NoArgs,
 		DisableFlagsInUseLine: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			if o.url == "" {
-				return errors.New("--url is required: the AMQP URL of a RabbitMQ broker, such as amqp://guest:guest@localhost:5672/")
-			}
 			if o.messages < 1 {
 				return fmt.Errorf("--messages is %d but must be at least 1", o.messages)
 			}
@@ -80,7 +79,7 @@ queues and rungs, and purges them first.`,
 					return err
 				}
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "final: %s\n", summary)
+				fmt.Fprintf(cmd.OutOrStdout(), "final: %s\n\n%s", summary, summary.explain())
 			}
 			if summary.Lost != 0 {
 				return fmt.Errorf("%d orders are not accounted for", summary.Lost)
@@ -88,7 +87,7 @@ queues and rungs, and purges them first.`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&o.url, "url", "", "the broker's AMQP `URL`")
+	cmd.Flags().StringVar(&o.url, "url", "memory://acemq-demo", "the broker: an AMQP `URL` such as amqp://guest:guest@localhost:5672/, or memory://NAME")
 	cmd.Flags().IntVar(&o.messages, "messages", 100, "how many orders to publish")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
@@ -104,6 +103,29 @@ func (s demoSummary) String() string {
 func (s demoSummary) progress(waiting int64) string {
 	return fmt.Sprintf("published %d, accepted %d, retried in consumer %d, retried on rungs %d, dead-lettered %d, parked %d, in flight %d (%d waiting in the consumer)",
 		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRungs, s.DeadLettered, s.Parked, s.Lost, waiting)
+}
+
+// explain says what the user just saw, from the counts.
+func (s demoSummary) explain() string {
+	ladder, _ := acemq.NewRetryLadder(demoQueue, demoPolicy)
+	rungs := ladder.Queues()
+	return fmt.Sprintf(`What happened, with the policy %s:
+- Orders ending in 0 to 5 were accepted at once.
+- Orders ending in 6 failed once: the consumer held each for about 500ms
+  (below the 1s threshold, so the wait is the consumer's) and retried it.
+- Orders ending in 7 failed twice: 500ms in the consumer, then 1s in the rung
+  %s, a queue whose time-to-live is the wait, from which the
+  broker routed them home through acemq.retry. A consumer that crashed then
+  would not have cut that wait short.
+- Orders ending in 8 always failed: 500ms in the consumer, 1s and 2s in the rungs
+  %s, then, with their 4 attempts used, they went to
+  %s with x-acemq-error "exhausted 4 attempts: ...".
+- Orders ending in 9 were not JSON: the handler never saw them; they were
+  parked in %s.
+In all: %d retries in the consumer, %d on rungs, %d accepted, %d dead-lettered,
+%d parked, of %d published. Lost: %d.
+`, demoPolicy, rungs[0], strings.Join(rungs, " and "), acemq.DeadLetterQueue(demoQueue), acemq.ParkedQueue(demoQueue),
+		s.RetriedInConsumer, s.RetriedOnRungs, s.Accepted, s.DeadLettered, s.Parked, s.Published, s.Lost)
 }
 
 // flakyHandler accepts 6 orders in 10, fails 2 for one or two attempts, 1

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/acemq-go/acemq/internal/brokertest"
@@ -24,8 +25,19 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-func TestDemoNeedsAURL(t *testing.T) {
-	if r := run(t, "", "demo"); r.code != exitFailure {
-		t.Errorf("exit %d without --url, want %d", r.code, exitFailure)
+// Without --url the demo runs on memory:// and explains what happened.
+func TestDemoOnMemory(t *testing.T) {
+	r := run(t, "", "demo", "--messages", "20")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"final: published 20, accepted 16, retried in consumer 6, retried on rungs 6, dead-lettered 2, parked 2, lost 0",
+		"acemq.demo.orders.retry.1s and acemq.demo.orders.retry.2s",
+		"Lost: 0.",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }

@@ -1,0 +1,107 @@
+// Package acemqtest helps users test code built on acemq without a broker:
+// a fresh memory:// broker per test on a clock the test moves, and ways to
+// wait for a settlement and read what a queue holds.
+//
+//	func TestCheckout(t *testing.T) {
+//		b := acemqtest.NewBroker(t)
+//		conn := b.Connect(t)
+//		// declare, publish, consume as in production...
+//		b.Advance(5 * time.Minute) // a five-minute rung expires now
+//		acemqtest.WaitFor(t, consumer, "the retry", func(s acemq.Stats) bool { return s.Accepted == 1 })
+//		dead := b.Messages(t, acemq.DeadLetterQueue("orders"))
+//	}
+package acemqtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
+)
+
+// Broker is a memory:// broker of one test, on a clock the test advances.
+type Broker struct {
+	// URL is memory://NAME, with a name unique to the test.
+	URL string
+	// Clock is the broker's time, and that of every connection made with
+	// Connect: rung expiries, per-message expirations and consumer waits.
+	Clock  *memory.ManualClock
+	broker *memory.Broker
+}
+
+// NewBroker starts a broker for t, removed when t ends.
+func NewBroker(t testing.TB) *Broker {
+	t.Helper()
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	name := "acemqtest-" + hex.EncodeToString(suffix)
+	clock := memory.NewManualClock(time.Now().UTC().Truncate(time.Millisecond))
+	b := &Broker{URL: "memory://" + name, Clock: clock, broker: memory.NewBroker(memory.WithClock(clock))}
+	if err := memory.Register(name, b.broker); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		memory.Unregister(name)
+		b.broker.Close()
+	})
+	return b
+}
+
+// Connect connects to the broker on its clock; the connection closes when t
+// ends.
+func (b *Broker) Connect(t testing.TB, opts ...acemq.Option) *acemq.Conn {
+	t.Helper()
+	conn, err := acemq.Connect(context.Background(), b.URL, append([]acemq.Option{acemq.WithClock(b.Clock)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// Advance moves the clock on by d, running every expiry and wait that falls
+// due, in order.
+func (b *Broker) Advance(d time.Duration) { b.Clock.Advance(d) }
+
+// Message is a message waiting in a queue.
+type Message struct {
+	Envelope acemq.Envelope
+	Body     []byte
+	// Headers are all of the message's headers, x-acemq-* and x-death
+	// included.
+	Headers transport.Table
+}
+
+// Messages reads the ready messages of queue, in order, without removing
+// them.
+func (b *Broker) Messages(t testing.TB, queue string) []Message {
+	t.Helper()
+	msgs, err := b.broker.Peek(queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = Message{Envelope: acemq.ReadEnvelope(m), Body: m.Body, Headers: m.Headers}
+	}
+	return out
+}
+
+// WaitFor waits until cond holds for the consumer's counts (a settlement
+// done), and fails t after ten seconds of real time. Settlements that wait
+// need the clock advanced first.
+func WaitFor(t testing.TB, c *acemq.Consumer, what string, cond func(acemq.Stats) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond(c.Stats()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("acemqtest: waiting for %s: not within 10s; the consumer's counts are %+v", what, c.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,92 @@
+package acemq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// The retry ladder end to end on memory://, on the test's clock: two waits
+// in the consumer, one on a rung that expires home through acemq.retry, then
+// the dead-letter queue; an undecodable message is parked.
+func TestLadderOnMemory(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	ctx := context.Background()
+	policy := acemq.Exponential(4, 10*time.Second, 5*time.Minute).WithJitter(0) // 10s, 20s in the consumer; 40s on a rung
+	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "orders", Type: transport.Classic, Retry: &policy}}}
+	if err := top.Apply(ctx, conn.Transport()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := acemq.Consume(ctx, conn, "orders", func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		return acemq.Retry(fmt.Errorf("attempt %d failed", m.Envelope.Attempt))
+	}, acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if err := acemq.NewPublisher[item](conn, "").Publish(ctx, "orders", item{N: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	acemqtest.WaitFor(t, c, "the first wait in the consumer", func(s acemq.Stats) bool { return s.Waiting == 1 })
+	b.Advance(10 * time.Second)
+	acemqtest.WaitFor(t, c, "the second wait", func(s acemq.Stats) bool { return s.RetriedInConsumer == 1 && s.Waiting == 1 })
+	b.Advance(20 * time.Second)
+	acemqtest.WaitFor(t, c, "the rung", func(s acemq.Stats) bool { return s.RetriedOnRung == 1 })
+
+	rung := b.Messages(t, "orders.retry.40s")
+	if len(rung) != 1 || rung[0].Envelope.Attempt != 4 || c.Stats().Waiting != 0 {
+		t.Fatalf("the rung holds %+v and the consumer %d; want the message, attempt 4, in the rung only", rung, c.Stats().Waiting)
+	}
+	b.Advance(39 * time.Second)
+	if len(b.Messages(t, "orders.retry.40s")) != 1 {
+		t.Fatal("the rung let the message go before its 40s")
+	}
+	b.Advance(time.Second)
+	acemqtest.WaitFor(t, c, "the dead letter", func(s acemq.Stats) bool { return s.DeadLettered == 1 })
+
+	dead := b.Messages(t, "orders.dlq")
+	if len(dead) != 1 {
+		t.Fatalf("orders.dlq holds %d messages", len(dead))
+	}
+	if got := dead[0].Envelope.Error; got != "exhausted 4 attempts: attempt 4 failed" {
+		t.Errorf("reason %q", got)
+	}
+	deaths, _ := dead[0].Headers["x-death"].([]any)
+	if len(deaths) != 1 || !strings.Contains(fmt.Sprint(deaths[0]), "orders.retry.40s") || !strings.Contains(fmt.Sprint(deaths[0]), "expired") {
+		t.Errorf("x-death %v, want the expiry from the rung", dead[0].Headers["x-death"])
+	}
+}
+
+func TestParkedOnMemory(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	ctx := context.Background()
+	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := acemq.Consume(ctx, conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision {
+		return acemq.Reject(errors.New("unreachable: the body does not decode"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	raw := acemq.NewPublisher[[]byte](conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
+	if err := raw.Publish(ctx, "orders", []byte("{oops")); err != nil {
+		t.Fatal(err)
+	}
+	acemqtest.WaitFor(t, c, "the parked message", func(s acemq.Stats) bool { return s.Parked == 1 })
+	parked := b.Messages(t, "orders.parked")
+	if len(parked) != 1 || string(parked[0].Body) != "{oops" || !strings.HasPrefix(parked[0].Envelope.Error, "could not be decoded: ") {
+		t.Errorf("orders.parked holds %+v", parked)
+	}
+}
