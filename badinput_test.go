@@ -67,7 +67,7 @@ func checkBadInput(t *testing.T, conn *acemq.Conn, q string) {
 	policy := acemq.NoRetry()
 	var mu sync.Mutex
 	seen := 0
-	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+	c := consume(t, conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		mu.Lock()
 		seen++
 		mu.Unlock()
@@ -81,10 +81,6 @@ func checkBadInput(t *testing.T, conn *acemq.Conn, q string) {
 		}
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
 
 	cases := badCases()
 	want := acemq.Stats{}

@@ -56,6 +56,18 @@ func connect(t *testing.T, opts ...acemq.Option) *acemq.Conn {
 	return conn
 }
 
+// consume starts a consumer of q, closed when the test ends (a consumer the
+// test closes itself is closed once).
+func consume(t *testing.T, conn *acemq.Conn, q string, h acemq.Handler[item], opts ...acemq.ConsumeOption) *acemq.Consumer {
+	t.Helper()
+	c, err := acemq.Consume(context.Background(), conn, q, h, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.Close(context.Background()) })
+	return c
+}
+
 // seen collects what a handler saw, so that tests can wait for a message.
 type seen struct {
 	mu   sync.Mutex
@@ -130,10 +142,7 @@ func TestRungRoundTrip(t *testing.T) {
 		}
 		return acemq.Accept()
 	}
-	c, err := acemq.Consume(context.Background(), conn, q, handler, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := consume(t, conn, q, handler, acemq.WithPolicy(policy))
 	publish(t, conn, q, item{N: 1})
 	if first := s.next(t, 10*time.Second); first.Envelope.Attempt != 1 {
 		t.Fatalf("first delivery has attempt %d", first.Envelope.Attempt)
@@ -148,11 +157,7 @@ func TestRungRoundTrip(t *testing.T) {
 	if _, err := c.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c, err = acemq.Consume(context.Background(), conn, q, handler, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c = consume(t, conn, q, handler, acemq.WithPolicy(policy))
 	if d := depth(t, conn, rung); d != 1 || len(s.ch) != 0 {
 		t.Fatalf("after the restart the rung holds %d and the consumer saw %d; the wait was cut short", d, len(s.ch))
 	}
@@ -175,17 +180,13 @@ func TestConsumerWaitsBelowTheThreshold(t *testing.T) {
 	policy := acemq.Fixed(3, 50*time.Millisecond)
 	q := testQueue(t, conn, policy)
 	s := newSeen()
-	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+	c := consume(t, conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		s.add(m)
 		if m.Envelope.Attempt < 3 {
 			return acemq.Retry(errors.New("not yet"))
 		}
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
 	publish(t, conn, q, item{N: 1})
 	for want := 1; want <= 3; want++ {
 		if m := s.next(t, 10*time.Second); m.Envelope.Attempt != want {
@@ -206,7 +207,7 @@ func TestSetAsides(t *testing.T) {
 	conn := connect(t)
 	policy := acemq.Fixed(2, 10*time.Millisecond)
 	q := testQueue(t, conn, policy)
-	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+	consume(t, conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		switch m.Body.Fail {
 		case "retry":
 			return acemq.Retry(errors.New("still failing"))
@@ -219,10 +220,6 @@ func TestSetAsides(t *testing.T) {
 		}
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
 	publish(t, conn, q, item{N: 1, Fail: "retry"}, item{N: 2, Fail: "fatal"}, item{N: 3, Fail: "reject"}, item{N: 4, Fail: "panic"})
 	raw := acemq.NewPublisher[[]byte](conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
 	if err := raw.Publish(context.Background(), q, []byte("{not json"), acemq.WithMessageID("garbled"),
@@ -278,17 +275,13 @@ func TestMissingRungFallsBackToTheConsumer(t *testing.T) {
 	policy := acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
 	q := testQueue(t, conn, policy)
 	s := newSeen()
-	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+	c := consume(t, conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		s.add(m)
 		if m.Envelope.Attempt == 1 {
 			return acemq.Retry(errors.New("not yet"))
 		}
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
 	if _, err := conn.Transport().DeleteQueue(context.Background(), q+".retry.1s"); err != nil {
 		t.Fatal(err)
 	}
@@ -306,12 +299,9 @@ func TestMissingRungFallsBackToTheConsumer(t *testing.T) {
 func TestMissingDeadLetterQueueKeepsTheMessage(t *testing.T) {
 	conn := connect(t)
 	q := testQueue(t, conn, acemq.NoRetry())
-	c, err := acemq.Consume(context.Background(), conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
+	c := consume(t, conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
 		return acemq.Reject(errors.New("no"))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := conn.Transport().DeleteQueue(context.Background(), acemq.DeadLetterQueue(q)); err != nil {
 		t.Fatal(err)
 	}
@@ -352,12 +342,9 @@ func TestCloseMidWait(t *testing.T) {
 	conn := connect(t)
 	policy := acemq.Fixed(2, time.Hour).WaitInBrokerFrom(0)
 	q := testQueue(t, conn, policy)
-	c, err := acemq.Consume(context.Background(), conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
+	c := consume(t, conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
 		return acemq.Retry(errors.New("later"))
 	}, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
 	publish(t, conn, q, item{N: 1})
 	waitFor(t, "the wait", 10*time.Second, func() bool { return c.Stats().Waiting == 1 })
 	report, err := c.Close(context.Background())
@@ -383,16 +370,12 @@ func TestRecovery(t *testing.T) {
 	q := testQueue(t, conn, acemq.NoRetry())
 	var mu sync.Mutex
 	handled := map[int]bool{}
-	c, err := acemq.Consume(context.Background(), conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+	consume(t, conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		mu.Lock()
 		handled[m.Body.N] = true
 		mu.Unlock()
 		return acemq.Accept()
 	}, acemq.WithConcurrency(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
 	p := acemq.NewPublisher[item](conn, "")
 	confirmed := map[int]bool{}
 	for n := range 200 {

@@ -25,13 +25,9 @@ func TestLadderOnMemory(t *testing.T) {
 	if err := top.Apply(ctx, conn.Transport()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := acemq.Consume(ctx, conn, "orders", func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+	c := consume(t, conn, "orders", func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		return acemq.Retry(fmt.Errorf("attempt %d failed", m.Envelope.Attempt))
 	}, acemq.WithPolicy(policy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
 	if err := acemq.NewPublisher[item](conn, "").Publish(ctx, "orders", item{N: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +69,9 @@ func TestParkedOnMemory(t *testing.T) {
 	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := acemq.Consume(ctx, conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision {
+	c := consume(t, conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision {
 		return acemq.Reject(errors.New("unreachable: the body does not decode"))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
 	raw := acemq.NewPublisher[[]byte](conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
 	if err := raw.Publish(ctx, "orders", []byte("{oops")); err != nil {
 		t.Fatal(err)
