@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/acemq-go/acemq/transport"
@@ -84,6 +85,7 @@ type connectOptions struct {
 	logger      *slog.Logger
 	name        string
 	clock       transport.Clock
+	fallbacks   []string
 }
 
 // WithTLS sets the whole TLS configuration of an amqps:// connection.
@@ -119,6 +121,15 @@ func WithClock(c transport.Clock) Option { return func(o *connectOptions) { o.cl
 // WithConnectionName names the connection in the broker's management UI.
 func WithConnectionName(name string) Option { return func(o *connectOptions) { o.name = name } }
 
+// WithFallbackURLs gives further broker URLs (amqp:// or amqps://), the
+// other nodes of a cluster: the first connect and every reconnect try the
+// Connect URL and these in turn, starting after the address that last
+// worked, and back off only after all of them failed. TLS, credentials and
+// the connection name apply to each. Not for memory://.
+func WithFallbackURLs(urls ...string) Option {
+	return func(o *connectOptions) { o.fallbacks = append(o.fallbacks, urls...) }
+}
+
 // Connect opens a connection to the broker at rawURL: amqp:// or amqps://
 // for RabbitMQ, or memory://NAME for the in-process broker NAME (see
 // transport/memory), which is as strict as RabbitMQ and needs nothing
@@ -144,6 +155,9 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 	var t transport.Transport
 	switch u.Scheme {
 	case "memory":
+		if len(o.fallbacks) > 0 {
+			return nil, fmt.Errorf("acemq: connect to %s: WithFallbackURLs applies only to amqp:// and amqps://", redacted)
+		}
 		t, err = memory.Dial(ctx, rawURL)
 	case "amqp", "amqps":
 		t, err = o.dialRabbitMQ(ctx, rawURL)
@@ -157,16 +171,26 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 }
 
 func (o connectOptions) dialRabbitMQ(ctx context.Context, rawURL string) (transport.Transport, error) {
-	tlsConfig, err := o.tlsConfig()
+	opts, err := o.rabbitMQOptions()
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", rabbitmq.RedactURL(rawURL), err)
 	}
-	return rabbitmq.Dial(ctx, rawURL, rabbitmq.Options{
+	return rabbitmq.Dial(ctx, rawURL, opts)
+}
+
+// rabbitMQOptions are the transport's options from the Connect options.
+func (o connectOptions) rabbitMQOptions() (rabbitmq.Options, error) {
+	tlsConfig, err := o.tlsConfig()
+	if err != nil {
+		return rabbitmq.Options{}, err
+	}
+	return rabbitmq.Options{
 		TLS:            tlsConfig,
 		Credentials:    o.credentials,
 		Logger:         o.logger,
 		ConnectionName: o.name,
-	})
+		Addresses:      slices.Clone(o.fallbacks),
+	}, nil
 }
 
 // tlsConfig builds the TLS configuration from the options; nil when none

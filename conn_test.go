@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,31 @@ func TestConnectKeepsThePasswordSecret(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("Connect(%s) = %v; want an error without the password", strings.ReplaceAll(url, "hunter2", "***"), err)
 		}
+	}
+}
+
+func TestWithFallbackURLs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := Connect(ctx, "memory://fallbacks-refused", WithFallbackURLs("amqp://svc:hunter2@127.0.0.1:1/"))
+	if err == nil {
+		conn.Close()
+		t.Fatal("memory:// with WithFallbackURLs connected")
+	}
+	if !strings.Contains(err.Error(), "WithFallbackURLs") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("memory:// with WithFallbackURLs: %v", err)
+	}
+
+	urls := []string{"amqp://b:5672/", "amqps://c:5671/"}
+	var o connectOptions
+	for _, opt := range []Option{WithFallbackURLs(urls[0]), WithFallbackURLs(urls[1]), WithConnectionName("svc")} {
+		opt(&o)
+	}
+	ro, err := o.rabbitMQOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ro.Addresses, urls) || ro.ConnectionName != "svc" {
+		t.Errorf("rabbitmq.Options: Addresses %q, ConnectionName %q; want %q, svc", ro.Addresses, ro.ConnectionName, urls)
 	}
 }

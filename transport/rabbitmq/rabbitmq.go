@@ -46,11 +46,18 @@ type Options struct {
 	ReconnectDelay, MaxReconnectDelay time.Duration
 	// ConnectionName is shown by the broker (management UI, rabbitmqctl).
 	ConnectionName string
+	// Addresses are further broker URLs (amqp:// or amqps://), the nodes of
+	// a cluster, tried in order after the URL given to Dial. The first
+	// connect and every reconnect try the addresses in turn, starting with
+	// the one after the last that worked (so a node just lost is tried
+	// last); the backoff above applies only after a whole round failed.
+	// TLS, Credentials and ConnectionName apply to each address.
+	Addresses []string
 }
 
 // Transport is a connection to RabbitMQ that redials itself when lost.
 type Transport struct {
-	url  string
+	urls []string // the URL given to Dial, then Options.Addresses
 	opts Options
 	log  *slog.Logger
 
@@ -60,6 +67,7 @@ type Transport struct {
 
 	mu        sync.Mutex
 	closed    bool
+	cur       int              // index in urls of the last address that worked
 	conn      *amqp.Connection // nil while reconnecting
 	ready     chan struct{}    // closed once conn is set; replaced when it is lost
 	connects  int              // successful connects, the first included
@@ -71,37 +79,50 @@ type Transport struct {
 	pub   *publisher
 }
 
-// Dial connects to url (amqp:// or amqps://) and returns a Transport that
-// keeps the connection up until Close.
+// Dial connects to url (amqp:// or amqps://), or failing that to one of
+// opts.Addresses, and returns a Transport that keeps a connection up until
+// Close.
 func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
-	if _, err := amqp.ParseURI(url); err != nil {
-		return nil, fmt.Errorf("rabbitmq: invalid URL %s: %s", RedactURL(url), uriProblem(err))
+	urls := append([]string{url}, opts.Addresses...)
+	for _, u := range urls {
+		if _, err := amqp.ParseURI(u); err != nil {
+			return nil, fmt.Errorf("rabbitmq: invalid URL %s: %s", RedactURL(u), uriProblem(err))
+		}
 	}
+	opts.Addresses = urls[1:]
 	if opts.ReconnectDelay <= 0 {
 		opts.ReconnectDelay = 100 * time.Millisecond
 	}
 	if opts.MaxReconnectDelay < opts.ReconnectDelay {
 		opts.MaxReconnectDelay = max(5*time.Second, opts.ReconnectDelay)
 	}
-	t := &Transport{url: url, opts: opts, log: opts.Logger, unblocked: make(chan struct{})}
+	t := &Transport{urls: urls, opts: opts, log: opts.Logger, unblocked: make(chan struct{})}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
 	t.log = t.log.With("broker", RedactURL(url))
-	conn, err := t.dial(ctx)
+	conn, cur, err := t.dialRound(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	t.conn, t.ready, t.connects = conn, make(chan struct{}), 1
+	t.conn, t.cur, t.ready, t.connects = conn, cur, make(chan struct{}), 1
 	close(t.ready)
 	t.wg.Add(1)
 	go t.supervise(conn)
 	return t, nil
 }
 
-// String names the broker, without its password.
-func (t *Transport) String() string { return "rabbitmq " + RedactURL(t.url) }
+// String names the broker address in use (or last used), without its
+// password.
+func (t *Transport) String() string { return "rabbitmq " + t.address() }
+
+// address is the redacted URL of the address in use, or last used.
+func (t *Transport) address() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return RedactURL(t.urls[t.cur])
+}
 
 // RedactURL returns url with its password replaced by "xxxxx". A URL whose
 // password holds unescaped reserved characters ('/', '?', '#', '@') loses
@@ -137,8 +158,48 @@ func uriProblem(err error) string {
 	return err.Error()
 }
 
-// dial opens one connection, asking for credentials first.
-func (t *Transport) dial(ctx context.Context) (*amqp.Connection, error) {
+// dialRound tries each address once, from urls[start] on and round to the
+// one before it, and returns the first connection made with its address's
+// index. When every address fails, the error names each with its error.
+func (t *Transport) dialRound(ctx context.Context, start int) (*amqp.Connection, int, error) {
+	var errs []error
+	for i := range t.urls {
+		k := (start + i) % len(t.urls)
+		conn, err := t.dial(ctx, t.urls[k])
+		if err == nil {
+			return conn, k, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) == 1 {
+		return nil, 0, errs[0]
+	}
+	return nil, 0, roundError(errs)
+}
+
+// roundError is the failure of a whole round of addresses: each error names
+// its (redacted) address.
+type roundError []error
+
+func (e roundError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rabbitmq: no address answered (%d tried): ", len(e))
+	for i, err := range e {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e roundError) Unwrap() []error { return e }
+
+// dial opens one connection to url, asking for credentials first.
+func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, error) {
 	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
 	if t.opts.ConnectionName != "" {
 		cfg.Properties.SetClientConnectionName(t.opts.ConnectionName)
@@ -149,7 +210,7 @@ func (t *Transport) dial(ctx context.Context) (*amqp.Connection, error) {
 	if t.opts.Credentials != nil {
 		user, pass, err := t.opts.Credentials(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("rabbitmq: credentials for %s: %w", RedactURL(t.url), err)
+			return nil, fmt.Errorf("rabbitmq: credentials for %s: %w", RedactURL(url), err)
 		}
 		cfg.SASL = []amqp.Authentication{&amqp.PlainAuth{Username: user, Password: pass}}
 	}
@@ -157,7 +218,8 @@ func (t *Transport) dial(ctx context.Context) (*amqp.Connection, error) {
 	// handshakes (amqp091 clears it once open) and ctx moves it to now.
 	var stop func() bool
 	cfg.Dial = func(network, addr string) (net.Conn, error) {
-		c, err := new(net.Dialer).DialContext(ctx, network, addr)
+		// The timeout moves a round past a node that does not answer.
+		c, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
@@ -169,18 +231,18 @@ func (t *Transport) dial(ctx context.Context) (*amqp.Connection, error) {
 		stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 		return c, nil
 	}
-	conn, err := amqp.DialConfig(t.url, cfg)
+	conn, err := amqp.DialConfig(url, cfg)
 	if stop != nil && !stop() {
 		if conn != nil {
 			_ = conn.Close()
 		}
-		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(t.url), context.Cause(ctx))
+		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), context.Cause(ctx))
 	}
 	if err != nil {
 		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
-			return nil, fmt.Errorf("rabbitmq: connect to %s: the server's TLS certificate is not trusted (is its CA in Options.TLS.RootCAs?): %w", RedactURL(t.url), err)
+			return nil, fmt.Errorf("rabbitmq: connect to %s: the server's TLS certificate is not trusted (is its CA in Options.TLS.RootCAs?): %w", RedactURL(url), err)
 		}
-		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(t.url), err)
+		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), err)
 	}
 	return conn, nil
 }
@@ -193,7 +255,7 @@ func (t *Transport) supervise(conn *amqp.Connection) {
 		if err == nil {
 			return
 		}
-		t.log.Warn("rabbitmq: connection lost", "error", err.Error())
+		t.log.Warn("rabbitmq: connection lost", "address", t.address(), "error", err.Error())
 		conn = t.reconnect()
 	}
 }
@@ -246,9 +308,13 @@ func (t *Transport) setBlocked(blocked bool, reason string) {
 }
 
 // reconnect redials with backoff until it succeeds (the new connection) or
-// the Transport closes (nil).
+// the Transport closes (nil). Each attempt is a round of the addresses,
+// starting with the one after the address just lost.
 func (t *Transport) reconnect() *amqp.Connection {
 	delay := t.opts.ReconnectDelay
+	t.mu.Lock()
+	next := (t.cur + 1) % len(t.urls)
+	t.mu.Unlock()
 	for {
 		timer := time.NewTimer(delay)
 		select {
@@ -257,7 +323,7 @@ func (t *Transport) reconnect() *amqp.Connection {
 			return nil
 		case <-timer.C:
 		}
-		conn, err := t.dial(t.ctx)
+		conn, cur, err := t.dialRound(t.ctx, next)
 		if err != nil {
 			if t.ctx.Err() != nil {
 				return nil
@@ -272,11 +338,11 @@ func (t *Transport) reconnect() *amqp.Connection {
 			_ = conn.Close()
 			return nil
 		}
-		t.conn = conn
+		t.conn, t.cur = conn, cur
 		t.connects++
 		close(t.ready)
 		t.mu.Unlock()
-		t.log.Info("rabbitmq: connection recovered")
+		t.log.Info("rabbitmq: connection recovered", "address", RedactURL(t.urls[cur]))
 		return conn
 	}
 }
@@ -316,7 +382,7 @@ func (t *Transport) lose(conn *amqp.Connection) {
 }
 
 func (t *Transport) waitErr(ctx context.Context) error {
-	return fmt.Errorf("rabbitmq: waiting for the connection to %s: %w", RedactURL(t.url), context.Cause(ctx))
+	return fmt.Errorf("rabbitmq: waiting for the connection to %s: %w", t.address(), context.Cause(ctx))
 }
 
 // current reports whether conn is still the Transport's connection.
@@ -368,6 +434,7 @@ func (t *Transport) Close() error {
 	t.closed = true
 	conn := t.conn
 	t.conn = nil
+	addr := RedactURL(t.urls[t.cur])
 	t.cancel()
 	t.mu.Unlock()
 	var err error
@@ -380,7 +447,7 @@ func (t *Transport) Close() error {
 	}
 	t.wg.Wait()
 	if err != nil {
-		return fmt.Errorf("rabbitmq: close %s: %w", RedactURL(t.url), err)
+		return fmt.Errorf("rabbitmq: close %s: %w", addr, err)
 	}
 	return nil
 }
