@@ -31,6 +31,17 @@ test:
 conformance:
 	@$(GO) test -count=1 -run '^TestConformance$$' -v ./transport/memory/ ./transport/rabbitmq/ | grep -E 'behaviours ran|^(ok|FAIL|---)'
 
+# The chaos harness (internal/chaos, docs/reliability.md): numbered, confirmed
+# messages through a separate consumer process while faults are injected, then
+# every one accounted for. `make test` runs the short run with every package;
+# chaos-short runs it alone, chaos the full scenarios (20 kills, 10 forced
+# closes) with their reports.
+.PHONY: chaos chaos-short
+chaos-short:
+	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/chaos/
+
+chaos:
+	$(TEST_BROKER) CHAOS=full bash scripts/rabbitmq.sh run $(GO) test -count=1 -timeout 30m -run '^TestChaosFull$$' -v ./internal/chaos/
 
 # No broker: integration tests skip when ACEMQ_TEST_URL is unset.
 test-unit:

@@ -149,7 +149,7 @@ func UniqueName(t testing.TB, prefix string) string {
 	t.Cleanup(func() {
 		vhost := url.PathEscape(vhostOf(configuredURL()))
 		for _, kind := range []string{"queues", "exchanges"} {
-			resp, err := management(context.Background(), http.MethodDelete, "/api/"+kind+"/"+vhost+"/"+url.PathEscape(name))
+			resp, err := management(context.Background(), ManagementURL(), http.MethodDelete, "/api/"+kind+"/"+vhost+"/"+url.PathEscape(name))
 			if err != nil {
 				t.Logf("brokertest: deleting %s %s: %v", kind, name, err)
 				continue
@@ -174,49 +174,80 @@ func vhostOf(u string) string {
 // close too; prefer CloseConnections with a connection name of the test's own.
 func CloseAllConnections(t testing.TB) {
 	t.Helper()
-	closeConnections(t, func(string) bool { return true }, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	conns, err := listConnections(ctx, ManagementURL())
+	if err != nil {
+		unavailable(t, "brokertest: listing connections through the management API: %v", err)
+	}
+	for _, c := range conns {
+		if err := closeConnection(ctx, ManagementURL(), c.Name); err != nil {
+			t.Fatalf("brokertest: %v", err)
+		}
+	}
 }
 
 // CloseConnections forces closed the client connections whose client-provided
-// connection name is name, waiting (a few seconds at most) for the management
-// API to list at least one; it fails the test when none shows up.
-func CloseConnections(t testing.TB, name string) {
+// connection names are names, as CloseNamed does; it fails the test when one
+// does not show up.
+func CloseConnections(t testing.TB, names ...string) {
 	t.Helper()
-	closeConnections(t, func(n string) bool { return n == name }, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := CloseNamed(ctx, ManagementURL(), names...); err != nil {
+		t.Fatalf("brokertest: %v", err)
+	}
 }
 
-func closeConnections(t testing.TB, match func(clientName string) bool, atLeastOne bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
+// CloseNamed forces closed, through the management API at managementURL
+// (with its credentials), every connection whose client-provided name is one
+// of names. It first waits (15s at most) until each name is listed, since the
+// API lists a new connection only once the broker has emitted its
+// statistics, then closes them back to back, and returns the time the first
+// close was sent.
+func CloseNamed(ctx context.Context, managementURL string, names ...string) (time.Time, error) {
+	deadline := time.Now().Add(15 * time.Second)
 	for {
-		conns, err := listConnections(ctx)
+		conns, err := listConnections(ctx, managementURL)
 		if err != nil {
-			unavailable(t, "brokertest: listing connections through the management API: %v", err)
+			return time.Time{}, fmt.Errorf("listing connections through the management API: %w", err)
 		}
-		closed := 0
+		var targets []string
+		seen := map[string]bool{}
 		for _, c := range conns {
-			if !match(c.UserProvidedName) {
-				continue
+			for _, n := range names {
+				if c.UserProvidedName == n {
+					targets = append(targets, c.Name)
+					seen[n] = true
+				}
 			}
-			resp, err := management(ctx, http.MethodDelete, "/api/connections/"+url.PathEscape(c.Name))
-			if err != nil {
-				t.Fatalf("brokertest: closing connection %q: %v", c.Name, err)
+		}
+		if len(seen) == len(names) {
+			first := time.Now()
+			for _, c := range targets {
+				if err := closeConnection(ctx, managementURL, c); err != nil {
+					return first, err
+				}
 			}
-			resp.Body.Close()
-			closed++
+			return first, nil
 		}
-		if closed > 0 || !atLeastOne {
-			return
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("the management API did not list the connections %q within 15s (listed: %v)", names, seen)
 		}
-		// The management API lists a new connection only once the broker has
-		// emitted its stats; poll for it.
 		select {
 		case <-ctx.Done():
-			t.Fatalf("brokertest: no connection to close: %v", ctx.Err())
+			return time.Time{}, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+func closeConnection(ctx context.Context, managementURL, name string) error {
+	resp, err := management(ctx, managementURL, http.MethodDelete, "/api/connections/"+url.PathEscape(name))
+	if err != nil {
+		return fmt.Errorf("closing connection %q: %w", name, err)
+	}
+	return resp.Body.Close()
 }
 
 type connection struct {
@@ -224,8 +255,8 @@ type connection struct {
 	UserProvidedName string `json:"user_provided_name"`
 }
 
-func listConnections(ctx context.Context) ([]connection, error) {
-	resp, err := management(ctx, http.MethodGet, "/api/connections?columns=name,user_provided_name")
+func listConnections(ctx context.Context, managementURL string) ([]connection, error) {
+	resp, err := management(ctx, managementURL, http.MethodGet, "/api/connections?columns=name,user_provided_name")
 	if err != nil {
 		return nil, err
 	}
@@ -237,16 +268,22 @@ func listConnections(ctx context.Context) ([]connection, error) {
 	return conns, nil
 }
 
-// management sends one request to the management API; a 404 counts as done
-// (what was to be deleted is gone), any other non-2xx status is an error.
-func management(ctx context.Context, method, path string) (*http.Response, error) {
-	base := os.Getenv("ACEMQ_TEST_MANAGEMENT_URL")
-	if base == "" {
-		base = DefaultManagementURL
+// ManagementURL is the test broker's management API with its credentials:
+// ACEMQ_TEST_MANAGEMENT_URL, or DefaultManagementURL.
+func ManagementURL() string {
+	if u := os.Getenv("ACEMQ_TEST_MANAGEMENT_URL"); u != "" {
+		return u
 	}
+	return DefaultManagementURL
+}
+
+// management sends one request to the management API at base; a 404 counts
+// as done (what was to be deleted is gone), any other non-2xx status is an
+// error.
+func management(ctx context.Context, base, method, path string) (*http.Response, error) {
 	u, err := url.Parse(base)
 	if err != nil {
-		return nil, fmt.Errorf("cannot parse ACEMQ_TEST_MANAGEMENT_URL")
+		return nil, fmt.Errorf("cannot parse the management URL")
 	}
 	user := u.User
 	u.User = nil

@@ -1,0 +1,789 @@
+// Package chaos is a harness that checks the library's promise that a message
+// never disappears quietly. It publishes a stream of numbered, confirmed
+// messages into a durable queue consumed by a separate consumer process
+// (./consumer) with a retry policy, injects faults while the load flows
+// (SIGKILL of the consumer process, connections force-closed by the broker),
+// waits until every confirmed message is settled, and then accounts for each
+// one: accepted, in Q.dlq, in Q.parked, or still queued. Whatever is in none
+// of those is lost; whatever is in a place its number does not send it to is
+// misplaced. Messages handled more than once are counted, never a failure.
+//
+// By number n: n%10 in 0..7 must end accepted (6 after one retry in the
+// consumer, 7 after a further one on a rung), 8 in Q.dlq (every attempt
+// fails), 9 in Q.parked (published as a body that is not JSON).
+package chaos
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Policy is the consumer process's retry policy: a 500ms wait in the
+// consumer, then 1s and 2s waits on rungs, then Q.dlq.
+const Policy = "exponential(4, 500ms, 2s).waitInBrokerFrom(1s)"
+
+// Scenarios.
+const (
+	// Kill SIGKILLs the consumer process at random moments and restarts it.
+	Kill = "kill"
+	// Close force-closes the harness's and the consumer's connections.
+	Close = "close"
+)
+
+// Config is one run of the harness.
+type Config struct {
+	URL      string
+	Queue    string // declared by the run (classic, durable), deleted after it
+	Scenario string // Kill or Close
+	Faults   int    // how many faults to inject
+	// Rate is how many messages are published per second while faults are
+	// injected (default 300).
+	Rate int
+	// Gap is the longest random pause between one fault's recovery and the
+	// next fault (default 2s; the shortest is a tenth of it).
+	Gap time.Duration
+	// ConsumerBin is the consumer program, built by Build.
+	ConsumerBin string
+	// Dir holds the accept log and the consumer processes' stderr.
+	Dir string
+	// Name prefixes the client-provided connection names: Name+"-harness"
+	// and Name+"-consumer".
+	Name string
+	// ManagementURL is the broker's management API with its credentials,
+	// e.g. http://guest:guest@localhost:15672 (scenario Close).
+	ManagementURL string
+	// Quiet bounds the wait for every confirmed message to settle (default 60s).
+	Quiet time.Duration
+	Logf  func(format string, args ...any)
+}
+
+// Report is what a run counted.
+type Report struct {
+	Scenario     string
+	Faults       int
+	Published    int // publishes attempted
+	Confirmed    int // confirmed by the broker
+	Unconfirmed  int // failed or not confirmed (they may still have arrived)
+	Accepted     int // distinct confirmed numbers accepted
+	DeadLettered int // distinct confirmed numbers found in Q.dlq
+	Parked       int // distinct confirmed numbers found in Q.parked
+	StillQueued  int // distinct confirmed numbers still in the queue or on a rung
+	Duplicates   int // extra accepts or extra set-aside copies
+	Lost         []int
+	Misplaced    []string // "n: where"
+	Recovery     []time.Duration
+	PubRecovery  []time.Duration // scenario Close: fault to the next confirm
+	// WaitingAtKill is, for each kill, how many deliveries the killed
+	// process held in an in-process wait (its last stats line, <=100ms old).
+	WaitingAtKill []int
+	// ConsumerStats sums the last stats line of every consumer process
+	// (a killed one's is at most 100ms old, so the sums are approximate).
+	ConsumerStats map[string]int
+	UnconfArrived int // unconfirmed numbers that arrived anyway
+	Elapsed       time.Duration
+}
+
+// OK reports whether nothing was lost, misplaced or left unsettled.
+func (r Report) OK() bool {
+	return len(r.Lost) == 0 && len(r.Misplaced) == 0 && r.StillQueued == 0
+}
+
+// String is the report as a table.
+func (r Report) String() string {
+	var b strings.Builder
+	row := func(k string, v any) { fmt.Fprintf(&b, "  %-22s %v\n", k, v) }
+	fmt.Fprintf(&b, "chaos scenario %q, %d faults, %s\n", r.Scenario, r.Faults, r.Elapsed.Round(time.Millisecond))
+	row("published", r.Published)
+	row("confirmed", r.Confirmed)
+	row("unconfirmed", r.Unconfirmed)
+	row("accepted", r.Accepted)
+	row("dead-lettered (Q.dlq)", r.DeadLettered)
+	row("parked (Q.parked)", r.Parked)
+	row("still queued", r.StillQueued)
+	row("duplicates", r.Duplicates)
+	row("lost", len(r.Lost))
+	row("misplaced", len(r.Misplaced))
+	row("unconfirmed, arrived", r.UnconfArrived)
+	row("recovery (settle)", summary(r.Recovery))
+	if len(r.PubRecovery) > 0 {
+		row("recovery (publish)", summary(r.PubRecovery))
+	}
+	if len(r.WaitingAtKill) > 0 {
+		row("in waits at kill", r.WaitingAtKill)
+	}
+	if len(r.ConsumerStats) > 0 {
+		var parts []string
+		for _, k := range []string{"accepted", "retried-in-consumer", "retried-on-rung", "dead-lettered", "parked", "requeued", "rung-missing", "set-aside-failed"} {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, r.ConsumerStats[k]))
+		}
+		row("consumer stats (sum)", strings.Join(parts, " "))
+	}
+	if len(r.Lost) > 0 {
+		row("lost numbers", r.Lost)
+	}
+	if len(r.Misplaced) > 0 {
+		row("misplaced", r.Misplaced)
+	}
+	return b.String()
+}
+
+func summary(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	return fmt.Sprintf("min %v, median %v, mean %v, max %v (n=%d)",
+		r(s[0]), r(s[len(s)/2]), r(sum/time.Duration(len(s))), r(s[len(s)-1]), len(s))
+}
+
+// Build compiles the consumer program into dir and returns its path.
+func Build(ctx context.Context, dir string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("building the chaos consumer needs the go command: %w", err)
+	}
+	out := filepath.Join(dir, "chaos-consumer")
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, "github.com/acemq-go/acemq/internal/chaos/consumer")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build of the chaos consumer: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+// rawJSON publishes a []byte as it is, labelled application/json, so that the
+// harness can publish both JSON and bodies that are not JSON at all.
+type rawJSON struct{}
+
+func (rawJSON) ContentType() string { return "application/json" }
+func (rawJSON) Marshal(v any) ([]byte, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, fmt.Errorf("rawJSON marshals []byte, not %T", v)
+	}
+	return b, nil
+}
+func (rawJSON) Unmarshal(data []byte, v any) error { return errors.New("rawJSON only publishes") }
+
+func messageID(n int) string { return "chaos-" + strconv.Itoa(n) }
+
+func numberOf(m transport.Message) (int, bool) {
+	id := m.MessageID
+	if id == "" {
+		id = acemq.ReadEnvelope(m).ID
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "chaos-"))
+	return n, err == nil && strings.HasPrefix(id, "chaos-")
+}
+
+func body(n int) []byte {
+	if n%10 == 9 {
+		return []byte("not json: message " + strconv.Itoa(n))
+	}
+	return []byte(`{"n":` + strconv.Itoa(n) + `}`)
+}
+
+// expected is where message n must end.
+func expected(n int) string {
+	switch n % 10 {
+	case 8:
+		return "dlq"
+	case 9:
+		return "parked"
+	}
+	return "accepted"
+}
+
+type run struct {
+	cfg     Config
+	conn    *acemq.Conn
+	tr      transport.Transport
+	logPath string
+	rungs   []string
+
+	mu          sync.Mutex
+	confirmed   map[int]bool
+	unconfirmed map[int]bool
+	published   int
+	next        int // the number the next batch starts at
+	lastConfirm time.Time
+
+	dlq, parked map[int]int // drained copies by number
+
+	proc          *exec.Cmd
+	started       int
+	waitingAtKill []int
+}
+
+// Run runs one scenario and reports what it counted. An error means the
+// harness itself could not run; losses are in the Report.
+func Run(ctx context.Context, cfg Config) (rep Report, err error) {
+	if cfg.Rate <= 0 {
+		cfg.Rate = 300
+	}
+	if cfg.Gap <= 0 {
+		cfg.Gap = 2 * time.Second
+	}
+	if cfg.Quiet <= 0 {
+		cfg.Quiet = 60 * time.Second
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Scenario != Kill && cfg.Scenario != Close {
+		return rep, fmt.Errorf("unknown scenario %q", cfg.Scenario)
+	}
+	if cfg.Scenario == Close && cfg.ManagementURL == "" {
+		return rep, errors.New("scenario close needs Config.ManagementURL")
+	}
+	start := time.Now()
+	r := &run{cfg: cfg, logPath: filepath.Join(cfg.Dir, "accepted.log"),
+		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{}}
+	policy, err := acemq.ParsePolicy(Policy)
+	if err != nil {
+		return rep, err
+	}
+	ladder, err := acemq.NewRetryLadder(cfg.Queue, policy)
+	if err != nil {
+		return rep, err
+	}
+	r.rungs = ladder.Queues()
+
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	r.conn, err = acemq.Connect(cctx, cfg.URL, acemq.WithConnectionName(cfg.Name+"-harness"))
+	cancel()
+	if err != nil {
+		return rep, err
+	}
+	defer r.conn.Close()
+	r.tr = r.conn.Transport()
+	if err := r.tr.DeclareQueue(ctx, transport.Queue{Name: cfg.Queue, Type: transport.Classic, Durable: true}); err != nil {
+		return rep, err
+	}
+	defer r.cleanup()
+	if err := r.startConsumer(ctx); err != nil {
+		return rep, err
+	}
+	defer r.stopConsumer(syscall.SIGKILL)
+
+	// Load flows for the whole fault phase.
+	pubCtx, stopPub := context.WithCancel(ctx)
+	pubDone := make(chan struct{})
+	go func() { defer close(pubDone); r.publish(pubCtx) }()
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+	for i := 0; i < cfg.Faults; i++ {
+		pause := cfg.Gap/10 + time.Duration(rng.Int64N(int64(cfg.Gap-cfg.Gap/10)))
+		select {
+		case <-ctx.Done():
+			stopPub()
+			<-pubDone
+			return rep, ctx.Err()
+		case <-time.After(pause):
+		}
+		settled, pub, err := r.fault(ctx, i)
+		if err != nil {
+			stopPub()
+			<-pubDone
+			return rep, err
+		}
+		rep.Recovery = append(rep.Recovery, settled)
+		if cfg.Scenario == Close {
+			rep.PubRecovery = append(rep.PubRecovery, pub)
+		}
+	}
+	// A little more load after the last fault, then stop publishing.
+	time.Sleep(500 * time.Millisecond)
+	stopPub()
+	<-pubDone
+
+	// Wait until every confirmed message is settled, or the deadline.
+	deadline := time.Now().Add(cfg.Quiet)
+	for {
+		accepted, _, err := r.readLog()
+		if err != nil {
+			return rep, err
+		}
+		if err := r.drainSetAside(ctx); err != nil {
+			return rep, err
+		}
+		if r.missing(accepted) == 0 && r.empty(ctx) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := r.stopConsumer(syscall.SIGTERM); err != nil {
+		cfg.Logf("chaos: stopping the consumer: %v", err)
+	}
+	// Account for everything.
+	if err := r.drainSetAside(ctx); err != nil {
+		return rep, err
+	}
+	queued := map[int]int{}
+	for _, q := range append([]string{cfg.Queue}, r.rungs...) {
+		if err := r.drain(ctx, q, queued); err != nil {
+			return rep, err
+		}
+	}
+	accepted, records, err := r.readLog()
+	if err != nil {
+		return rep, err
+	}
+	r.mu.Lock()
+	counted := account(tally{published: r.published, confirmed: r.confirmed, unconfirmed: r.unconfirmed,
+		accepted: accepted, records: records, dlq: r.dlq, parked: r.parked, queued: queued})
+	r.mu.Unlock()
+	counted.Recovery, counted.PubRecovery, counted.WaitingAtKill = rep.Recovery, rep.PubRecovery, r.waitingAtKill
+	counted.ConsumerStats = map[string]int{}
+	for i := 1; i <= r.started; i++ {
+		for k, v := range lastStats(r.stderrPath(i)) {
+			counted.ConsumerStats[k] += v
+		}
+	}
+	rep = counted
+	rep.Scenario, rep.Faults = cfg.Scenario, cfg.Faults
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// tally is what a run saw: the numbers published and where they were found.
+type tally struct {
+	published              int
+	confirmed, unconfirmed map[int]bool
+	accepted               map[int]int // accept log records by number
+	records                int         // accept log records
+	dlq, parked, queued    map[int]int // copies found by number
+}
+
+// account turns a tally into a Report: every confirmed number must be found
+// (else lost), every number found must be where its number says (else
+// misplaced), and what was found more than once is a duplicate.
+func account(t tally) Report {
+	var rep Report
+	rep.Published, rep.Confirmed, rep.Unconfirmed = t.published, len(t.confirmed), len(t.unconfirmed)
+	rep.Duplicates = t.records - len(t.accepted)
+	for _, m := range []map[int]int{t.dlq, t.parked} {
+		for _, c := range m {
+			rep.Duplicates += c - 1
+		}
+	}
+	places := map[string]map[int]int{"accepted": t.accepted, "dlq": t.dlq, "parked": t.parked}
+	all := map[int]bool{}
+	for n := range t.confirmed {
+		all[n] = true
+	}
+	for _, m := range []map[int]int{t.accepted, t.dlq, t.parked, t.queued} {
+		for n := range m {
+			all[n] = true
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(all)) {
+		found := false
+		for _, place := range []string{"accepted", "dlq", "parked"} {
+			if places[place][n] == 0 {
+				continue
+			}
+			found = true
+			if place != expected(n) {
+				rep.Misplaced = append(rep.Misplaced, fmt.Sprintf("%d: in %s, expected %s", n, place, expected(n)))
+			}
+		}
+		if !t.confirmed[n] && !t.unconfirmed[n] {
+			rep.Misplaced = append(rep.Misplaced, fmt.Sprintf("%d: found but never published", n))
+			continue
+		}
+		if t.unconfirmed[n] {
+			if found || t.queued[n] > 0 {
+				rep.UnconfArrived++
+			}
+			continue
+		}
+		switch {
+		case t.accepted[n] > 0:
+			rep.Accepted++
+		case t.dlq[n] > 0:
+			rep.DeadLettered++
+		case t.parked[n] > 0:
+			rep.Parked++
+		}
+		switch {
+		case t.queued[n] > 0 && found:
+			rep.Duplicates += t.queued[n] // a settled message's second copy, still on its way
+		case t.queued[n] > 0:
+			rep.StillQueued++
+			rep.Duplicates += t.queued[n] - 1
+			found = true
+		}
+		if !found {
+			rep.Lost = append(rep.Lost, n)
+		}
+	}
+	return rep
+}
+
+// empty reports whether the queue and its rungs hold no ready message (second
+// copies of settled messages, which a kill can leave on a rung, settle too).
+func (r *run) empty(ctx context.Context) bool {
+	for _, q := range append([]string{r.cfg.Queue}, r.rungs...) {
+		st, err := r.tr.InspectQueue(ctx, q)
+		if err != nil || st.Messages > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// missing counts confirmed messages not yet accepted, dead-lettered or parked.
+func (r *run) missing(accepted map[int]int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := 0
+	for n := range r.confirmed {
+		if accepted[n] == 0 && r.dlq[n] == 0 && r.parked[n] == 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// publish sends numbered messages in small confirmed batches at cfg.Rate
+// until ctx ends. A message whose publish failed is counted unconfirmed and
+// never published again.
+func (r *run) publish(ctx context.Context) {
+	pub := acemq.NewPublisher[[]byte](r.conn, "", acemq.WithCodec(rawJSON{}), acemq.WithOrigin("chaos"))
+	const batch = 10
+	interval := time.Second * batch / time.Duration(r.cfg.Rate)
+	next := 0
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		r.next = next
+		r.mu.Unlock()
+		out := make([]acemq.Outgoing[[]byte], batch)
+		for i := range out {
+			n := next + i
+			out[i] = acemq.Outgoing[[]byte]{RoutingKey: r.cfg.Queue, Body: body(n),
+				Options: []acemq.MessageOption{acemq.WithMessageID(messageID(n))}}
+		}
+		// Not ctx: a batch once started runs to its confirms.
+		bctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := pub.PublishBatch(bctx, out)
+		cancel()
+		failed := map[int]bool{}
+		var be *acemq.BatchError
+		switch {
+		case err == nil:
+		case errors.As(err, &be):
+			for _, f := range be.Failed {
+				failed[f.Index] = true
+			}
+		default:
+			for i := range out {
+				failed[i] = true
+			}
+		}
+		if err != nil {
+			r.cfg.Logf("chaos: batch %d..%d: %d not confirmed: %v", next, next+batch-1, len(failed), err)
+		}
+		r.mu.Lock()
+		for i := range out {
+			if failed[i] {
+				r.unconfirmed[next+i] = true
+			} else {
+				r.confirmed[next+i] = true
+			}
+		}
+		r.published += batch
+		if len(failed) < batch {
+			r.lastConfirm = time.Now()
+		}
+		r.mu.Unlock()
+		next += batch
+	}
+}
+
+// fault injects one fault and waits for the consumer to settle a message
+// again (an accept recorded after the fault) and, for Close, for the
+// publisher to have a batch confirmed again.
+func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err error) {
+	size := func() int64 {
+		st, err := os.Stat(r.logPath)
+		if err != nil {
+			return 0
+		}
+		return st.Size()
+	}
+	var t0 time.Time
+	var before int64
+	switch r.cfg.Scenario {
+	case Kill:
+		t0 = time.Now()
+		if err := r.stopConsumer(syscall.SIGKILL); err != nil {
+			return 0, 0, err
+		}
+		before = size() // the dead process records nothing more
+		r.waitingAtKill = append(r.waitingAtKill, r.lastWaiting())
+		if err := r.startConsumer(ctx); err != nil {
+			return 0, 0, err
+		}
+	case Close:
+		before = size()
+		if t0, err = brokertest.CloseNamed(ctx, r.cfg.ManagementURL, r.cfg.Name+"-harness", r.cfg.Name+"-consumer"); err != nil {
+			return 0, 0, fmt.Errorf("fault %d (close): %w", i+1, err)
+		}
+	}
+	deadline := t0.Add(60 * time.Second)
+	// Kill: the next accept the restarted process records. Close: handlers
+	// running at the close may still record an accept (whose ack then fails),
+	// so wait for the accept of a message published after the fault: the
+	// publisher and the consumer have both come back.
+	r.mu.Lock()
+	first := r.next + 10 // the batch in flight may have been sent before the close
+	r.mu.Unlock()
+	for {
+		if r.cfg.Scenario == Kill && size() > before {
+			break
+		}
+		if r.cfg.Scenario == Close {
+			accepted, _, err := r.readLog()
+			if err != nil {
+				return 0, 0, err
+			}
+			if slices.ContainsFunc(slices.Collect(maps.Keys(accepted)), func(n int) bool { return n >= first }) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("fault %d (%s): no message settled within 60s", i+1, r.cfg.Scenario)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	settle = time.Since(t0)
+	if r.cfg.Scenario == Close {
+		for {
+			r.mu.Lock()
+			last := r.lastConfirm
+			r.mu.Unlock()
+			if last.After(t0) {
+				pub = last.Sub(t0)
+				break
+			}
+			if time.Now().After(deadline) {
+				return 0, 0, fmt.Errorf("fault %d (close): no publish confirmed within 60s", i+1)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	r.cfg.Logf("chaos: fault %d/%d (%s): settling again after %v", i+1, r.cfg.Faults, r.cfg.Scenario, settle.Round(time.Millisecond))
+	return settle, pub, nil
+}
+
+// lastWaiting reads the Waiting count of the current consumer process's last
+// stats line (-1 when there is none).
+func (r *run) lastWaiting() int {
+	st := lastStats(r.stderrPath(r.started))
+	if st == nil {
+		return -1
+	}
+	return st["waiting"]
+}
+
+// lastStats parses the last "stats k=v ..." line of a consumer's stderr.
+func lastStats(path string) map[string]int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(string(b), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		rest, ok := strings.CutPrefix(lines[i], "stats ")
+		if !ok {
+			continue
+		}
+		st := map[string]int{}
+		for _, kv := range strings.Fields(rest) {
+			k, v, _ := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil // a line cut short by a kill
+			}
+			st[k] = n
+		}
+		return st
+	}
+	return nil
+}
+
+func (r *run) stderrPath(i int) string {
+	return filepath.Join(r.cfg.Dir, fmt.Sprintf("consumer-%02d.stderr", i))
+}
+
+func (r *run) startConsumer(ctx context.Context) error {
+	r.started++
+	errLog, err := os.Create(r.stderrPath(r.started))
+	if err != nil {
+		return err
+	}
+	defer errLog.Close()
+	cmd := exec.Command(r.cfg.ConsumerBin, "--url", r.cfg.URL, "--queue", r.cfg.Queue,
+		"--log", r.logPath, "--name", r.cfg.Name+"-consumer", "--policy", Policy)
+	cmd.Stderr = errLog
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the chaos consumer: %w", err)
+	}
+	r.proc = cmd
+	// Subscribed once the queue shows a consumer.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := r.tr.InspectQueue(ctx, r.cfg.Queue)
+		if err == nil && st.Consumers > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the chaos consumer did not subscribe within 30s (see %s)", errLog.Name())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *run) stopConsumer(sig syscall.Signal) error {
+	if r.proc == nil {
+		return nil
+	}
+	p := r.proc
+	r.proc = nil
+	_ = p.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+	select {
+	case err := <-done:
+		if sig == syscall.SIGKILL {
+			return nil
+		}
+		return err
+	case <-time.After(20 * time.Second):
+		_ = p.Process.Kill()
+		<-done
+		return fmt.Errorf("the chaos consumer did not exit within 20s of %v; killed", sig)
+	}
+}
+
+// readLog reads the accept log: how often each number was accepted, and how
+// many records there are. A last line without its newline is not counted.
+func (r *run) readLog() (map[int]int, int, error) {
+	data, err := os.ReadFile(r.logPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[int]int{}, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+		data = data[:i+1]
+	} else {
+		data = nil
+	}
+	counts := map[int]int{}
+	records := 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		n, err := strconv.Atoi(sc.Text())
+		if err != nil {
+			return nil, 0, fmt.Errorf("accept log %s: bad record %q", r.logPath, sc.Text())
+		}
+		counts[n]++
+		records++
+	}
+	return counts, records, sc.Err()
+}
+
+func (r *run) drainSetAside(ctx context.Context) error {
+	r.mu.Lock()
+	dlq, parked := r.dlq, r.parked
+	r.mu.Unlock()
+	into := map[int]int{}
+	if err := r.drain(ctx, acemq.DeadLetterQueue(r.cfg.Queue), into); err != nil {
+		return err
+	}
+	intoP := map[int]int{}
+	if err := r.drain(ctx, acemq.ParkedQueue(r.cfg.Queue), intoP); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	for n, c := range into {
+		dlq[n] += c
+	}
+	for n, c := range intoP {
+		parked[n] += c
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// drain takes every message of queue (Get, then ack), counting each number
+// into counts once its ack went through (a failed ack returns the message).
+func (r *run) drain(ctx context.Context, queue string, counts map[int]int) error {
+	for {
+		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		d, ok, err := r.tr.Get(gctx, queue)
+		cancel()
+		if errors.Is(err, transport.ErrNotFound) {
+			return nil // not declared (yet)
+		}
+		if err != nil {
+			return fmt.Errorf("draining %s: %w", queue, err)
+		}
+		if !ok {
+			return nil
+		}
+		n, ok := numberOf(d.Message)
+		if err := d.Ack(); err != nil {
+			r.cfg.Logf("chaos: draining %s: ack: %v (it comes back)", queue, err)
+			continue
+		}
+		if !ok {
+			r.cfg.Logf("chaos: draining %s: a message without a chaos number: id %q", queue, d.MessageID)
+			continue
+		}
+		counts[n]++
+	}
+}
+
+func (r *run) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for _, q := range append([]string{r.cfg.Queue, acemq.DeadLetterQueue(r.cfg.Queue), acemq.ParkedQueue(r.cfg.Queue)}, r.rungs...) {
+		if _, err := r.tr.DeleteQueue(ctx, q); err != nil && !errors.Is(err, transport.ErrNotFound) {
+			r.cfg.Logf("chaos: deleting %s: %v", q, err)
+		}
+	}
+}
