@@ -2,7 +2,8 @@
 // never disappears quietly. It publishes a stream of numbered, confirmed
 // messages into a durable queue consumed by a separate consumer process
 // (./consumer) with a retry policy, injects faults while the load flows
-// (SIGKILL of the consumer process, connections force-closed by the broker),
+// (SIGKILL of the consumer process, connections force-closed by the broker,
+// the broker node stopped and started again),
 // waits until every confirmed message is settled, and then accounts for each
 // one: accepted, in Q.dlq, in Q.parked, or still queued. Whatever is in none
 // of those is lost; whatever is in a place its number does not send it to is
@@ -46,13 +47,17 @@ const (
 	Kill = "kill"
 	// Close force-closes the harness's and the consumer's connections.
 	Close = "close"
+	// Restart stops the broker node cleanly and starts it again (same data
+	// directory) through Config.RestartBroker; the harness's publisher and
+	// the consumer process must recover by themselves.
+	Restart = "restart"
 )
 
 // Config is one run of the harness.
 type Config struct {
 	URL      string
 	Queue    string // declared by the run (classic, durable), deleted after it
-	Scenario string // Kill or Close
+	Scenario string // Kill, Close or Restart
 	Faults   int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
 	// injected (default 300).
@@ -70,6 +75,9 @@ type Config struct {
 	// ManagementURL is the broker's management API with its credentials,
 	// e.g. http://guest:guest@localhost:15672 (scenario Close).
 	ManagementURL string
+	// RestartBroker stops the broker node and starts it again (scenario
+	// Restart); it returns once the node answers again.
+	RestartBroker func(ctx context.Context) error
 	// Quiet bounds the wait for every confirmed message to settle (default 60s).
 	Quiet time.Duration
 	Logf  func(format string, args ...any)
@@ -90,7 +98,10 @@ type Report struct {
 	Lost         []int
 	Misplaced    []string // "n: where"
 	Recovery     []time.Duration
-	PubRecovery  []time.Duration // scenario Close: fault to the next confirm
+	PubRecovery  []time.Duration // scenarios Close, Restart: fault to the next confirm
+	// Outage is, for each restart, how long stopping and starting the node
+	// took (the broker was unreachable for about that long).
+	Outage []time.Duration
 	// WaitingAtKill is, for each kill, how many deliveries the killed
 	// process held in an in-process wait (its last stats line, <=100ms old).
 	WaitingAtKill []int
@@ -99,6 +110,9 @@ type Report struct {
 	ConsumerStats map[string]int
 	UnconfArrived int // unconfirmed numbers that arrived anyway
 	Elapsed       time.Duration
+	// Timeline places each fault and each lost number's confirm in time
+	// (offsets from the start of the run), to tell which fault lost it.
+	Timeline []string
 }
 
 // OK reports whether nothing was lost, misplaced or left unsettled.
@@ -126,6 +140,9 @@ func (r Report) String() string {
 	if len(r.PubRecovery) > 0 {
 		row("recovery (publish)", summary(r.PubRecovery))
 	}
+	if len(r.Outage) > 0 {
+		row("outage (stop+start)", summary(r.Outage))
+	}
 	if len(r.WaitingAtKill) > 0 {
 		row("in waits at kill", r.WaitingAtKill)
 	}
@@ -141,6 +158,9 @@ func (r Report) String() string {
 	}
 	if len(r.Misplaced) > 0 {
 		row("misplaced", r.Misplaced)
+	}
+	for _, e := range r.Timeline {
+		row("timeline", e)
 	}
 	return b.String()
 }
@@ -236,6 +256,10 @@ type run struct {
 	proc          *exec.Cmd
 	started       int
 	waitingAtKill []int
+	outage        []time.Duration
+	t00           time.Time
+	confirmedAt   map[int]time.Time // by batch start number
+	faultAt       []string
 }
 
 // Run runs one scenario and reports what it counted. An error means the
@@ -253,15 +277,19 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	if cfg.Scenario != Kill && cfg.Scenario != Close {
+	if cfg.Scenario != Kill && cfg.Scenario != Close && cfg.Scenario != Restart {
 		return rep, fmt.Errorf("unknown scenario %q", cfg.Scenario)
+	}
+	if cfg.Scenario == Restart && cfg.RestartBroker == nil {
+		return rep, errors.New("scenario restart needs Config.RestartBroker")
 	}
 	if cfg.Scenario == Close && cfg.ManagementURL == "" {
 		return rep, errors.New("scenario close needs Config.ManagementURL")
 	}
 	start := time.Now()
 	r := &run{cfg: cfg, logPath: filepath.Join(cfg.Dir, "accepted.log"),
-		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{}}
+		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{},
+		t00: start, confirmedAt: map[int]time.Time{}}
 	policy, err := acemq.ParsePolicy(Policy)
 	if err != nil {
 		return rep, err
@@ -311,7 +339,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			return rep, err
 		}
 		rep.Recovery = append(rep.Recovery, settled)
-		if cfg.Scenario == Close {
+		if cfg.Scenario != Kill {
 			rep.PubRecovery = append(rep.PubRecovery, pub)
 		}
 	}
@@ -357,6 +385,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		accepted: accepted, records: records, dlq: r.dlq, parked: r.parked, queued: queued})
 	r.mu.Unlock()
 	counted.Recovery, counted.PubRecovery, counted.WaitingAtKill = rep.Recovery, rep.PubRecovery, r.waitingAtKill
+	counted.Outage = r.outage
 	counted.ConsumerStats = map[string]int{}
 	for i := 1; i <= r.started; i++ {
 		for k, v := range lastStats(r.stderrPath(i)) {
@@ -364,6 +393,15 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		}
 	}
 	rep = counted
+	if len(rep.Lost) > 0 {
+		rep.Timeline = append(rep.Timeline, r.faultAt...)
+		for _, n := range rep.Lost {
+			r.mu.Lock()
+			at := r.confirmedAt[n-n%10]
+			r.mu.Unlock()
+			rep.Timeline = append(rep.Timeline, fmt.Sprintf("lost %d (n%%10=%d, expected %s) confirmed at +%v", n, n%10, expected(n), at.Sub(start).Round(time.Millisecond)))
+		}
+	}
 	rep.Scenario, rep.Faults = cfg.Scenario, cfg.Faults
 	rep.Elapsed = time.Since(start)
 	return rep, nil
@@ -525,6 +563,7 @@ func (r *run) publish(ctx context.Context) {
 		r.published += batch
 		if len(failed) < batch {
 			r.lastConfirm = time.Now()
+			r.confirmedAt[next] = r.lastConfirm
 		}
 		r.mu.Unlock()
 		next += batch
@@ -532,8 +571,8 @@ func (r *run) publish(ctx context.Context) {
 }
 
 // fault injects one fault and waits for the consumer to settle a message
-// again (an accept recorded after the fault) and, for Close, for the
-// publisher to have a batch confirmed again.
+// again (an accept recorded after the fault) and, for Close and Restart, for
+// the publisher to have a batch confirmed again.
 func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err error) {
 	size := func() int64 {
 		st, err := os.Stat(r.logPath)
@@ -544,6 +583,8 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 	}
 	var t0 time.Time
 	var before int64
+	var since time.Time // the publisher's next confirm is the first one after this
+	deadline := time.Now().Add(60 * time.Second)
 	switch r.cfg.Scenario {
 	case Kill:
 		t0 = time.Now()
@@ -560,20 +601,33 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 		if t0, err = brokertest.CloseNamed(ctx, r.cfg.ManagementURL, r.cfg.Name+"-harness", r.cfg.Name+"-consumer"); err != nil {
 			return 0, 0, fmt.Errorf("fault %d (close): %w", i+1, err)
 		}
+		deadline = t0.Add(60 * time.Second)
+	case Restart:
+		t0 = time.Now()
+		if err := r.cfg.RestartBroker(ctx); err != nil {
+			return 0, 0, fmt.Errorf("fault %d (restart): %w", i+1, err)
+		}
+		up := time.Now()
+		r.outage = append(r.outage, up.Sub(t0))
+		r.cfg.Logf("chaos: fault %d/%d (restart): node stopped and started again in %v", i+1, r.cfg.Faults, up.Sub(t0).Round(time.Millisecond))
+		deadline = up.Add(60 * time.Second)
+		// The node takes a moment to go down and may still have confirmed
+		// a batch a little after t0: count only confirms received once it
+		// is up again (and, below, accepts of what was published then).
+		since = up
 	}
-	deadline := t0.Add(60 * time.Second)
-	// Kill: the next accept the restarted process records. Close: handlers
-	// running at the close may still record an accept (whose ack then fails),
-	// so wait for the accept of a message published after the fault: the
-	// publisher and the consumer have both come back.
 	r.mu.Lock()
-	first := r.next + 10 // the batch in flight may have been sent before the close
+	first := r.next + 10 // the batch in flight may have been sent before the fault
 	r.mu.Unlock()
+	// Kill: the next accept the restarted process records. Close, Restart:
+	// handlers running at the fault may still record an accept (whose ack
+	// then fails), so wait for the accept of a message published after the
+	// fault: the publisher and the consumer have both come back.
 	for {
 		if r.cfg.Scenario == Kill && size() > before {
 			break
 		}
-		if r.cfg.Scenario == Close {
+		if r.cfg.Scenario != Kill {
 			accepted, _, err := r.readLog()
 			if err != nil {
 				return 0, 0, err
@@ -583,22 +637,27 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 			}
 		}
 		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("fault %d (%s): no message settled within 60s", i+1, r.cfg.Scenario)
+			return 0, 0, fmt.Errorf("fault %d (%s): no message settled within 60s of the fault (restart: of the node being up)", i+1, r.cfg.Scenario)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	settle = time.Since(t0)
-	if r.cfg.Scenario == Close {
+	r.faultAt = append(r.faultAt, fmt.Sprintf("fault %d at +%v, settling again at +%v", i+1,
+		t0.Sub(r.t00).Round(time.Millisecond), time.Since(r.t00).Round(time.Millisecond)))
+	if since.IsZero() {
+		since = t0
+	}
+	if r.cfg.Scenario != Kill {
 		for {
 			r.mu.Lock()
 			last := r.lastConfirm
 			r.mu.Unlock()
-			if last.After(t0) {
+			if last.After(since) {
 				pub = last.Sub(t0)
 				break
 			}
 			if time.Now().After(deadline) {
-				return 0, 0, fmt.Errorf("fault %d (close): no publish confirmed within 60s", i+1)
+				return 0, 0, fmt.Errorf("fault %d (%s): no publish confirmed within 60s", i+1, r.cfg.Scenario)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

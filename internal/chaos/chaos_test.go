@@ -1,9 +1,13 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,8 +29,11 @@ func TestChaosShort(t *testing.T) {
 	}
 }
 
-// TestChaosFull runs the full scenarios (20 kills, 10 forced closes) and
-// prints their reports: `make chaos`, which sets CHAOS=full.
+// TestChaosFull runs the full scenarios (20 kills, 10 forced closes, 3
+// broker restarts) and prints their reports: `make chaos`, which sets
+// CHAOS=full. The restart scenario stops and starts the broker node, which
+// would break every other test using it, so it also needs CHAOS_RESTART=yes,
+// which only `make chaos` sets, on a node of its own (see the Makefile).
 func TestChaosFull(t *testing.T) {
 	if os.Getenv("CHAOS") != "full" {
 		t.Skip("the full chaos run needs CHAOS=full (make chaos)")
@@ -35,10 +42,52 @@ func TestChaosFull(t *testing.T) {
 	for _, sc := range []struct {
 		name   string
 		faults int
-	}{{Kill, 20}, {Close, 10}} {
+		gap    time.Duration
+	}{{Kill, 20, 2 * time.Second}, {Close, 10, 2 * time.Second}, {Restart, 3, 5 * time.Second}} {
 		t.Run(sc.name, func(t *testing.T) {
-			runScenario(t, bin, sc.name, sc.faults, 2*time.Second, 120*time.Second)
+			if sc.name == Restart && os.Getenv("CHAOS_RESTART") != "yes" {
+				t.Skip("the restart scenario restarts the broker node: it needs CHAOS_RESTART=yes and a node of its own (make chaos)")
+			}
+			runScenario(t, bin, sc.name, sc.faults, sc.gap, 120*time.Second)
 		})
+	}
+}
+
+// restartBroker stops the node with `bash scripts/rabbitmq.sh stop` (a clean
+// rabbitmqctl stop) and starts it again with `bash scripts/rabbitmq.sh`, in
+// this process's environment (RABBITMQ_NODENAME and the rest name the node,
+// its ports and its data directory, so the data survives).
+func restartBroker(ctx context.Context) error {
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"scripts/rabbitmq.sh", "stop"}, {"scripts/rabbitmq.sh"}} {
+		cmd := exec.CommandContext(ctx, "bash", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("bash %v: %w\n%s", args, err, out)
+		}
+	}
+	return nil
+}
+
+// repoRoot is the nearest directory above the working directory (the
+// package's, under go test) that holds go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
 	}
 }
 
@@ -62,6 +111,7 @@ func runScenario(t *testing.T, bin, scenario string, faults int, gap, quiet time
 		URL: url, Queue: name, Scenario: scenario, Faults: faults, Gap: gap, Quiet: quiet,
 		ConsumerBin: bin, Dir: dir, Name: name,
 		ManagementURL: brokertest.ManagementURL(),
+		RestartBroker: restartBroker,
 		Logf:          t.Logf,
 	})
 	if err != nil {
@@ -85,9 +135,24 @@ func dumpStderr(t *testing.T, dir string) {
 			continue
 		}
 		b, _ := os.ReadFile(dir + "/" + e.Name())
+		b = dropStats(b)
 		if len(b) > 4000 {
 			b = b[len(b)-4000:]
 		}
 		t.Logf("%s:\n%s", e.Name(), b)
 	}
+}
+
+// dropStats removes the consumer's stats lines (ten a second), keeping the
+// last one, so that the warnings around them fit in the dump.
+func dropStats(b []byte) []byte {
+	var out, last []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("stats ")) {
+			last = line
+			continue
+		}
+		out = append(out, line...)
+	}
+	return append(out, last...)
 }
