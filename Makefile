@@ -52,7 +52,7 @@ chaos-short:
 
 chaos:
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh >/dev/null
-	status=0; $(CHAOS_BROKER) CHAOS=full CHAOS_RESTART=yes $(GO) test -count=1 -timeout 30m -run '^TestChaosFull$$' -v ./internal/chaos/ || status=$$?; \
+	status=0; $(CHAOS_BROKER) CHAOS_RESTART=yes $(GO) test -tags chaos -count=1 -timeout 30m -run '^TestChaosFull$$' -v ./internal/chaos/ || status=$$?; \
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh stop; exit $$status
 
 # No broker: integration tests skip when ACEMQ_TEST_URL is unset.
