@@ -21,9 +21,11 @@ demo:
 	$(GO) run ./cmd/acemq demo
 
 # Everything: every test against a private RabbitMQ node (installed when
-# missing, started for the run and stopped after it), then lint.
+# missing, started for the run and stopped after it), then the short memory
+# alarm scenario alone on that node (an alarm blocks every publisher on it),
+# then lint.
 test:
-	$(TEST_BROKER) bash scripts/rabbitmq.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance'
+	$(TEST_BROKER) bash scripts/rabbitmq.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'
 	@$(MAKE) --no-print-directory lint
 
 # The transport conformance suite on both transports, with its counts (go test
@@ -46,9 +48,14 @@ CHAOS_BROKER := RABBITMQ_NODENAME=acemq-chaos@localhost RABBITMQ_NODE_PORT=5691 
 	ACEMQ_RABBITMQ_MGMT_PORT=15691 ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/chaos \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5691/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15691
-.PHONY: chaos chaos-short
+.PHONY: chaos chaos-short chaos-alarm
 chaos-short:
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/chaos/
+
+# Two memory alarms (docs/reliability.md), with the chaos tag, which keeps
+# them out of `go test ./...`. Needs the broker: run it through make test.
+chaos-alarm:
+	$(GO) test -tags chaos -count=1 -run '^TestChaosAlarm$$' -v ./internal/chaos/
 
 chaos:
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh >/dev/null

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
@@ -37,6 +38,7 @@ type Conn struct {
 	url       string // redacted: it may be logged and printed
 	logger    *slog.Logger
 	clock     transport.Clock
+	consumers atomic.Int64 // started and not yet closed
 }
 
 // Credentials supply a username and password on every connect and reconnect,

@@ -108,6 +108,7 @@ type ShutdownReport struct {
 
 // Consumer consumes one queue until Close.
 type Consumer struct {
+	conn      *Conn
 	queue     string
 	transport transport.Transport
 	logger    *slog.Logger
@@ -163,7 +164,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
 	cons := &Consumer{
-		queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
+		conn: c, queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
 		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
 		waits: map[*wait]struct{}{},
 	}
@@ -181,6 +182,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	for range o.concurrency {
 		cons.workers.Go(cons.work)
 	}
+	c.consumers.Add(1)
 	return cons, nil
 }
 
@@ -267,7 +269,7 @@ func (c *Consumer) republish(d transport.Delivery, s settlement) error {
 	if err == nil {
 		err = conf.Wait(ctx)
 	}
-	return confirmErr(ctx, err)
+	return confirmErr(ctx, c.transport, err)
 }
 
 func (c *Consumer) setAsideFailed(d transport.Delivery, s settlement, err error) {
@@ -360,6 +362,7 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	if c.stopping.Swap(true) {
 		return ShutdownReport{}, errors.New("acemq: consumer of " + c.queue + " is already closed")
 	}
+	c.conn.consumers.Add(-1)
 	cancelErr := c.sub.Cancel(ctx)
 
 	workersDone := make(chan struct{})

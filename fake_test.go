@@ -22,6 +22,7 @@ type fakeTransport struct {
 	setups     int
 	cancelOnce sync.Once
 	cancelled  chan struct{} // closed by Cancel
+	blocked    string        // the State's BlockedReason; "" is not blocked
 }
 
 var errNoAnswer = errors.New("the fake broker never answers")
@@ -84,8 +85,12 @@ func (f *fakeTransport) DeleteQueue(context.Context, string) (int, error) { retu
 func (f *fakeTransport) Get(context.Context, string) (transport.Delivery, bool, error) {
 	return transport.Delivery{}, false, nil
 }
-func (f *fakeTransport) Blocked() (bool, string) { return false, "" }
-func (f *fakeTransport) Close() error            { return nil }
+func (f *fakeTransport) State() transport.State {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return transport.State{Connected: true, Connects: 1, Blocked: f.blocked != "", BlockedReason: f.blocked}
+}
+func (f *fakeTransport) Close() error { return nil }
 
 // fakeSettler reports how its delivery was settled on settled.
 type fakeSettler struct {

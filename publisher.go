@@ -211,7 +211,7 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 	settleOldest := func() {
 		f := <-window
 		if err := f.conf.Wait(ctx); err != nil {
-			fail(f.index, f.key, f.id, confirmErr(ctx, err))
+			fail(f.index, f.key, f.id, confirmErr(ctx, p.transport, err))
 		}
 	}
 	for i, m := range msgs {
@@ -225,7 +225,7 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 				window <- inFlight{i, id, m.RoutingKey, conf}
 				continue
 			}
-			err = confirmErr(ctx, err)
+			err = confirmErr(ctx, p.transport, err)
 		}
 		fail(i, m.RoutingKey, id, err)
 	}
@@ -270,16 +270,21 @@ func (p *Publisher[T]) confirm(ctx context.Context, pub transport.Publishing) er
 	if err == nil {
 		err = conf.Wait(ctx)
 	}
-	return confirmErr(ctx, err)
+	return confirmErr(ctx, p.transport, err)
 }
 
-// confirmErr says "timed out" for a publish cut short by its deadline
-// (a blocked connection says so itself).
-func confirmErr(ctx context.Context, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, transport.ErrBlocked) {
-		return fmt.Errorf("%w: %w", ErrTimeout, err)
+// confirmErr says "timed out" for a publish cut short by its deadline, and
+// "blocked" too when the broker was blocking the connection: a publish sent
+// before the broker's connection.blocked arrived waits for its confirm, not
+// in Transport.Publish (which reports ErrBlocked itself).
+func confirmErr(ctx context.Context, tr transport.Transport, err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, transport.ErrBlocked) {
+		return err
 	}
-	return err
+	if st := tr.State(); st.Blocked {
+		return fmt.Errorf("%w: %w: %s (%w)", ErrTimeout, transport.ErrBlocked, st.BlockedReason, err)
+	}
+	return fmt.Errorf("%w: %w", ErrTimeout, err)
 }
 
 func (p *Publisher[T]) fail(routingKey, id string, err error) error {

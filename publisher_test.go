@@ -57,19 +57,24 @@ func TestPublishErrors(t *testing.T) {
 		name    string
 		confirm func(transport.Publishing) error
 		opts    []MessageOption
+		blocked string
 		is      error
 		says    string
 	}{
-		{"unroutable", func(transport.Publishing) error { return transport.ErrUnroutable }, nil, ErrUnroutable,
+		{"unroutable", func(transport.Publishing) error { return transport.ErrUnroutable }, nil, "", ErrUnroutable,
 			`to exchange orders with routing key "order.new": unroutable`},
-		{"refused", func(transport.Publishing) error { return transport.ErrRefused }, nil, ErrRefused, "refused by the broker"},
-		{"timed out", func(transport.Publishing) error { return errNoAnswer }, nil, ErrTimeout, "timed out waiting for the broker's confirm"},
-		{"reserved header", nil, []MessageOption{WithHeaders(transport.Table{"x-acemq-attempt": 5})}, ErrReservedHeader, "x-acemq-attempt"},
+		{"refused", func(transport.Publishing) error { return transport.ErrRefused }, nil, "", ErrRefused, "refused by the broker"},
+		{"timed out", func(transport.Publishing) error { return errNoAnswer }, nil, "", ErrTimeout, "timed out waiting for the broker's confirm"},
+		// Sent before the broker's connection.blocked arrived: the confirm
+		// never comes until the alarm clears, and the error says why.
+		{"timed out while blocked", func(transport.Publishing) error { return errNoAnswer }, nil, "low on memory", ErrBlocked,
+			"timed out waiting for the broker's confirm: blocked by the broker: low on memory"},
+		{"reserved header", nil, []MessageOption{WithHeaders(transport.Table{"x-acemq-attempt": 5})}, "", ErrReservedHeader, "x-acemq-attempt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
-			f.confirm = tt.confirm
+			f.confirm, f.blocked = tt.confirm, tt.blocked
 			p := NewPublisher[order](f.conn(), "orders", WithConfirmTimeout(10*time.Millisecond))
 			err := p.Publish(context.Background(), "order.new", order{}, append(tt.opts, WithMessageID("m-1"))...)
 			var pe *PublishError

@@ -52,6 +52,14 @@ func NewBroker(t testing.TB) *Broker {
 	return b
 }
 
+// SetAlarm raises a resource alarm on the broker, as RabbitMQ does when
+// memory runs low: a connection that publishes is blocked and its publishes
+// wait (failing with acemq.ErrBlocked at their deadline) until ClearAlarm.
+func (b *Broker) SetAlarm(reason string) { b.broker.SetAlarm(reason) }
+
+// ClearAlarm clears the alarm; the publishes held go on.
+func (b *Broker) ClearAlarm() { b.broker.ClearAlarm() }
+
 // Connect connects to the broker on its clock; the connection closes when t
 // ends.
 func (b *Broker) Connect(t testing.TB, opts ...acemq.Option) *acemq.Conn {

@@ -7,6 +7,7 @@
 #   scripts/rabbitmq.sh stop      stop the node started by this script
 #   scripts/rabbitmq.sh run CMD   start a node, run CMD with it, and stop the node
 #                                 again if this run started it; exits as CMD does
+#   scripts/rabbitmq.sh ctl ARG.. rabbitmqctl ARG... against the node
 #
 # RABBITMQ_NODENAME, RABBITMQ_NODE_PORT, ACEMQ_RABBITMQ_MGMT_PORT and
 # ACEMQ_RABBITMQ_DIR choose the node, its ports and its data directory, so that
@@ -161,5 +162,9 @@ run)
 	[[ $# -gt 0 ]] || { echo "usage: $0 run COMMAND [ARG...]" >&2; exit 2; }
 	run "$@"
 	;;
-*) echo "usage: $0 [start|stop|run COMMAND...]" >&2; exit 2 ;;
+ctl)
+	shift
+	exec rabbitmqctl -q -n "$NODE" "$@"
+	;;
+*) echo "usage: $0 [start|stop|run COMMAND...|ctl ARG...]" >&2; exit 2 ;;
 esac

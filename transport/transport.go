@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // Transport is a connection to a broker: what the acemq package needs of
@@ -40,12 +41,33 @@ type Transport interface {
 	// Subscription's channel until it is cancelled or the Transport closed.
 	Consume(ctx context.Context, queue string, opts ConsumeOptions) (Subscription, error)
 
-	// Blocked reports whether the broker is blocking publishers (a memory or
-	// disk alarm), and why.
-	Blocked() (blocked bool, reason string)
+	// State reports the connection as it stands: open or reconnecting,
+	// blocked by a broker alarm, and the last failure.
+	State() State
 
 	// Close closes the connection; nothing recovers after it.
 	Close() error
+}
+
+// State is what a Transport knows of its connection.
+type State struct {
+	// Connected: a connection is open. False while reconnecting and after
+	// Close.
+	Connected bool
+	// Closed: Close was called; nothing reconnects.
+	Closed bool
+	// Blocked: the broker blocks this connection's publishes (a memory or
+	// disk alarm), for BlockedReason. RabbitMQ says so to a connection only
+	// once it publishes during the alarm.
+	Blocked       bool
+	BlockedReason string
+	// Connects counts the connections opened, the first included; above 1
+	// the Transport has recovered from a loss.
+	Connects int
+	// LastError is the last connection failure (a lost connection or a
+	// failed reconnect), at LastErrorAt; nil when there has been none.
+	LastError   error
+	LastErrorAt time.Time
 }
 
 // Publishing is one message to publish.

@@ -3,7 +3,7 @@
 // messages into a durable queue consumed by a separate consumer process
 // (./consumer) with a retry policy, injects faults while the load flows
 // (SIGKILL of the consumer process, connections force-closed by the broker,
-// the broker node stopped and started again),
+// the broker node stopped and started again, a memory alarm),
 // waits until every confirmed message is settled, and then accounts for each
 // one: accepted, in Q.dlq, in Q.parked, or still queued. Whatever is in none
 // of those is lost; whatever is in a place its number does not send it to is
@@ -51,6 +51,11 @@ const (
 	// directory) through Config.RestartBroker; the harness's publisher and
 	// the consumer process must recover by themselves.
 	Restart = "restart"
+	// Alarm raises a memory alarm through Config.Alarm, checks that the
+	// harness's Conn reports itself blocked and that a publish with a
+	// deadline fails with ErrBlocked, holds the alarm for a while, then
+	// clears it; publishing and consuming must resume by themselves.
+	Alarm = "alarm"
 )
 
 // Config is one run of the harness.
@@ -78,6 +83,12 @@ type Config struct {
 	// RestartBroker stops the broker node and starts it again (scenario
 	// Restart); it returns once the node answers again.
 	RestartBroker func(ctx context.Context) error
+	// Alarm raises (on) or clears a memory alarm on the broker (scenario
+	// Alarm).
+	Alarm func(ctx context.Context, on bool) error
+	// AlarmHold is how long each alarm lasts once the harness is blocked
+	// (default 3s).
+	AlarmHold time.Duration
 	// Quiet bounds the wait for every confirmed message to settle (default 60s).
 	Quiet time.Duration
 	Logf  func(format string, args ...any)
@@ -102,6 +113,11 @@ type Report struct {
 	// Outage is, for each restart, how long stopping and starting the node
 	// took (the broker was unreachable for about that long).
 	Outage []time.Duration
+	// BlockedAfter is, for each alarm, how long after it was raised the
+	// harness's Conn.Health said blocked; BlockedErr is the error of the
+	// last publish tried with a deadline while blocked.
+	BlockedAfter []time.Duration
+	BlockedErr   string
 	// WaitingAtKill is, for each kill, how many deliveries the killed
 	// process held in an in-process wait (its last stats line, <=100ms old).
 	WaitingAtKill []int
@@ -142,6 +158,10 @@ func (r Report) String() string {
 	}
 	if len(r.Outage) > 0 {
 		row("outage (stop+start)", summary(r.Outage))
+	}
+	if len(r.BlockedAfter) > 0 {
+		row("blocked after", summary(r.BlockedAfter))
+		row("publish while blocked", r.BlockedErr)
 	}
 	if len(r.WaitingAtKill) > 0 {
 		row("in waits at kill", r.WaitingAtKill)
@@ -257,6 +277,8 @@ type run struct {
 	started       int
 	waitingAtKill []int
 	outage        []time.Duration
+	blockedAfter  []time.Duration
+	blockedErr    string
 	t00           time.Time
 	confirmedAt   map[int]time.Time // by batch start number
 	faultAt       []string
@@ -277,8 +299,14 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	if cfg.Scenario != Kill && cfg.Scenario != Close && cfg.Scenario != Restart {
+	if cfg.AlarmHold <= 0 {
+		cfg.AlarmHold = 3 * time.Second
+	}
+	if !slices.Contains([]string{Kill, Close, Restart, Alarm}, cfg.Scenario) {
 		return rep, fmt.Errorf("unknown scenario %q", cfg.Scenario)
+	}
+	if cfg.Scenario == Alarm && cfg.Alarm == nil {
+		return rep, errors.New("scenario alarm needs Config.Alarm")
 	}
 	if cfg.Scenario == Restart && cfg.RestartBroker == nil {
 		return rep, errors.New("scenario restart needs Config.RestartBroker")
@@ -386,6 +414,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	r.mu.Unlock()
 	counted.Recovery, counted.PubRecovery, counted.WaitingAtKill = rep.Recovery, rep.PubRecovery, r.waitingAtKill
 	counted.Outage = r.outage
+	counted.BlockedAfter, counted.BlockedErr = r.blockedAfter, r.blockedErr
 	counted.ConsumerStats = map[string]int{}
 	for i := 1; i <= r.started; i++ {
 		for k, v := range lastStats(r.stderrPath(i)) {
@@ -615,6 +644,14 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 		// a batch a little after t0: count only confirms received once it
 		// is up again (and, below, accepts of what was published then).
 		since = up
+	case Alarm:
+		if since, err = r.alarm(ctx, i); err != nil {
+			return 0, 0, fmt.Errorf("fault %d (alarm): %w", i+1, err)
+		}
+		// Recovery counts from the alarm's end: while it lasts, nothing
+		// is published, by design.
+		t0 = since
+		deadline = since.Add(60 * time.Second)
 	}
 	r.mu.Lock()
 	first := r.next + 10 // the batch in flight may have been sent before the fault
@@ -664,6 +701,45 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 	}
 	r.cfg.Logf("chaos: fault %d/%d (%s): settling again after %v", i+1, r.cfg.Faults, r.cfg.Scenario, settle.Round(time.Millisecond))
 	return settle, pub, nil
+}
+
+// alarm raises an alarm, waits for the harness's Conn to say it is blocked,
+// checks that a publish with a deadline fails with ErrBlocked, holds the
+// alarm for cfg.AlarmHold and clears it, returning when it cleared. It clears
+// the alarm whatever happens.
+func (r *run) alarm(ctx context.Context, i int) (cleared time.Time, err error) {
+	raised := time.Now()
+	if err := r.cfg.Alarm(ctx, true); err != nil {
+		return cleared, err
+	}
+	defer func() {
+		if cerr := r.cfg.Alarm(context.WithoutCancel(ctx), false); cerr != nil && err == nil {
+			err = cerr
+		}
+		cleared = time.Now()
+	}()
+	for !r.conn.Health().Blocked {
+		if time.Since(raised) > 30*time.Second {
+			return cleared, fmt.Errorf("the Conn's Health did not say blocked within 30s of the alarm: %+v", r.conn.Health())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.blockedAfter = append(r.blockedAfter, time.Since(raised))
+	h := r.conn.Health()
+	r.cfg.Logf("chaos: fault %d/%d (alarm): blocked after %v: %q", i+1, r.cfg.Faults, time.Since(raised).Round(time.Millisecond), h.BlockedReason)
+
+	// The probe's routing key reaches no queue: were it published after
+	// all, it would come back unroutable instead of landing anywhere.
+	probe := acemq.NewPublisher[[]byte](r.conn, "", acemq.WithCodec(rawJSON{}))
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	perr := probe.Publish(pctx, r.cfg.Queue+".probe", []byte(`{"probe":true}`))
+	cancel()
+	if !errors.Is(perr, acemq.ErrBlocked) {
+		return cleared, fmt.Errorf("a publish with a 1s deadline while blocked: %v, want an error matching ErrBlocked", perr)
+	}
+	r.blockedErr = perr.Error()
+	time.Sleep(r.cfg.AlarmHold)
+	return cleared, nil
 }
 
 // lastWaiting reads the Waiting count of the current consumer process's last

@@ -3,24 +3,30 @@
 package chaos
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
 
-// TestChaosFull runs the full scenarios (20 kills, 10 forced closes, 3
-// broker restarts) and prints their reports. It is built only with the chaos
-// tag, by `make chaos`, so the normal test run neither runs nor skips it.
-// The restart scenario stops and starts the broker node, which
-// would break every other test using it, so it also needs CHAOS_RESTART=yes,
-// which only `make chaos` sets, on a node of its own (see the Makefile).
+// The scenarios here act on the whole broker node (an alarm blocks every
+// publisher on it; a restart stops it), so they are built only with the
+// chaos tag and run alone: never beside the other packages' tests.
+
+// TestChaosFull runs the full scenarios (20 kills, 10 forced closes, 5
+// memory alarms, 3 broker restarts) and prints their reports; `make chaos`
+// runs it on a node of its own. The restart scenario also needs
+// CHAOS_RESTART=yes, which only `make chaos` sets.
 func TestChaosFull(t *testing.T) {
 	bin := buildConsumer(t)
 	for _, sc := range []struct {
 		name   string
 		faults int
 		gap    time.Duration
-	}{{Kill, 20, 2 * time.Second}, {Close, 10, 2 * time.Second}, {Restart, 3, 5 * time.Second}} {
+	}{{Kill, 20, 2 * time.Second}, {Close, 10, 2 * time.Second}, {Alarm, 5, 2 * time.Second}, {Restart, 3, 5 * time.Second}} {
 		t.Run(sc.name, func(t *testing.T) {
 			if sc.name == Restart && os.Getenv("CHAOS_RESTART") != "yes" {
 				t.Fatal("the restart scenario restarts the broker node: it needs CHAOS_RESTART=yes and a node of its own (make chaos)")
@@ -28,4 +34,50 @@ func TestChaosFull(t *testing.T) {
 			runScenario(t, bin, sc.name, sc.faults, sc.gap, 120*time.Second)
 		})
 	}
+}
+
+// TestChaosAlarm is the short alarm scenario (2 alarms) that `make test`
+// runs after every other test has finished.
+func TestChaosAlarm(t *testing.T) {
+	runScenario(t, buildConsumer(t), Alarm, 2, time.Second, 45*time.Second)
+}
+
+func init() { newAlarm = memoryAlarm }
+
+// memoryAlarm raises a memory alarm by setting the node's memory high
+// watermark to a fraction no node can stay under, and clears it by putting
+// back the watermark it found; through `scripts/rabbitmq.sh ctl`, on the
+// node this process's environment names.
+func memoryAlarm() func(ctx context.Context, on bool) error {
+	var previous string
+	return func(ctx context.Context, on bool) error {
+		if on {
+			out, err := rabbitmqctl(ctx, "eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
+			if err != nil {
+				return err
+			}
+			previous = strings.TrimSpace(out)
+			_, err = rabbitmqctl(ctx, "set_vm_memory_high_watermark", "0.000001")
+			return err
+		}
+		if previous == "" {
+			return fmt.Errorf("clearing an alarm that was not raised")
+		}
+		_, err := rabbitmqctl(ctx, "set_vm_memory_high_watermark", previous)
+		return err
+	}
+}
+
+func rabbitmqctl(ctx context.Context, args ...string) (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "bash", append([]string{"scripts/rabbitmq.sh", "ctl"}, args...)...)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("rabbitmqctl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
 }

@@ -79,6 +79,11 @@ func buildConsumer(t *testing.T) string {
 	return bin
 }
 
+// newAlarm makes a Config.Alarm. Without the chaos tag it makes none: an
+// alarm blocks every publisher on the node, so only the tagged tests, which
+// run alone, may raise one.
+var newAlarm = func() func(ctx context.Context, on bool) error { return nil }
+
 func runScenario(t *testing.T, bin, scenario string, faults int, gap, quiet time.Duration) {
 	url := brokertest.URL(t)
 	name := brokertest.UniqueName(t, "acemq.chaos")
@@ -88,6 +93,7 @@ func runScenario(t *testing.T, bin, scenario string, faults int, gap, quiet time
 		ConsumerBin: bin, Dir: dir, Name: name,
 		ManagementURL: brokertest.ManagementURL(),
 		RestartBroker: restartBroker,
+		Alarm:         newAlarm(),
 		Logf:          t.Logf,
 	})
 	if err != nil {

@@ -61,6 +61,10 @@ type Broker struct {
 	queues     map[string]*queue
 	transports map[*Transport]struct{}
 	pos        uint64 // the position of the last message enqueued anywhere
+	// alarm is the reason of the raised resource alarm ("" when none);
+	// alarmCleared closes when it is cleared.
+	alarm        string
+	alarmCleared chan struct{}
 }
 
 // NewBroker returns a broker with RabbitMQ's predeclared exchanges.
@@ -110,8 +114,43 @@ func (b *Broker) connect(name string) *Transport {
 		return t
 	}
 	t.conn = &conn{t: t}
+	t.connects = 1
 	b.transports[t] = struct{}{}
 	return t
+}
+
+// SetAlarm raises a resource alarm, as RabbitMQ does when memory or disk
+// runs low: a connection that publishes is blocked (its State says so, with
+// reason) and its publishes wait until ClearAlarm, failing with an error
+// matching transport.ErrBlocked when their context ends first. Consuming,
+// settling and declaring go on. (RabbitMQ reads the first publish after the
+// alarm before it stops reading; memory:// holds that one too.) A second
+// SetAlarm changes the reason.
+func (b *Broker) SetAlarm(reason string) {
+	if reason == "" {
+		reason = "resource alarm"
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.alarm == "" {
+		b.alarmCleared = make(chan struct{})
+	}
+	b.alarm = reason
+}
+
+// ClearAlarm clears the alarm: every blocked connection is unblocked and
+// the publishes it held go on.
+func (b *Broker) ClearAlarm() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.alarm == "" {
+		return
+	}
+	b.alarm = ""
+	close(b.alarmCleared)
+	for t := range b.transports {
+		t.blocked = false
+	}
 }
 
 // Close closes every connection (as Transport.Close does) and stops the

@@ -313,6 +313,68 @@ func TestConnectionExceptionReconnects(t *testing.T) {
 	if n := setups.Load(); n != 2 {
 		t.Errorf("Setup ran %d times, want 2", n)
 	}
+	if st := tr.State(); !st.Connected || st.Connects != 2 || !strings.Contains(fmt.Sprint(st.LastError), "COMMAND_INVALID") {
+		t.Errorf("State after the exception: %+v, want connected the second time, with the exception as LastError", st)
+	}
+}
+
+// An alarm blocks a connection once it publishes, holds its publishes (a
+// deadline ends one with ErrBlocked, Close the rest with ErrClosed), leaves
+// consuming alone, and lets the held publishes go when it clears.
+func TestAlarm(t *testing.T) {
+	b, _ := testBroker(t)
+	pub, idle, closing := connect(t, b), connect(t, b), connect(t, b)
+	declareQueue(t, pub, transport.Queue{Name: "q"})
+	sendBody(t, pub, "q", "before")
+	b.SetAlarm("low on memory")
+
+	short, cancel := context.WithTimeout(ctxOf(t), 10*time.Millisecond)
+	_, err := pub.Publish(short, transport.Publishing{RoutingKey: "q"})
+	cancel()
+	if !errors.Is(err, transport.ErrBlocked) || !strings.Contains(err.Error(), "low on memory") {
+		t.Errorf("Publish during the alarm: %v, want ErrBlocked with the reason", err)
+	}
+	if st := pub.State(); !st.Blocked || st.BlockedReason != "low on memory" {
+		t.Errorf("the publisher's State: %+v, want blocked with the reason", st)
+	}
+	if idle.State().Blocked {
+		t.Error("a connection that has not published is blocked")
+	}
+	s, err := idle.Consume(ctxOf(t), "q", transport.ConsumeOptions{})
+	must(t, "Consume during the alarm", err)
+	if d := receive(t, s); string(d.Body) != "before" {
+		t.Errorf("consumed %q during the alarm", d.Body)
+	} else {
+		must(t, "Ack during the alarm", d.Ack())
+	}
+
+	held := make(chan error, 2)
+	for _, tr := range []*memory.Transport{pub, closing} {
+		go func() {
+			c, err := tr.Publish(ctxOf(t), transport.Publishing{RoutingKey: "q", Message: transport.Message{Body: []byte("held")}})
+			if err == nil {
+				err = c.Wait(ctxOf(t))
+			}
+			held <- err
+		}()
+	}
+	for !closing.State().Blocked {
+		runtime.Gosched() // until its publish is held
+	}
+	must(t, "Close", closing.Close())
+	if err := <-held; !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("a held publish of a closed connection: %v, want ErrClosed", err)
+	}
+	b.ClearAlarm()
+	if err := <-held; err != nil {
+		t.Errorf("a held publish after the alarm cleared: %v", err)
+	}
+	if pub.State().Blocked {
+		t.Error("still blocked after ClearAlarm")
+	}
+	if d := receive(t, s); string(d.Body) != "held" {
+		t.Errorf("after the alarm got %q, want the held publish", d.Body)
+	}
 }
 
 // RabbitMQ 3.10, classic queue with x-single-active-consumer: the next

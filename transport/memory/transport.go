@@ -18,7 +18,7 @@ var _ transport.Transport = (*Transport)(nil)
 
 // Transport is a connection to a Broker, a transport.Transport. Like
 // transport/rabbitmq, every subscription and every Get has a channel of its
-// own; a failed operation harms nothing else. Blocked is always false.
+// own; a failed operation harms nothing else.
 type Transport struct {
 	b    *Broker
 	name string // memory://name, when dialled
@@ -29,8 +29,12 @@ type Transport struct {
 	wg     sync.WaitGroup
 
 	// guarded by b.mu
-	conn   *conn
-	closed bool
+	conn      *conn
+	closed    bool
+	blocked   bool // it published during the broker's alarm
+	connects  int
+	lastErr   error
+	lastErrAt time.Time
 }
 
 // String names the broker: memory://NAME.
@@ -41,8 +45,18 @@ func (t *Transport) String() string {
 	return "memory://" + t.name
 }
 
-// Blocked is always false: memory:// has no resource alarms.
-func (t *Transport) Blocked() (bool, string) { return false, "" }
+// State reports the connection: open until Close, blocked once it publishes
+// during an alarm (Broker.SetAlarm), and its connection exceptions.
+func (t *Transport) State() transport.State {
+	t.b.mu.Lock()
+	defer t.b.mu.Unlock()
+	st := transport.State{Connected: !t.closed, Closed: t.closed, Blocked: t.blocked,
+		Connects: t.connects, LastError: t.lastErr, LastErrorAt: t.lastErrAt}
+	if t.blocked {
+		st.BlockedReason = t.b.alarm
+	}
+	return st
+}
 
 // Close closes the connection: every delivery it has not settled is
 // requeued (redelivered), its exclusive queues are deleted, its
@@ -91,6 +105,9 @@ func (t *Transport) connectionError(err *amqpError) {
 	}
 	t.b.closeConn(t.conn)
 	t.conn = &conn{t: t}
+	t.connects++
+	t.blocked = false // a new connection is blocked only once it publishes
+	t.lastErr, t.lastErrAt = fmt.Errorf("memory: connection closed by the broker: %w", classify(err)), t.b.clock.Now()
 }
 
 // shortstr checks what AMQP sends as a short string, with amqp091's words.
@@ -372,6 +389,9 @@ func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*trans
 	if err != nil {
 		return nil, fail(err)
 	}
+	if err := t.waitUnblocked(ctx); err != nil {
+		return nil, fail(err)
+	}
 	if err := t.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -387,6 +407,30 @@ func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*trans
 		resolve(fail(err))
 	}
 	return c, nil
+}
+
+// waitUnblocked holds a publish while the broker's alarm is raised, marking
+// t blocked as RabbitMQ does a connection that publishes during one; it fails
+// with transport.ErrBlocked when ctx ends first.
+func (t *Transport) waitUnblocked(ctx context.Context) error {
+	b := t.b
+	b.mu.Lock()
+	closed, reason, cleared := t.closed, b.alarm, b.alarmCleared
+	if !closed && reason != "" {
+		t.blocked = true
+	}
+	b.mu.Unlock()
+	if closed || reason == "" {
+		return nil // a closed Transport fails in begin
+	}
+	select {
+	case <-cleared:
+		return nil
+	case <-t.done:
+		return transport.ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %s (%w)", transport.ErrBlocked, reason, context.Cause(ctx))
+	}
 }
 
 // wireMessage is p's message as it reaches the broker: a copy, in wire

@@ -109,7 +109,7 @@ func TestAddressesSkipADeadOne(t *testing.T) {
 
 	ctx := testCtx(t)
 	brokertest.CloseConnections(t, name)
-	eventually(t, ctx, "the second connection", func() bool { return tr.connectCount() == 2 })
+	eventually(t, ctx, "the second connection", func() bool { return tr.State().Connects == 2 })
 	publish(t, tr, q, "after")
 	receiveAcked(t, s, "after", "before")
 	if n := setups.Load(); n != 2 {
@@ -177,7 +177,7 @@ func TestAddressesFailover(t *testing.T) {
 
 	a.stop()
 	ctx := testCtx(t)
-	eventually(t, ctx, "the connection through B", func() bool { return tr.connectCount() == 2 })
+	eventually(t, ctx, "the connection through B", func() bool { return tr.State().Connects == 2 })
 	if got, want := tr.String(), "rabbitmq "+RedactURL(b.url(t, "amqp")); got != want {
 		t.Errorf("String() after the failover = %q, want %q", got, want)
 	}
@@ -204,7 +204,7 @@ func TestAddressesRotate(t *testing.T) {
 			prev = b
 		}
 		prev.closeConns() // cut, but still listening
-		eventually(t, ctx, "the next connection", func() bool { return tr.connectCount() == i+2 })
+		eventually(t, ctx, "the next connection", func() bool { return tr.State().Connects == i+2 })
 		if got, want := tr.String(), "rabbitmq "+RedactURL(p.url(t, "amqp")); got != want {
 			t.Errorf("reconnect %d: String() = %q, want %q", i+1, got, want)
 		}

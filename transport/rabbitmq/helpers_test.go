@@ -99,12 +99,6 @@ func eventually(t *testing.T, ctx context.Context, what string, cond func() bool
 	}
 }
 
-func (t *Transport) connectCount() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.connects
-}
-
 // withUser replaces the URL's user and password.
 func withUser(t *testing.T, raw, user, pass string) string {
 	u, err := url.Parse(raw)

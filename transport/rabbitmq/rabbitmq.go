@@ -73,6 +73,8 @@ type Transport struct {
 	connects  int              // successful connects, the first included
 	blocked   bool
 	reason    string
+	lastErr   error // the last connection failure, at lastErrAt
+	lastErrAt time.Time
 	unblocked chan struct{} // closed when the broker unblocks us (or the connection goes)
 
 	pubMu sync.Mutex // serialises opening the publishing channel
@@ -255,6 +257,7 @@ func (t *Transport) supervise(conn *amqp.Connection) {
 		if err == nil {
 			return
 		}
+		t.failed(err)
 		t.log.Warn("rabbitmq: connection lost", "address", t.address(), "error", err.Error())
 		conn = t.reconnect()
 	}
@@ -328,6 +331,7 @@ func (t *Transport) reconnect() *amqp.Connection {
 			if t.ctx.Err() != nil {
 				return nil
 			}
+			t.failed(err)
 			t.log.Warn("rabbitmq: reconnect failed", "error", err.Error(), "retry_in", delay)
 			delay = min(2*delay, t.opts.MaxReconnectDelay)
 			continue
@@ -413,12 +417,24 @@ func (t *Transport) goOwned(f func()) bool {
 	return true
 }
 
-// Blocked reports whether the broker blocks this connection's publishers (a
-// memory or disk alarm), and why.
-func (t *Transport) Blocked() (bool, string) {
+// failed records err as the last connection failure, for State.
+func (t *Transport) failed(err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.blocked, t.reason
+	t.lastErr, t.lastErrAt = err, time.Now()
+}
+
+// State reports the connection as it stands.
+func (t *Transport) State() transport.State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return transport.State{
+		Connected: t.conn != nil && !t.conn.IsClosed(),
+		Closed:    t.closed,
+		Blocked:   t.blocked, BlockedReason: t.reason,
+		Connects:  t.connects,
+		LastError: t.lastErr, LastErrorAt: t.lastErrAt,
+	}
 }
 
 // Close closes the connection and waits for every goroutine of the

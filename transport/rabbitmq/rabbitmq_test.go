@@ -519,7 +519,10 @@ func TestRecovery(t *testing.T) {
 	before := receive(t, ctx, s)
 
 	brokertest.CloseConnections(t, name)
-	eventually(t, ctx, "the second connection", func() bool { return tr.connectCount() == 2 })
+	eventually(t, ctx, "the second connection", func() bool { return tr.State().Connects == 2 })
+	if st := tr.State(); !st.Connected || st.LastError == nil || st.LastErrorAt.IsZero() || strings.Contains(st.LastError.Error(), secret) {
+		t.Errorf("State after recovery: %+v, want connected, with the loss as LastError (no password)", st)
+	}
 
 	if err := before.Ack(); !errors.Is(err, transport.ErrStaleDelivery) {
 		t.Errorf("Ack of a delivery from the lost channel: %v, want ErrStaleDelivery", err)
@@ -635,9 +638,9 @@ func TestBlocked(t *testing.T) {
 
 	const reason = "low on memory (test)"
 	p.inject(10, 60, append([]byte{byte(len(reason))}, reason...))
-	eventually(t, ctx, "Blocked", func() bool { b, _ := tr.Blocked(); return b })
-	if _, r := tr.Blocked(); r != reason {
-		t.Errorf("Blocked reason %q, want %q", r, reason)
+	eventually(t, ctx, "Blocked", func() bool { return tr.State().Blocked })
+	if r := tr.State().BlockedReason; r != reason {
+		t.Errorf("BlockedReason %q, want %q", r, reason)
 	}
 
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
@@ -659,7 +662,7 @@ func TestBlocked(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Publish across the unblock: %v", err)
 	}
-	if b, _ := tr.Blocked(); b {
+	if tr.State().Blocked {
 		t.Error("still Blocked after connection.unblocked")
 	}
 	for _, want := range []string{"connection blocked", reason, "connection unblocked"} {
@@ -802,8 +805,8 @@ func TestCloseEndsEverything(t *testing.T) {
 	if _, ok := <-s.Deliveries(); ok {
 		t.Error("Deliveries open after Close")
 	}
-	if b, _ := tr.Blocked(); b {
-		t.Error("Blocked after Close")
+	if st := tr.State(); st.Blocked || st.Connected || !st.Closed {
+		t.Errorf("State after Close: %+v, want closed, not connected, not blocked", st)
 	}
 	if err := tr.Close(); err != nil {
 		t.Errorf("second Close: %v", err)

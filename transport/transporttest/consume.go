@@ -441,11 +441,14 @@ func resubscribeAfterDelete(e *env) {
 func operationsAfterClose(e *env) {
 	q := e.classic("q", nil)
 	tr := e.connect()
-	if blocked, reason := tr.Blocked(); blocked {
-		e.t.Errorf("a new connection is blocked: %s", reason)
+	if st := tr.State(); !st.Connected || st.Closed || st.Blocked || st.Connects != 1 || st.LastError != nil {
+		e.t.Errorf("a new connection's State: %+v, want connected once, not blocked, no error", st)
 	}
 	s := e.consumeOn(tr, q, transport.ConsumeOptions{})
 	e.ok("Close", tr.Close())
+	if st := tr.State(); st.Connected || !st.Closed {
+		e.t.Errorf("State after Close: %+v, want closed and not connected", st)
+	}
 	e.waitClosed(s)
 	second := func(_ any, err error) error { return err }
 	for name, err := range map[string]error{

@@ -1,0 +1,85 @@
+package acemq_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/transport"
+)
+
+func TestHealth(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	h := conn.Health()
+	if !h.Connected || h.Closed || h.Blocked || h.Consumers != 0 || h.Recoveries != 0 || h.LastError != nil || h.Broker != b.URL {
+		t.Errorf("a new Conn's Health: %+v", h)
+	}
+	if err := conn.Transport().DeclareQueue(context.Background(), transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := acemq.Consume(context.Background(), conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision { return acemq.Accept() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := conn.Health().Consumers; n != 1 {
+		t.Errorf("Consumers = %d with one running, want 1", n)
+	}
+	if _, err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Close(context.Background()) // a second Close must not count twice
+	if n := conn.Health().Consumers; n != 0 {
+		t.Errorf("Consumers = %d after Close, want 0", n)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if h := conn.Health(); h.Connected || !h.Closed {
+		t.Errorf("Health after Close: %+v, want closed and not connected", h)
+	}
+}
+
+// A memory alarm: Health says blocked once the Conn publishes, a publish with
+// a deadline fails saying so, nothing is lost, and publishing resumes after.
+func TestHealthBlocked(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	ctx := context.Background()
+	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	pub := acemq.NewPublisher[item](conn, "")
+	b.SetAlarm("low on memory")
+	if conn.Health().Blocked {
+		t.Error("Health says blocked before the Conn published: RabbitMQ tells only a connection that publishes")
+	}
+
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	err := pub.Publish(short, "orders", item{N: 1})
+	cancel()
+	if !errors.Is(err, acemq.ErrBlocked) || !strings.Contains(err.Error(), "blocked by the broker: low on memory") {
+		t.Errorf("Publish during the alarm: %v, want ErrBlocked with the reason", err)
+	}
+	if h := conn.Health(); !h.Blocked || h.BlockedReason != "low on memory" || !h.Connected {
+		t.Errorf("Health during the alarm: %+v, want connected and blocked, with the reason", h)
+	}
+
+	later := make(chan error, 1)
+	go func() { later <- pub.Publish(ctx, "orders", item{N: 2}) }()
+	b.ClearAlarm()
+	if err := <-later; err != nil {
+		t.Errorf("a publish as the alarm clears: %v, want confirmed", err)
+	}
+	if conn.Health().Blocked {
+		t.Error("Health still says blocked after the alarm cleared")
+	}
+	msgs := b.Messages(t, "orders")
+	if len(msgs) != 1 || string(msgs[0].Body) != `{"n":2}` {
+		t.Errorf("orders holds %+v, want only message 2 (1 was never published)", msgs)
+	}
+}
