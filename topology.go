@@ -250,6 +250,9 @@ func (t Topology) build() ([]transport.Declaration, []string) {
 			for _, w := range q.Retry.Warnings() {
 				problem("%s: %s", subject, w)
 			}
+			if !ladder.Empty() {
+				checkOverflow(subject, q, problem)
+			}
 			for _, r := range ladder.Rungs() {
 				if len(r.Queue) > maxNameBytes {
 					problem("%s: the rung name %q is longer than %d bytes", subject, r.Queue, maxNameBytes)
@@ -268,6 +271,26 @@ func (t Topology) build() ([]transport.Declaration, []string) {
 	problems = append(problems, conflicts...)
 	slices.SortStableFunc(plan, func(a, b transport.Declaration) int { return kindOrder(a) - kindOrder(b) })
 	return plan, problems
+}
+
+// checkOverflow refuses a length limit that would drop a message coming
+// home from a rung: RabbitMQ dead-letters from a (classic) rung at most once,
+// so when the full source queue rejects it, nobody hears of it.
+func checkOverflow(subject string, q QueueSpec, problem func(string, ...any)) {
+	_, maxLen := q.Arguments["x-max-length"]
+	_, maxBytes := q.Arguments["x-max-length-bytes"]
+	if !maxLen && !maxBytes {
+		return
+	}
+	_, ownDLX := q.Arguments[argDeadLetterExchange]
+	switch overflow, _ := q.Arguments["x-overflow"].(string); {
+	case overflow == "reject-publish":
+		problem("%s: x-overflow reject-publish drops without a word a message that comes home from a rung while the queue is full "+
+			"(RabbitMQ dead-letters at most once, with no confirm); use reject-publish-dlx with deadLetter, or drop-head", subject)
+	case overflow == "reject-publish-dlx" && !q.DeadLetter && !ownDLX:
+		problem("%s: x-overflow reject-publish-dlx without a dead-letter exchange drops without a word a message that comes home "+
+			"from a rung while the queue is full; set deadLetter", subject)
+	}
 }
 
 func checkName(subject, name string, problem func(string, ...any)) {

@@ -233,6 +233,18 @@ func TestValidateTopology(t *testing.T) {
 		{"two rungs with one name", Topology{Queues: []QueueSpec{{Name: "q", Retry: ptr(Exponential(3, 2*sec, 2500*ms).WaitInBrokerFrom(sec))}}}, []string{
 			`queue 1 ("q"): the broker waits 2s and 2.5s share the rung name "2s"; the first one's rung serves both`,
 		}},
+		{"a length limit that drops a message home from a rung", Topology{Queues: []QueueSpec{
+			{Name: "a", Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}},
+			{Name: "b", Type: transport.Classic, Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Arguments: transport.Table{"x-max-length-bytes": 10, "x-overflow": "reject-publish-dlx"}},
+		}}, []string{
+			`queue 1 ("a"): x-overflow reject-publish drops without a word a message that comes home from a rung while the queue is full (RabbitMQ dead-letters at most once, with no confirm); use reject-publish-dlx with deadLetter, or drop-head`,
+			`queue 2 ("b"): x-overflow reject-publish-dlx without a dead-letter exchange drops without a word a message that comes home from a rung while the queue is full; set deadLetter`,
+		}},
+		{"length limits that lose nothing quietly", Topology{Queues: []QueueSpec{
+			{Name: "a", Type: transport.Classic, DeadLetter: true, Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish-dlx"}},
+			{Name: "b", Retry: ptr(Fixed(2, sec)), Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}}, // no rungs
+			{Name: "c", Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}},                              // no retries
+		}}, nil},
 		{"a queue that clashes with a generated one", Topology{Queues: []QueueSpec{
 			{Name: "q", DeadLetter: true}, {Name: "q.dlq"},
 		}}, []string{
