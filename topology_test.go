@@ -243,7 +243,7 @@ func TestValidateTopology(t *testing.T) {
 		{"length limits that lose nothing quietly", Topology{Queues: []QueueSpec{
 			{Name: "a", Type: transport.Classic, DeadLetter: true, Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish-dlx"}},
 			{Name: "b", Retry: ptr(Fixed(2, sec)), Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}}, // no rungs
-			{Name: "c", Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}},                              // no retries
+			{Name: "c", Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}},                            // no retries
 		}}, nil},
 		{"a queue that clashes with a generated one", Topology{Queues: []QueueSpec{
 			{Name: "q", DeadLetter: true}, {Name: "q.dlq"},
