@@ -173,7 +173,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		return handleDelivery(ctx, queue, o.codec, h, d, c.clock.Now())
 	}
 	cons.sub, err = c.transport.Consume(ctx, queue, transport.ConsumeOptions{
-		Tag: o.tag, Prefetch: o.prefetch, Setup: ladder.Declare,
+		Tag: o.tag, Prefetch: o.prefetch, Setup: cons.declareLadder,
 	})
 	if err != nil {
 		cons.stopHandlers()
@@ -184,6 +184,33 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	}
 	c.consumers.Add(1)
 	return cons, nil
+}
+
+// declareLadder is the subscription's Setup: the ladder's declarations, but
+// a queue whose declaration RabbitMQ answers with NOT_FOUND (in a cluster: a
+// classic queue whose node is down) is passed over with its bindings, so
+// that consuming goes on. A republish to it comes back unroutable (always
+// mandatory): the message waits in the consumer instead of on the rung, or
+// goes back to its queue instead of to Q.dlq or Q.parked, until the node
+// is back.
+func (c *Consumer) declareLadder(ctx context.Context, d transport.Declarer) error {
+	down := map[string]bool{}
+	for _, decl := range c.ladder.Declarations() {
+		if b, ok := decl.(transport.Binding); ok && down[b.Queue] {
+			continue
+		}
+		err := decl.DeclareOn(ctx, d)
+		if q, ok := decl.(transport.Queue); ok && errors.Is(err, transport.ErrNotFound) {
+			down[q.Name] = true
+			c.logger.Warn("acemq: a queue of the ladder is unavailable (its node down?); consuming without it",
+				"unavailable", q.Name, "error", err)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("declaring %s: %w", decl, err)
+		}
+	}
+	return nil
 }
 
 // handleDelivery decodes d, runs the handler (a panic becomes a rejection

@@ -3,6 +3,7 @@ package acemq
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,37 @@ func TestConsumerDeclaresItsLadderBeforeConsuming(t *testing.T) {
 	want := strs(mustLadder(t, "orders", Fixed(3, time.Minute)).Declarations())
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("declared\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// In a cluster, a classic queue of the ladder whose node is down cannot be
+// declared (NOT_FOUND). The consumer consumes without it rather than not at
+// all, and says so; its republishes there come back unroutable, which the
+// consumer survives (TestConsumerRetries, TestConsumerRequeuesWhenTheSetAsideFails).
+func TestConsumerConsumesWhileALadderQueueIsDown(t *testing.T) {
+	f := newFake()
+	f.down = map[string]bool{"orders.retry.1m": true, "orders.dlq": true}
+	var logs strings.Builder
+	conn := f.conn()
+	conn.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	c, err := Consume(context.Background(), conn, "orders", handleOrders, WithPolicy(Fixed(3, time.Minute)))
+	if err != nil {
+		t.Fatalf("Consume with a ladder queue down: %v", err)
+	}
+	t.Cleanup(func() { _, _ = c.Close(context.Background()) })
+	var want []string
+	for _, d := range strs(mustLadder(t, "orders", Fixed(3, time.Minute)).Declarations()) {
+		if !strings.Contains(d, "orders.retry.1m") && !strings.Contains(d, "orders.dlq") {
+			want = append(want, d)
+		}
+	}
+	if got := strs(f.Declarations); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("declared\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	for _, q := range []string{"orders.retry.1m", "orders.dlq"} {
+		if !strings.Contains(logs.String(), "unavailable="+q) {
+			t.Errorf("no warning names %s:\n%s", q, logs.String())
+		}
 	}
 }
 

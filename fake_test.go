@@ -23,6 +23,9 @@ type fakeTransport struct {
 	cancelOnce sync.Once
 	cancelled  chan struct{} // closed by Cancel
 	blocked    string        // the State's BlockedReason; "" is not blocked
+	// down names queues whose declaration (and bindings) fail with NOT_FOUND,
+	// as RabbitMQ answers for a classic queue whose cluster node is down.
+	down map[string]bool
 }
 
 var errNoAnswer = errors.New("the fake broker never answers")
@@ -60,7 +63,7 @@ func (f *fakeTransport) publishes() []transport.Publishing {
 func (f *fakeTransport) Consume(ctx context.Context, queue string, opts transport.ConsumeOptions) (transport.Subscription, error) {
 	f.setups++
 	if opts.Setup != nil {
-		if err := opts.Setup(ctx, &f.Recorder); err != nil {
+		if err := opts.Setup(ctx, nodeDown{&f.Recorder, f.down}); err != nil {
 			return nil, err
 		}
 	}
@@ -91,6 +94,27 @@ func (f *fakeTransport) State() transport.State {
 	return transport.State{Connected: true, Connects: 1, Blocked: f.blocked != "", BlockedReason: f.blocked}
 }
 func (f *fakeTransport) Close() error { return nil }
+
+// nodeDown is a Declarer that refuses the queues named in down, and
+// bindings to them, with NOT_FOUND.
+type nodeDown struct {
+	*transport.Recorder
+	down map[string]bool
+}
+
+func (d nodeDown) DeclareQueue(ctx context.Context, q transport.Queue) error {
+	if d.down[q.Name] {
+		return fmt.Errorf("NOT_FOUND - home node of durable queue '%s' is down or inaccessible: %w", q.Name, transport.ErrNotFound)
+	}
+	return d.Recorder.DeclareQueue(ctx, q)
+}
+
+func (d nodeDown) Bind(ctx context.Context, b transport.Binding) error {
+	if d.down[b.Queue] {
+		return fmt.Errorf("NOT_FOUND - no queue '%s': %w", b.Queue, transport.ErrNotFound)
+	}
+	return d.Recorder.Bind(ctx, b)
+}
 
 // fakeSettler reports how its delivery was settled on settled.
 type fakeSettler struct {
