@@ -78,7 +78,7 @@ func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
 	}
 	t.pubMu.Lock()
 	defer t.pubMu.Unlock()
-	if p := t.pub; p != nil && p.conn == conn && !p.isDead() && !p.ch.IsClosed() {
+	if p := t.pub; p != nil && p.conn == conn && p.usable() && !p.ch.IsClosed() {
 		return p, nil
 	}
 	ch, err := conn.Channel()
@@ -122,6 +122,7 @@ type publisher struct {
 
 	mu       sync.Mutex
 	dead     bool
+	retiring bool       // refused a publish: takes no more, closes once inflight is empty
 	inflight []*pending // in delivery-tag order
 }
 
@@ -133,10 +134,11 @@ type pending struct {
 	resolve              func(error)
 }
 
-func (p *publisher) isDead() bool {
+// usable reports whether the publisher takes new publishes.
+func (p *publisher) usable() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.dead
+	return !p.dead && !p.retiring
 }
 
 func (p *publisher) publish(pb transport.Publishing, msg amqp.Publishing) (*transport.Confirmation, error) {
@@ -154,7 +156,7 @@ func (p *publisher) publish(pb transport.Publishing, msg amqp.Publishing) (*tran
 	// In flight before it is sent: its return and confirm may come back
 	// before Publish returns.
 	p.mu.Lock()
-	if p.dead {
+	if p.dead || p.retiring {
 		p.mu.Unlock()
 		return nil, errRetry
 	}
@@ -244,6 +246,13 @@ func (p *publisher) returned(r amqp.Return) {
 // confirmed resolves the publish with the confirm's delivery tag. amqp091
 // hands confirms to NotifyPublish listeners in tag order, one per tag (it
 // splits multiple acks and re-sequences), so it is the oldest in flight.
+//
+// A refusal retires the channel: later publishes go on a new one, and this
+// one closes once its last confirm is in. RabbitMQ 3.10.8 refuses every
+// publish, for good, on a channel that first published to a quorum queue
+// while the queue's leader was being replaced, where a new channel is
+// accepted at once (measured on a three-node cluster). A refusal for a good
+// reason (a full queue with x-overflow reject-publish) costs only a channel.
 func (p *publisher) confirmed(c amqp.Confirmation) {
 	p.mu.Lock()
 	var pe *pending
@@ -252,7 +261,16 @@ func (p *publisher) confirmed(c amqp.Confirmation) {
 		p.inflight[0] = nil
 		p.inflight = p.inflight[1:]
 	}
+	retire := !c.Ack && !p.retiring
+	p.retiring = p.retiring || !c.Ack
+	closeNow := p.retiring && len(p.inflight) == 0 && !p.dead
 	p.mu.Unlock()
+	if retire {
+		p.t.log.Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", c.DeliveryTag)
+	}
+	if closeNow {
+		p.t.goOwned(func() { _ = p.ch.Close() }) // run sees the channel close and ends
+	}
 	if pe == nil {
 		p.t.log.Error("rabbitmq: a publisher confirm matches no publish in flight", "delivery_tag", c.DeliveryTag)
 		return

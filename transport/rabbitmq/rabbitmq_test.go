@@ -628,6 +628,55 @@ func TestInFlightPublishesFailOnConnectionLoss(t *testing.T) {
 	publish(t, tr, q, "on the next connection")
 }
 
+// A refused publish retires its channel: the publishes in flight on it still
+// get their answers, later ones go on a new channel, and the old one closes.
+// (RabbitMQ 3.10.8 can refuse every publish on a channel that first
+// published to a quorum queue while its leader was replaced; the chaos
+// harness's failover scenario found it.)
+func TestRefusalRetiresThePublishingChannel(t *testing.T) {
+	t.Parallel()
+	tr := dial(t, "", Options{})
+	ctx := testCtx(t)
+	full := classicQueue(t, tr, transport.Table{"x-max-length": int64(1), "x-overflow": "reject-publish"})
+	other := classicQueue(t, tr, nil)
+	publish(t, tr, full, "fills it")
+	first := tr.pub
+
+	var confs []*transport.Confirmation
+	for i := range 5 {
+		q := full
+		if i%2 == 1 {
+			q = other
+		}
+		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: []byte{byte(i)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		confs = append(confs, c)
+	}
+	refused := 0
+	for i, c := range confs {
+		err := c.Wait(ctx)
+		switch {
+		case errors.Is(err, transport.ErrRefused):
+			refused++
+		case err != nil:
+			t.Errorf("publish %d: %v", i, err)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no publish into the full queue was refused")
+	}
+	publish(t, tr, other, "after the refusal")
+	if tr.pub == first {
+		t.Error("still publishing on the channel that refused")
+	}
+	eventually(t, ctx, "the refusing channel to close", first.ch.IsClosed)
+	if st, err := tr.InspectQueue(ctx, other); err != nil || st.Messages < 2 {
+		t.Errorf("%s holds %d messages (%v), want the ones not refused", other, st.Messages, err)
+	}
+}
+
 func TestBlocked(t *testing.T) {
 	t.Parallel()
 	p := startProxy(t, nil)
