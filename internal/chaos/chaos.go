@@ -3,7 +3,8 @@
 // messages into a durable queue consumed by a separate consumer process
 // (./consumer) with a retry policy, injects faults while the load flows
 // (SIGKILL of the consumer process, connections force-closed by the broker,
-// the broker node stopped and started again, a memory alarm),
+// the broker node stopped and started again, a memory alarm, the cluster node
+// hosting a quorum queue's leader killed),
 // waits until every confirmed message is settled, and then accounts for each
 // one: accepted, in Q.dlq, in Q.parked, or still queued. Whatever is in none
 // of those is lost; whatever is in a place its number does not send it to is
@@ -56,14 +57,24 @@ const (
 	// deadline fails with ErrBlocked, holds the alarm for a while, then
 	// clears it; publishing and consuming must resume by themselves.
 	Alarm = "alarm"
+	// Failover SIGKILLs the cluster node hosting the quorum source queue's
+	// leader through Config.KillLeader, waits for the publisher and the
+	// consumer to carry on through the other nodes (Config.Fallbacks), then
+	// starts the node again through Config.RestartNode.
+	Failover = "failover"
 )
 
 // Config is one run of the harness.
 type Config struct {
-	URL      string
-	Queue    string // declared by the run (classic, durable), deleted after it
-	Scenario string // Kill, Close or Restart
-	Faults   int    // how many faults to inject
+	URL string
+	// Fallbacks are the cluster's other nodes, for the harness's and the
+	// consumer's connections (acemq.WithFallbackURLs).
+	Fallbacks []string
+	Queue     string // declared by the run (durable), deleted after it
+	// QueueType is the source queue's type (default classic).
+	QueueType transport.QueueType
+	Scenario  string // Kill, Close or Restart
+	Faults    int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
 	// injected (default 300).
 	Rate int
@@ -89,6 +100,11 @@ type Config struct {
 	// AlarmHold is how long each alarm lasts once the harness is blocked
 	// (default 3s).
 	AlarmHold time.Duration
+	// KillLeader SIGKILLs the node hosting queue's leader and names it;
+	// RestartNode starts it again and returns once it is back in the
+	// cluster (scenario Failover).
+	KillLeader  func(ctx context.Context, queue string) (node string, err error)
+	RestartNode func(ctx context.Context, node string) error
 	// Quiet bounds the wait for every confirmed message to settle (default 60s).
 	Quiet time.Duration
 	Logf  func(format string, args ...any)
@@ -118,6 +134,10 @@ type Report struct {
 	// last publish tried with a deadline while blocked.
 	BlockedAfter []time.Duration
 	BlockedErr   string
+	// Killed names, for each failover, the node killed; Rejoin is how long
+	// starting it again took, until its peers saw it.
+	Killed []string
+	Rejoin []time.Duration
 	// WaitingAtKill is, for each kill, how many deliveries the killed
 	// process held in an in-process wait (its last stats line, <=100ms old).
 	WaitingAtKill []int
@@ -158,6 +178,10 @@ func (r Report) String() string {
 	}
 	if len(r.Outage) > 0 {
 		row("outage (stop+start)", summary(r.Outage))
+	}
+	if len(r.Killed) > 0 {
+		row("nodes killed", strings.Join(r.Killed, ", "))
+		row("rejoin (start again)", summary(r.Rejoin))
 	}
 	if len(r.BlockedAfter) > 0 {
 		row("blocked after", summary(r.BlockedAfter))
@@ -279,6 +303,8 @@ type run struct {
 	outage        []time.Duration
 	blockedAfter  []time.Duration
 	blockedErr    string
+	killed        []string
+	rejoin        []time.Duration
 	t00           time.Time
 	confirmedAt   map[int]time.Time // by batch start number
 	faultAt       []string
@@ -302,11 +328,17 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.AlarmHold <= 0 {
 		cfg.AlarmHold = 3 * time.Second
 	}
-	if !slices.Contains([]string{Kill, Close, Restart, Alarm}, cfg.Scenario) {
+	if cfg.QueueType == "" {
+		cfg.QueueType = transport.Classic
+	}
+	if !slices.Contains([]string{Kill, Close, Restart, Alarm, Failover}, cfg.Scenario) {
 		return rep, fmt.Errorf("unknown scenario %q", cfg.Scenario)
 	}
 	if cfg.Scenario == Alarm && cfg.Alarm == nil {
 		return rep, errors.New("scenario alarm needs Config.Alarm")
+	}
+	if cfg.Scenario == Failover && (cfg.KillLeader == nil || cfg.RestartNode == nil || len(cfg.Fallbacks) == 0 || cfg.QueueType != transport.Quorum) {
+		return rep, errors.New("scenario failover needs Config.KillLeader, RestartNode, Fallbacks and a quorum QueueType")
 	}
 	if cfg.Scenario == Restart && cfg.RestartBroker == nil {
 		return rep, errors.New("scenario restart needs Config.RestartBroker")
@@ -329,14 +361,14 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	r.rungs = ladder.Queues()
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	r.conn, err = acemq.Connect(cctx, cfg.URL, acemq.WithConnectionName(cfg.Name+"-harness"))
+	r.conn, err = acemq.Connect(cctx, cfg.URL, acemq.WithConnectionName(cfg.Name+"-harness"), acemq.WithFallbackURLs(cfg.Fallbacks...))
 	cancel()
 	if err != nil {
 		return rep, err
 	}
 	defer r.conn.Close()
 	r.tr = r.conn.Transport()
-	if err := r.tr.DeclareQueue(ctx, transport.Queue{Name: cfg.Queue, Type: transport.Classic, Durable: true}); err != nil {
+	if err := r.tr.DeclareQueue(ctx, transport.Queue{Name: cfg.Queue, Type: cfg.QueueType, Durable: true}); err != nil {
 		return rep, err
 	}
 	defer r.cleanup()
@@ -415,6 +447,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	counted.Recovery, counted.PubRecovery, counted.WaitingAtKill = rep.Recovery, rep.PubRecovery, r.waitingAtKill
 	counted.Outage = r.outage
 	counted.BlockedAfter, counted.BlockedErr = r.blockedAfter, r.blockedErr
+	counted.Killed, counted.Rejoin = r.killed, r.rejoin
 	counted.ConsumerStats = map[string]int{}
 	for i := 1; i <= r.started; i++ {
 		for k, v := range lastStats(r.stderrPath(i)) {
@@ -644,6 +677,26 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 		// a batch a little after t0: count only confirms received once it
 		// is up again (and, below, accepts of what was published then).
 		since = up
+	case Failover:
+		t0 = time.Now()
+		var node string
+		if node, err = r.cfg.KillLeader(ctx, r.cfg.Queue); err != nil {
+			return 0, 0, fmt.Errorf("fault %d (failover): %w", i+1, err)
+		}
+		r.killed = append(r.killed, node)
+		r.cfg.Logf("chaos: fault %d/%d (failover): killed %s, the leader of %s", i+1, r.cfg.Faults, node, r.cfg.Queue)
+		deadline = t0.Add(60 * time.Second)
+		// The node comes back once the others have taken over (below), or
+		// failed to.
+		defer func() {
+			up := time.Now()
+			if rerr := r.cfg.RestartNode(context.WithoutCancel(ctx), node); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("fault %d (failover): starting %s again: %w", i+1, node, rerr))
+				return
+			}
+			r.rejoin = append(r.rejoin, time.Since(up))
+			r.cfg.Logf("chaos: fault %d/%d (failover): %s back in the cluster after %v", i+1, r.cfg.Faults, node, time.Since(up).Round(time.Millisecond))
+		}()
 	case Alarm:
 		if since, err = r.alarm(ctx, i); err != nil {
 			return 0, 0, fmt.Errorf("fault %d (alarm): %w", i+1, err)
@@ -789,8 +842,12 @@ func (r *run) startConsumer(ctx context.Context) error {
 		return err
 	}
 	defer errLog.Close()
-	cmd := exec.Command(r.cfg.ConsumerBin, "--url", r.cfg.URL, "--queue", r.cfg.Queue,
-		"--log", r.logPath, "--name", r.cfg.Name+"-consumer", "--policy", Policy)
+	args := []string{"--url", r.cfg.URL, "--queue", r.cfg.Queue,
+		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", Policy}
+	for _, u := range r.cfg.Fallbacks {
+		args = append(args, "--fallback", u)
+	}
+	cmd := exec.Command(r.cfg.ConsumerBin, args...)
 	cmd.Stderr = errLog
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the chaos consumer: %w", err)

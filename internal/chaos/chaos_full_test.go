@@ -6,10 +6,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq-go/acemq/internal/brokertest"
 )
 
 // The scenarios here act on the whole broker node (an alarm blocks every
@@ -21,6 +22,7 @@ import (
 // runs it on a node of its own. The restart scenario also needs
 // CHAOS_RESTART=yes, which only `make chaos` sets.
 func TestChaosFull(t *testing.T) {
+	brokertest.URL(t) // fail (or skip outside CI) before building when there is no broker
 	bin := buildConsumer(t)
 	for _, sc := range []struct {
 		name   string
@@ -39,6 +41,7 @@ func TestChaosFull(t *testing.T) {
 // TestChaosAlarm is the short alarm scenario (2 alarms) that `make test`
 // runs after every other test has finished.
 func TestChaosAlarm(t *testing.T) {
+	brokertest.URL(t)
 	runScenario(t, buildConsumer(t), Alarm, 2, time.Second, 45*time.Second)
 }
 
@@ -69,15 +72,5 @@ func memoryAlarm() func(ctx context.Context, on bool) error {
 }
 
 func rabbitmqctl(ctx context.Context, args ...string) (string, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, "bash", append([]string{"scripts/rabbitmq.sh", "ctl"}, args...)...)
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("rabbitmqctl %s: %w\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
+	return script(ctx, "scripts/rabbitmq.sh", append([]string{"ctl"}, args...)...)
 }

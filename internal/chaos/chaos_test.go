@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 // TestChaosShort runs every scenario briefly (3 kills, 2 forced closes) in
 // the normal `make test`; it fails on any lost or misplaced message.
 func TestChaosShort(t *testing.T) {
+	brokertest.URL(t) // skip (or fail under CI) before building when there is no broker
 	bin := buildConsumer(t)
 	scenarios := []struct {
 		name   string
@@ -34,18 +36,28 @@ func TestChaosShort(t *testing.T) {
 // this process's environment (RABBITMQ_NODENAME and the rest name the node,
 // its ports and its data directory, so the data survives).
 func restartBroker(ctx context.Context) error {
-	root, err := repoRoot()
-	if err != nil {
+	if _, err := script(ctx, "scripts/rabbitmq.sh", "stop"); err != nil {
 		return err
 	}
-	for _, args := range [][]string{{"scripts/rabbitmq.sh", "stop"}, {"scripts/rabbitmq.sh"}} {
-		cmd := exec.CommandContext(ctx, "bash", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("bash %v: %w\n%s", args, err, out)
-		}
+	_, err := script(ctx, "scripts/rabbitmq.sh", "start")
+	return err
+}
+
+// script runs a script of the repository with bash, from its root, and
+// returns its standard output; its standard error goes into the error.
+func script(ctx context.Context, path string, args ...string) (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
 	}
-	return nil
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "bash", append([]string{path}, args...)...)
+	cmd.Dir, cmd.Stderr = root, &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("bash %s %s: %w\n%s", path, strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return string(out), nil
 }
 
 // repoRoot is the nearest directory above the working directory (the
@@ -69,7 +81,6 @@ func repoRoot() (string, error) {
 
 func buildConsumer(t *testing.T) string {
 	t.Helper()
-	brokertest.URL(t) // skip (or fail under CI) before building when there is no broker
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin, err := Build(ctx, t.TempDir())
@@ -85,17 +96,22 @@ func buildConsumer(t *testing.T) string {
 var newAlarm = func() func(ctx context.Context, on bool) error { return nil }
 
 func runScenario(t *testing.T, bin, scenario string, faults int, gap, quiet time.Duration) {
-	url := brokertest.URL(t)
 	name := brokertest.UniqueName(t, "acemq.chaos")
-	dir := t.TempDir()
-	rep, err := Run(context.Background(), Config{
-		URL: url, Queue: name, Scenario: scenario, Faults: faults, Gap: gap, Quiet: quiet,
-		ConsumerBin: bin, Dir: dir, Name: name,
+	runConfig(t, Config{
+		URL: brokertest.URL(t), Queue: name, Scenario: scenario, Faults: faults, Gap: gap, Quiet: quiet,
+		ConsumerBin: bin, Name: name,
 		ManagementURL: brokertest.ManagementURL(),
 		RestartBroker: restartBroker,
 		Alarm:         newAlarm(),
-		Logf:          t.Logf,
 	})
+}
+
+// runConfig runs cfg (in a fresh directory, logging to t), prints its report and
+// fails t on any lost, misplaced or unsettled message.
+func runConfig(t *testing.T, cfg Config) {
+	dir := t.TempDir()
+	cfg.Dir, cfg.Logf = dir, t.Logf
+	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		dumpStderr(t, dir)
 		t.Fatal(err)

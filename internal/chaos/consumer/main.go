@@ -40,14 +40,19 @@ func main() {
 	logPath := flag.String("log", "", "file every accepted message number is appended to")
 	name := flag.String("name", "", "client-provided connection name")
 	policyText := flag.String("policy", DefaultPolicy, "retry policy notation")
+	var fallbacks []string
+	flag.Func("fallback", "another cluster node's AMQP URL (repeatable)", func(u string) error {
+		fallbacks = append(fallbacks, u)
+		return nil
+	})
 	flag.Parse()
-	if err := run(*url, *queue, *logPath, *name, *policyText); err != nil {
+	if err := run(*url, fallbacks, *queue, *logPath, *name, *policyText); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos consumer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, queue, logPath, name, policyText string) error {
+func run(url string, fallbacks []string, queue, logPath, name, policyText string) error {
 	if url == "" || queue == "" || logPath == "" {
 		return errors.New("--url, --queue and --log are required")
 	}
@@ -73,7 +78,7 @@ func run(url, queue, logPath, name, policyText string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	opts := []acemq.Option{acemq.WithLogger(logger)}
+	opts := []acemq.Option{acemq.WithLogger(logger), acemq.WithFallbackURLs(fallbacks...)}
 	if name != "" {
 		opts = append(opts, acemq.WithConnectionName(name))
 	}

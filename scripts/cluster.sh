@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# A three-node local RabbitMQ cluster for AceMQ's failover tests.
+#
+#   scripts/cluster.sh start          start (or reuse) acemq-c1..c3@localhost, join
+#                                     c2 and c3 to c1, print the three AMQP URLs
+#   scripts/cluster.sh stop           stop every node of the cluster that is running
+#   scripts/cluster.sh kill NODE      SIGKILL NODE's Erlang VM (a crash, not a stop)
+#   scripts/cluster.sh restart NODE   start NODE again and wait until it is back
+#                                     in the cluster
+#   scripts/cluster.sh leader QUEUE   print the node hosting quorum queue QUEUE's
+#                                     leader (vhost /)
+#
+# Each node is a scripts/rabbitmq.sh node with its own environment.
+# ACEMQ_CLUSTER_NODES, ACEMQ_CLUSTER_PORTS and ACEMQ_CLUSTER_MGMT_PORTS (three
+# space-separated words each) and ACEMQ_CLUSTER_DIR override the defaults.
+# The ports keep clear of the dev (5672), test (5673) and chaos (5691) nodes,
+# and so do the Erlang distribution ports (AMQP port + 20000: 25681-25683).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+read -r -a NODES <<<"${ACEMQ_CLUSTER_NODES:-acemq-c1@localhost acemq-c2@localhost acemq-c3@localhost}"
+read -r -a PORTS <<<"${ACEMQ_CLUSTER_PORTS:-5681 5682 5683}"
+read -r -a MGMT_PORTS <<<"${ACEMQ_CLUSTER_MGMT_PORTS:-15681 15682 15683}"
+DIR=${ACEMQ_CLUSTER_DIR:-$ROOT/.rabbitmq/cluster} # node i keeps its data in $DIR/c$((i+1))
+TIMEOUT=${ACEMQ_RABBITMQ_TIMEOUT:-120}           # seconds to wait for a node to (re)join
+SEED=${NODES[0]}                                 # c2 and c3 join this node
+
+# As in rabbitmq.sh: the real CLI scripts, and the cookie the nodes use.
+HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+export HOME LC_ALL=C.UTF-8
+[[ -d /usr/lib/rabbitmq/bin ]] && PATH=/usr/lib/rabbitmq/bin:$PATH
+
+log() { echo "cluster.sh: $*" >&2; }
+ctl() { rabbitmqctl -q -n "$@"; }
+
+# index NODE: the node's position in NODES (exits if it is not one of them).
+index() {
+	local i
+	for i in "${!NODES[@]}"; do
+		[[ ${NODES[i]} == "$1" ]] && { echo "$i"; return; }
+	done
+	log "unknown node $1 (one of: ${NODES[*]})"
+	exit 2
+}
+
+# node_sh I ARGS: scripts/rabbitmq.sh ARGS for node I. The distribution port
+# is set explicitly (rabbitmq-server's default is the same) so it is visible here.
+node_sh() {
+	local i=$1
+	shift
+	RABBITMQ_NODENAME=${NODES[i]} RABBITMQ_NODE_PORT=${PORTS[i]} \
+		RABBITMQ_DIST_PORT=$((PORTS[i] + 20000)) \
+		ACEMQ_RABBITMQ_MGMT_PORT=${MGMT_PORTS[i]} ACEMQ_RABBITMQ_DIR=$DIR/c$((i + 1)) \
+		bash "$ROOT/scripts/rabbitmq.sh" "$@"
+}
+
+up() { ctl "$1" ping >/dev/null 2>&1; }
+
+# running_nodes NODE: the cluster's running nodes as NODE sees them, one a line.
+running_nodes() {
+	ctl "$1" cluster_status --formatter json 2>/dev/null |
+		sed -n 's/.*"running_nodes":\[\([^]]*\)\].*/\1/p' | tr -d '"' | tr , '\n'
+}
+
+# members NODE: the cluster's disc nodes as NODE records them (works offline
+# from NODE's point of view: a node remembers its cluster while others are down).
+members() {
+	ctl "$1" cluster_status --formatter json 2>/dev/null |
+		sed -n 's/.*"disk_nodes":\[\([^]]*\)\].*/\1/p' | tr -d '"' | tr , '\n'
+}
+
+# wait_running NODE N: until NODE's cluster_status lists N running nodes.
+wait_running() {
+	local t0=$SECONDS
+	until [[ $(running_nodes "$1" | grep -c .) -ge $2 ]]; do
+		if ((SECONDS - t0 >= TIMEOUT)); then
+			log "cluster_status on $1 did not show $2 running nodes within ${TIMEOUT}s:"
+			ctl "$1" cluster_status >&2 || true
+			exit 1
+		fi
+		sleep 0.5
+	done
+}
+
+# boot_order: the stopped nodes' indexes, the one that stopped last first.
+# A clustered node boots only once a peer that stopped after it is back
+# (Mnesia waits for the newest copy of its tables), and rabbitmq.sh waits for
+# each boot in turn under its lock, so the wrong order would hang. Each node's
+# nodes_running_at_shutdown lists the nodes running when it went down; the
+# last one down lists only itself. If none does (all crashed), the seed is
+# told to boot from its own copy: this is a disposable test cluster.
+boot_order() {
+	local i first='' order=() f
+	for i in "${!NODES[@]}"; do
+		up "${NODES[i]}" && continue
+		order+=("$i")
+		f=$DIR/c$((i + 1))/mnesia/${NODES[i]}/nodes_running_at_shutdown
+		if [[ -z $first && -f $f ]] && [[ $(tr -d " \n" <"$f") == "['${NODES[i]}']." ]]; then
+			first=$i
+		fi
+	done
+	((${#order[@]})) || return 0
+	if [[ -z $first ]] && ((${#order[@]} == ${#NODES[@]})) &&
+		[[ -f $DIR/c1/mnesia/$SEED/nodes_running_at_shutdown ]]; then
+		log "no node stopped last (all crashed?); forcing $SEED to boot"
+		: >"$DIR/c1/mnesia/$SEED/force_load" # what `rabbitmqctl force_boot` writes
+		first=0
+	fi
+	[[ -n $first ]] && echo "$first"
+	for i in "${order[@]}"; do [[ $i == "$first" ]] || echo "$i"; done
+}
+
+start() {
+	local t0=$SECONDS i node
+	for i in $(boot_order); do
+		node_sh "$i" start >/dev/null
+	done
+	for i in "${!NODES[@]}"; do
+		node=${NODES[i]}
+		[[ $node == "$SEED" ]] && continue
+		members "$node" | grep -qxF "$SEED" && continue
+		log "joining $node to $SEED"
+		ctl "$node" stop_app
+		ctl "$node" reset # a fresh node's own guest user and vhost give way to the cluster's
+		# join_cluster prints the node's boot logs on stderr; show them only on failure.
+		ctl "$node" join_cluster "$SEED" 2>"$DIR/c$((i + 1))/log/join.log" ||
+			{ cat "$DIR/c$((i + 1))/log/join.log" >&2; exit 1; }
+		ctl "$node" start_app
+	done
+	wait_running "$SEED" "${#NODES[@]}"
+	log "cluster of ${#NODES[@]} running after $((SECONDS - t0))s"
+	for i in "${!NODES[@]}"; do echo "amqp://guest:guest@localhost:${PORTS[i]}/"; done
+}
+
+stop() {
+	local i
+	# Seed last, so that it is the last one down and boots first next time.
+	for ((i = ${#NODES[@]} - 1; i >= 0; i--)); do node_sh "$i" stop; done
+}
+
+# pid_of NODE: the OS pid of NODE's beam.smp, from the pid file the node writes
+# (checked against the process, whose command line lacks the node name but
+# whose environment has it: a stale file may name a reused pid).
+pid_of() {
+	local i f pid
+	i=$(index "$1")
+	f=$DIR/c$((i + 1))/rabbit.pid
+	[[ -f $f ]] || return 1
+	pid=$(<"$f")
+	[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == */beam.smp ]] &&
+		tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "RABBITMQ_NODENAME=$1" || return 1
+	echo "$pid"
+}
+
+kill_node() {
+	local pid t0=$SECONDS
+	index "$1" >/dev/null # exits on an unknown name (pid_of's would not, in $(...))
+	pid=$(pid_of "$1") || { log "$1 is not running"; return; }
+	kill -KILL "$pid"
+	# rabbitmq-server's wrapper shell reaps the VM, so /proc/$pid goes away.
+	while [[ -e /proc/$pid ]]; do
+		((SECONDS - t0 < 30)) || { log "pid $pid of $1 still there after SIGKILL"; exit 1; }
+		sleep 0.1
+	done
+	log "killed $1 (pid $pid)"
+}
+
+# restart NODE: boot NODE, then wait until every other node that is up lists
+# it as running (its peers, not just NODE itself, see it back).
+restart() {
+	local i t0=$SECONDS peer
+	i=$(index "$1")
+	node_sh "$i" start >/dev/null
+	for peer in "${NODES[@]}"; do
+		[[ $peer == "$1" ]] && continue
+		up "$peer" || continue
+		until running_nodes "$peer" | grep -qxF "$1"; do
+			((SECONDS - t0 < TIMEOUT)) || { log "$peer does not see $1 running"; exit 1; }
+			sleep 0.5
+		done
+	done
+	log "$1 back in the cluster after $((SECONDS - t0))s"
+}
+
+# leader QUEUE: list_queues' `leader` column (quorum queues only), asked of
+# the first node that answers.
+leader() {
+	local node out
+	for node in "${NODES[@]}"; do
+		up "$node" || continue
+		out=$(ctl "$node" list_queues -p / --no-table-headers name type leader) || continue
+		awk -F'\t' -v q="$1" '
+			function fail(msg) { print "cluster.sh: " msg > "/dev/stderr"; bad = 1; exit 1 }
+			$1 == q { found = 1
+				if ($2 != "quorum") fail(q " is a " $2 " queue, not a quorum queue")
+				if ($3 == "") fail("quorum queue " q " has no leader right now")
+				print $3 }
+			END { if (!found && !bad) fail("no queue " q " in vhost /") }' <<<"$out"
+		return
+	done
+	log "no node of the cluster is up"
+	exit 1
+}
+
+usage() { echo "usage: $0 start|stop|kill NODE|restart NODE|leader QUEUE" >&2; exit 2; }
+
+case ${1:-} in
+start) start ;;
+stop) stop ;;
+kill) [[ $# == 2 ]] || usage; kill_node "$2" ;;
+restart) [[ $# == 2 ]] || usage; restart "$2" ;;
+leader) [[ $# == 2 ]] || usage; leader "$2" ;;
+*) usage ;;
+esac
