@@ -23,9 +23,10 @@ demo:
 # Everything: every test against a private RabbitMQ node (installed when
 # missing, started for the run and stopped after it), then the short memory
 # alarm scenario alone on that node (an alarm blocks every publisher on it),
-# then lint.
+# then the short failover scenario on a three-node cluster, then lint.
 test:
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'
+	@$(MAKE) --no-print-directory chaos-cluster
 	@$(MAKE) --no-print-directory lint
 
 # The transport conformance suite on both transports, with its counts (go test
@@ -48,7 +49,7 @@ CHAOS_BROKER := RABBITMQ_NODENAME=acemq-chaos@localhost RABBITMQ_NODE_PORT=5691 
 	ACEMQ_RABBITMQ_MGMT_PORT=15691 ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/chaos \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5691/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15691
-.PHONY: chaos chaos-short chaos-alarm
+.PHONY: chaos chaos-short chaos-alarm chaos-cluster
 chaos-short:
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/chaos/
 
@@ -57,10 +58,22 @@ chaos-short:
 chaos-alarm:
 	$(GO) test -tags chaos -count=1 -run '^TestChaosAlarm$$' -v ./internal/chaos/
 
+# The failover scenario (a quorum queue's leader node killed) on the
+# three-node cluster of scripts/cluster.sh (nodes acemq-c1..c3@localhost,
+# AMQP 5681-5683, data in .rabbitmq/cluster), started for the run and
+# stopped after it. CLUSTER_TEST picks the run: the short one by default.
+CLUSTER_URLS := amqp://guest:guest@localhost:5681/ amqp://guest:guest@localhost:5682/ amqp://guest:guest@localhost:5683/
+CLUSTER_TEST ?= TestChaosFailover
+chaos-cluster:
+	bash scripts/cluster.sh start >/dev/null
+	status=0; ACEMQ_CLUSTER_URLS='$(CLUSTER_URLS)' $(GO) test -tags chaos -count=1 -timeout 30m -run '^$(CLUSTER_TEST)$$' -v ./internal/chaos/ || status=$$?; \
+	bash scripts/cluster.sh stop; exit $$status
+
 chaos:
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh >/dev/null
 	status=0; $(CHAOS_BROKER) CHAOS_RESTART=yes $(GO) test -tags chaos -count=1 -timeout 30m -run '^TestChaosFull$$' -v ./internal/chaos/ || status=$$?; \
-	$(CHAOS_BROKER) bash scripts/rabbitmq.sh stop; exit $$status
+	$(CHAOS_BROKER) bash scripts/rabbitmq.sh stop; \
+	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; exit $$status
 
 # No broker: integration tests skip when ACEMQ_TEST_URL is unset.
 test-unit:

@@ -38,7 +38,7 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// Policy is the consumer process's retry policy: a 500ms wait in the
+// Policy is the consumer process's default retry policy: a 500ms wait in the
 // consumer, then 1s and 2s waits on rungs, then Q.dlq.
 const Policy = "exponential(4, 500ms, 2s).waitInBrokerFrom(1s)"
 
@@ -73,6 +73,9 @@ type Config struct {
 	Queue     string // declared by the run (durable), deleted after it
 	// QueueType is the source queue's type (default classic).
 	QueueType transport.QueueType
+	// Policy is the consumer's retry policy (default Policy). The handler
+	// fails by number as the package comment says whatever it is.
+	Policy string
 	Scenario  string // Kill, Close or Restart
 	Faults    int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
@@ -293,7 +296,6 @@ type run struct {
 	unconfirmed map[int]bool
 	published   int
 	next        int // the number the next batch starts at
-	lastConfirm time.Time
 
 	dlq, parked map[int]int // drained copies by number
 
@@ -325,6 +327,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if cfg.Policy == "" {
+		cfg.Policy = Policy
+	}
 	if cfg.AlarmHold <= 0 {
 		cfg.AlarmHold = 3 * time.Second
 	}
@@ -350,7 +355,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	r := &run{cfg: cfg, logPath: filepath.Join(cfg.Dir, "accepted.log"),
 		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{},
 		t00: start, confirmedAt: map[int]time.Time{}}
-	policy, err := acemq.ParsePolicy(Policy)
+	policy, err := acemq.ParsePolicy(cfg.Policy)
 	if err != nil {
 		return rep, err
 	}
@@ -624,8 +629,7 @@ func (r *run) publish(ctx context.Context) {
 		}
 		r.published += batch
 		if len(failed) < batch {
-			r.lastConfirm = time.Now()
-			r.confirmedAt[next] = r.lastConfirm
+			r.confirmedAt[next] = time.Now()
 		}
 		r.mu.Unlock()
 		next += batch
@@ -678,11 +682,11 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 		// is up again (and, below, accepts of what was published then).
 		since = up
 	case Failover:
-		t0 = time.Now()
 		var node string
 		if node, err = r.cfg.KillLeader(ctx, r.cfg.Queue); err != nil {
 			return 0, 0, fmt.Errorf("fault %d (failover): %w", i+1, err)
 		}
+		t0 = time.Now() // the node is gone (finding the leader takes a while)
 		r.killed = append(r.killed, node)
 		r.cfg.Logf("chaos: fault %d/%d (failover): killed %s, the leader of %s", i+1, r.cfg.Faults, node, r.cfg.Queue)
 		deadline = t0.Add(60 * time.Second)
@@ -739,11 +743,8 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 	}
 	if r.cfg.Scenario != Kill {
 		for {
-			r.mu.Lock()
-			last := r.lastConfirm
-			r.mu.Unlock()
-			if last.After(since) {
-				pub = last.Sub(t0)
+			if first, ok := r.firstConfirmAfter(since); ok {
+				pub = first.Sub(t0)
 				break
 			}
 			if time.Now().After(deadline) {
@@ -795,6 +796,19 @@ func (r *run) alarm(ctx context.Context, i int) (cleared time.Time, err error) {
 	return cleared, nil
 }
 
+// firstConfirmAfter is when the first batch confirmed after t was.
+func (r *run) firstConfirmAfter(t time.Time) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var first time.Time
+	for _, at := range r.confirmedAt {
+		if at.After(t) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first, !first.IsZero()
+}
+
 // lastWaiting reads the Waiting count of the current consumer process's last
 // stats line (-1 when there is none).
 func (r *run) lastWaiting() int {
@@ -843,7 +857,7 @@ func (r *run) startConsumer(ctx context.Context) error {
 	}
 	defer errLog.Close()
 	args := []string{"--url", r.cfg.URL, "--queue", r.cfg.Queue,
-		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", Policy}
+		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy}
 	for _, u := range r.cfg.Fallbacks {
 		args = append(args, "--fallback", u)
 	}
