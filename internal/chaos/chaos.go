@@ -75,9 +75,9 @@ type Config struct {
 	QueueType transport.QueueType
 	// Policy is the consumer's retry policy (default Policy). The handler
 	// fails by number as the package comment says whatever it is.
-	Policy string
-	Scenario  string // Kill, Close or Restart
-	Faults    int    // how many faults to inject
+	Policy   string
+	Scenario string // Kill, Close or Restart
+	Faults   int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
 	// injected (default 300).
 	Rate int
