@@ -76,7 +76,7 @@ type Config struct {
 	// Policy is the consumer's retry policy (default Policy). The handler
 	// fails by number as the package comment says whatever it is.
 	Policy   string
-	Scenario string // Kill, Close or Restart
+	Scenario string // Kill, Close, Restart, Alarm or Failover
 	Faults   int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
 	// injected (default 300).
