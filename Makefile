@@ -23,10 +23,12 @@ demo:
 # Everything: every test against a private RabbitMQ node (installed when
 # missing, started for the run and stopped after it), then the short memory
 # alarm scenario alone on that node (an alarm blocks every publisher on it),
-# then the short failover scenario on a three-node cluster, then lint.
+# then the short failover scenario on a three-node cluster, then the
+# benchmark harness's own tests (bench/, a module of its own), then lint.
 test:
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'
 	@$(MAKE) --no-print-directory chaos-cluster
+	$(GO) -C bench test -count=1 ./...
 	@$(MAKE) --no-print-directory lint
 
 # The transport conformance suite on both transports, with its counts (go test
@@ -84,6 +86,8 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	$(GO) -C bench vet ./...
+	cd bench && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
 
 # Runs every Fuzz* target of every package for FUZZTIME each; new targets are
 # found by `go test -list`, so nothing here needs editing when one is added.
@@ -106,3 +110,15 @@ rabbitmq:
 
 rabbitmq-stop:
 	@bash scripts/rabbitmq.sh stop
+
+# Benchmarks (bench/, a module of its own so Watermill stays out of go.mod;
+# docs/benchmarks.md): raw amqp091-go, AceMQ and Watermill in alternating
+# rounds on the test node, then the root package's micro benchmarks. A
+# Markdown table on stdout, the JSON in bench/results/latest.json.
+# bench-quick is the small run (under two minutes).
+.PHONY: bench bench-quick
+bench:
+	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) -C bench run ./cmd/acemq-bench
+
+bench-quick:
+	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) -C bench run ./cmd/acemq-bench -quick

@@ -1,0 +1,215 @@
+// Command acemq-bench runs AceMQ, raw amqp091-go and Watermill side by side
+// on one RabbitMQ broker, in alternating rounds, and reports each figure as
+// a median with its spread and its ratio to raw in the same rounds.
+//
+//	cd bench && go run ./cmd/acemq-bench -quick
+//
+// The broker is ACEMQ_TEST_URL (or -url); `make bench` and `make
+// bench-quick` run it against the test node.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/bench/internal/harness"
+	"github.com/acemq-go/acemq/bench/internal/micro"
+	"github.com/acemq-go/acemq/bench/internal/report"
+)
+
+type config struct {
+	url          string
+	quick        bool
+	messages     int
+	rungMessages int
+	rounds       int
+	timeout      time.Duration
+	only         string
+	noWatermill  bool
+	micro        bool
+	benchtime    string
+	out          string
+	root         string
+	cpuProfile   string
+	// resized: a size was set by flag, so the run is neither quick nor full.
+	resized bool
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.url, "url", os.Getenv("ACEMQ_TEST_URL"), "AMQP URL of the broker (default $ACEMQ_TEST_URL)")
+	flag.BoolVar(&c.quick, "quick", false, "a smaller run (defaults: 1000 messages, 300 on the rung, 3 rounds, benchtime 2000x)")
+	flag.IntVar(&c.messages, "messages", 0, "messages per run of publish/consume/retry-in-consumer (default 10000, quick 1000)")
+	flag.IntVar(&c.rungMessages, "rung-messages", 0, "messages per run of retry-on-rung and per-message TTL (default 2000, quick 300)")
+	flag.IntVar(&c.rounds, "rounds", 0, "rounds per scenario (default 5, quick 3)")
+	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "bound on one implementation's run of one scenario")
+	flag.StringVar(&c.only, "only", "", "comma-separated scenario names to run (default all)")
+	flag.BoolVar(&c.noWatermill, "no-watermill", false, "leave Watermill out")
+	flag.BoolVar(&c.micro, "micro", true, "run the root package's Go benchmarks too")
+	flag.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime for the micro benchmarks (default 1s, quick 2000x)")
+	flag.StringVar(&c.out, "out", "results/latest.json", "where to write the JSON report")
+	flag.StringVar(&c.root, "root", "..", "the acemq module's directory (for the micro benchmarks and the git commit)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the broker scenarios (all implementations) to this file")
+	flag.Parse()
+	flag.Visit(func(f *flag.Flag) {
+		c.resized = c.resized || f.Name == "messages" || f.Name == "rung-messages" || f.Name == "rounds"
+	})
+	c.defaults()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, c, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "acemq-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func (c *config) defaults() {
+	pick := func(v *int, full, quick int) {
+		if *v == 0 {
+			*v = full
+			if c.quick {
+				*v = quick
+			}
+		}
+	}
+	pick(&c.messages, 10000, 1000)
+	pick(&c.rungMessages, 2000, 300)
+	pick(&c.rounds, 5, 3)
+	if c.benchtime == "" {
+		c.benchtime = "1s"
+		if c.quick {
+			c.benchtime = "2000x"
+		}
+	}
+}
+
+func run(ctx context.Context, c config, stdout, log io.Writer) error {
+	if c.url == "" {
+		return fmt.Errorf("no broker: set ACEMQ_TEST_URL or pass -url")
+	}
+	rep := report.Report{Started: time.Now(), Mode: "full", Machine: report.ThisMachine(), GitCommit: report.GitCommit(c.root), Notes: notes(c)}
+	switch {
+	case c.resized:
+		rep.Mode = "custom"
+	case c.quick:
+		rep.Mode = "quick"
+	}
+
+	broker, err := harness.Dial(c.url)
+	if err != nil {
+		return err
+	}
+	defer broker.Close()
+	rep.Broker = broker.Version()
+
+	runner := harness.Runner{Broker: broker, Log: log, Options: harness.Options{
+		Messages: c.messages, RungMessages: c.rungMessages, Rounds: c.rounds, Timeout: c.timeout, Only: only(c.only),
+	}}
+	if runner.Raw, err = harness.NewRaw(c.url); err != nil {
+		return err
+	}
+	defer runner.Raw.Close()
+	if runner.AceMQ, err = harness.NewAceMQ(ctx, c.url); err != nil {
+		return err
+	}
+	defer runner.AceMQ.Close()
+	if !c.noWatermill {
+		if runner.Watermill, err = harness.NewWatermill(c.url); err != nil {
+			return err
+		}
+		defer runner.Watermill.Close()
+	}
+	stopProfile, err := startProfile(c.cpuProfile)
+	if err != nil {
+		return err
+	}
+	series := runner.Run(ctx)
+	if err := stopProfile(); err != nil {
+		return err
+	}
+	rep.Rows = report.Summarize(series, rowNotes)
+
+	if c.micro {
+		fmt.Fprintln(log, "micro benchmarks in", c.root)
+		if rep.Micro, err = micro.Run(ctx, c.root, c.benchtime, log); err != nil {
+			return err
+		}
+	}
+	if err := rep.WriteJSON(c.out); err != nil {
+		return err
+	}
+	if err := rep.WriteMarkdown(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintln(log, "wrote", filepath.Clean(c.out))
+	for _, row := range rep.Rows {
+		if len(row.Errors) > 0 {
+			return fmt.Errorf("%s / %s failed", row.Scenario, row.Implementation)
+		}
+	}
+	return nil
+}
+
+// startProfile starts a CPU profile into path, if one is asked for, and
+// returns what stops it.
+func startProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
+func only(list string) map[string]bool {
+	if list == "" {
+		return nil
+	}
+	m := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		m[strings.TrimSpace(name)] = true
+	}
+	return m
+}
+
+// rowNotes explain where an implementation does something other than the
+// others, keyed "scenario/implementation".
+var rowNotes = map[string]string{
+	harness.PublishConfirmed + "/watermill": "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
+	harness.ConsumeAck8 + "/watermill":      "8 router handlers, each its own subscription with prefetch 100",
+	harness.RetryInConsumer + "/raw":        "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
+	harness.RetryInConsumer + "/watermill":  "Retry middleware: retried in-process on the same delivery, no republish",
+	harness.RetryOnRung + "/acemq":          "1s wait on the rung; lateness against failure time + 1s",
+	harness.PerMessageTTL + "/raw":          "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
+}
+
+func notes(c config) []string {
+	return []string{
+		fmt.Sprintf("every figure is the median of %d alternating rounds (raw, acemq, watermill, raw, ...), with the slowest..fastest round; × raw divides each round by raw's run in the same round", c.rounds),
+		"messages: 256-byte JSON, persistent, on a fresh durable classic queue per run; consume scenarios start from a preloaded queue (not timed)",
+		fmt.Sprintf("publish-confirmed: acemq PublishBatch (window %d, the default), raw deferred confirms with the same window, watermill one Publish call with ConfirmDelivery (one confirm at a time)", acemq.DefaultBatchWindow),
+		"consume-ack: prefetch 100; acemq Consume with WithConcurrency(n); raw Qos(100) with n goroutines on one deliveries channel; watermill a router with n handlers, each its own subscription with prefetch 100",
+		"retry-in-consumer: acemq Fixed(2, 10ms) holds, republishes, acks; watermill Retry middleware (MaxRetries 1, 10ms) reruns the handler on the same delivery; raw nack+requeue without a wait (not equivalent)",
+		"retry-on-rung: acemq Fixed(2, 1s).WaitInBrokerFrom(1s), concurrency 8; lateness = second delivery - (first handler's return + 1s), so it includes the republish; per-message TTL: same broker, one queue, alternating 5s and 1s expirations",
+		"the Watermill subscriber and router are started inside the timing, as acemq's Consume is",
+	}
+}

@@ -1,0 +1,197 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Scenario names, as they appear in the report.
+const (
+	PublishConfirmed = "publish-confirmed"
+	ConsumeAck1      = "consume-ack (concurrency 1)"
+	ConsumeAck8      = "consume-ack (concurrency 8)"
+	RetryInConsumer  = "retry-in-consumer"
+	RetryOnRung      = "retry-on-rung"
+	PerMessageTTL    = "per-message TTL, one queue"
+)
+
+// Options size a run.
+type Options struct {
+	// Messages per run of the publish, consume and retry-in-consumer scenarios.
+	Messages int
+	// RungMessages per run of retry-on-rung and its per-message TTL contrast.
+	RungMessages int
+	// Rounds of each scenario; implementations alternate within a round.
+	Rounds int
+	// Timeout bounds one implementation's run of one scenario.
+	Timeout time.Duration
+	// Only, when set, runs just the scenarios named.
+	Only map[string]bool
+}
+
+// Sample is one timed run.
+type Sample struct {
+	Round   int
+	Elapsed time.Duration
+	// Late is how late each message arrived, for the delayed scenarios.
+	Late []time.Duration
+}
+
+// Series is every round of one scenario with one implementation.
+type Series struct {
+	Scenario       string
+	Implementation string
+	Messages       int
+	Samples        []Sample
+	Errors         []string
+}
+
+// Runner runs the scenarios: raw, AceMQ and Watermill in turn, round after
+// round, each run on fresh queues that are deleted after it.
+type Runner struct {
+	Broker *Broker
+	Raw    *Raw
+	AceMQ  *AceMQ
+	// Watermill may be nil to leave it out.
+	Watermill *Watermill
+	Options   Options
+	// Log gets one line per run.
+	Log   io.Writer
+	runID string
+}
+
+// run is one timed run: it returns the lateness of each message when the
+// scenario measures one.
+type run func(ctx context.Context, queue string) ([]time.Duration, error)
+
+type contender struct {
+	name string
+	run  run
+	// preload makes the messages a consumer scenario starts from.
+	preload func(seq int) (amqp.Publishing, error)
+}
+
+// Run runs every scenario and returns its series in report order. A failed
+// run is recorded in its series and the run goes on.
+func (r *Runner) Run(ctx context.Context) []Series {
+	r.runID = time.Now().UTC().Format("150405")
+	n, rn := r.Options.Messages, r.Options.RungMessages
+	var all []Series
+	add := func(scenario string, messages int, preload bool, cs []contender) {
+		if r.Options.Only != nil && !r.Options.Only[scenario] {
+			return
+		}
+		all = append(all, r.scenario(ctx, scenario, messages, preload, cs)...)
+	}
+	add(PublishConfirmed, n, false, r.contenders(func(i Implementation) run {
+		return timed(func(ctx context.Context, q string) error { return i.PublishConfirmed(ctx, q, n) })
+	}))
+	for _, c := range []struct {
+		name        string
+		concurrency int
+	}{{ConsumeAck1, 1}, {ConsumeAck8, 8}} {
+		add(c.name, n, true, r.contenders(func(i Implementation) run {
+			return timed(func(ctx context.Context, q string) error { return i.ConsumeAck(ctx, q, n, c.concurrency) })
+		}))
+	}
+	add(RetryInConsumer, n, true, r.contenders(func(i Implementation) run {
+		return timed(func(ctx context.Context, q string) error { return i.RetryInConsumer(ctx, q, n) })
+	}))
+	add(RetryOnRung, rn, true, []contender{{"acemq", func(ctx context.Context, q string) ([]time.Duration, error) {
+		return r.AceMQ.RetryOnRung(ctx, q, rn)
+	}, r.AceMQ.Preloaded}})
+	add(PerMessageTTL, rn, false, []contender{{"raw", func(ctx context.Context, q string) ([]time.Duration, error) {
+		// q is the target; the holding queue dead-letters into it.
+		holding := q + ".holding"
+		deadLetter := amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q}
+		if err := r.Broker.DeclareQueue(holding, deadLetter); err != nil {
+			return nil, err
+		}
+		defer func() { _ = r.Broker.DeleteScenarioQueues(holding) }()
+		return r.Broker.PerMessageTTL(ctx, holding, q, rn, 5*rungWait, rungWait)
+	}, nil}})
+	return all
+}
+
+// contenders are the implementations of this run, baseline first.
+func (r *Runner) contenders(measure func(Implementation) run) []contender {
+	impls := []Implementation{r.Raw, r.AceMQ}
+	if r.Watermill != nil {
+		impls = append(impls, r.Watermill)
+	}
+	cs := make([]contender, len(impls))
+	for i, impl := range impls {
+		cs[i] = contender{impl.Name(), measure(impl), impl.Preloaded}
+	}
+	return cs
+}
+
+// timed adapts a scenario without lateness to run.
+func timed(f func(ctx context.Context, queue string) error) run {
+	return func(ctx context.Context, q string) ([]time.Duration, error) { return nil, f(ctx, q) }
+}
+
+// scenario runs rounds of cs, alternating them within each round so that
+// a noisy minute hurts every contender alike.
+func (r *Runner) scenario(ctx context.Context, name string, messages int, preload bool, cs []contender) []Series {
+	series := make([]Series, len(cs))
+	for i, c := range cs {
+		series[i] = Series{Scenario: name, Implementation: c.name, Messages: messages}
+	}
+	for round := 1; round <= r.Options.Rounds; round++ {
+		for i, c := range cs {
+			queue := fmt.Sprintf("acemq-bench.%s.%s.%s.%d", r.runID, slug(name), c.name, round)
+			var load func(int) (amqp.Publishing, error)
+			if preload {
+				load = c.preload
+			}
+			s, err := r.once(ctx, queue, messages, load, c.run)
+			if err != nil {
+				series[i].Errors = append(series[i].Errors, fmt.Sprintf("round %d: %v", round, err))
+				fmt.Fprintf(r.Log, "%-28s %-9s round %d: FAILED: %v\n", name, c.name, round, err)
+				continue
+			}
+			s.Round = round
+			series[i].Samples = append(series[i].Samples, s)
+			fmt.Fprintf(r.Log, "%-28s %-9s round %d: %d messages in %.3fs\n", name, c.name, round, messages, s.Elapsed.Seconds())
+		}
+	}
+	return series
+}
+
+// once declares queue (preloading it with messages made by preload, if
+// any), times f and deletes the queue and AceMQ's companions again.
+func (r *Runner) once(ctx context.Context, queue string, messages int, preload func(int) (amqp.Publishing, error), f run) (s Sample, err error) {
+	if err := r.Broker.DeclareQueue(queue, nil); err != nil {
+		return s, err
+	}
+	defer func() {
+		if delErr := r.Broker.DeleteScenarioQueues(queue); delErr != nil && err == nil {
+			err = delErr
+		}
+	}()
+	if preload != nil {
+		if err := r.Broker.Preload(ctx, queue, messages, preload); err != nil {
+			return s, fmt.Errorf("preloading: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.Timeout)
+	defer cancel()
+	start := time.Now()
+	late, err := f(ctx, queue)
+	s.Elapsed = time.Since(start)
+	s.Late = late
+	return s, err
+}
+
+// slug makes a scenario name fit a queue name: letters, digits and dashes.
+func slug(name string) string {
+	return strings.Join(strings.FieldsFunc(name, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
+	}), "-")
+}

@@ -1,0 +1,52 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq/bench/internal/harness"
+)
+
+func TestSummarizePairsRoundsWithRaw(t *testing.T) {
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	all := []harness.Series{
+		{Scenario: "s", Implementation: "raw", Messages: 100, Samples: []harness.Sample{
+			{Round: 1, Elapsed: sec(1)}, {Round: 2, Elapsed: sec(2)}, {Round: 3, Elapsed: sec(1)},
+		}},
+		// Round 2 is slow for both (a noisy neighbour): its ratio stays 0.5.
+		{Scenario: "s", Implementation: "acemq", Messages: 100, Samples: []harness.Sample{
+			{Round: 1, Elapsed: sec(2)}, {Round: 2, Elapsed: sec(4)}, {Round: 3, Elapsed: sec(4)},
+		}},
+		{Scenario: "alone", Implementation: "raw", Messages: 10, Samples: []harness.Sample{
+			{Round: 1, Elapsed: sec(1), Late: []time.Duration{10 * time.Millisecond, 30 * time.Millisecond, 20 * time.Millisecond}},
+		}},
+	}
+	rows := Summarize(all, map[string]string{"s/acemq": "a note"})
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rows))
+	}
+	a := rows[1]
+	if a.RatioToRaw == nil || *a.RatioToRaw != 0.5 || *a.RatioMin != 0.25 || *a.RatioMax != 0.5 {
+		t.Errorf("acemq ratio %v (%v..%v), want 0.5 (0.25..0.5)", deref(a.RatioToRaw), deref(a.RatioMin), deref(a.RatioMax))
+	}
+	if a.MsgsPerSec != 25 || a.MsgsPerSecMin != 25 || a.MsgsPerSecMax != 50 || a.Seconds != 4 || a.Note != "a note" {
+		t.Errorf("acemq row %+v", a)
+	}
+	if r := rows[0]; *r.RatioToRaw != 1 {
+		t.Errorf("raw's ratio to itself %v", *r.RatioToRaw)
+	}
+	alone := rows[2]
+	if alone.RatioToRaw != nil {
+		t.Errorf("a scenario without raw got a ratio %v", *alone.RatioToRaw)
+	}
+	if alone.LateP50Ms == nil || *alone.LateP50Ms != 20 || *alone.LateP99Ms != 30 || *alone.LateMaxMs != 30 {
+		t.Errorf("lateness %v / %v / %v, want 20 / 30 / 30", deref(alone.LateP50Ms), deref(alone.LateP99Ms), deref(alone.LateMaxMs))
+	}
+}
+
+func deref(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}

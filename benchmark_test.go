@@ -1,0 +1,126 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// The broker-free hot paths, for bench/ (make bench) and for comparing a
+// change: go test -run '^$' -bench . -benchmem
+
+// benchItem is the benchmarks' message: its JSON is 256 bytes, as in bench/.
+type benchItem struct {
+	ID  string `json:"id"`
+	Seq int    `json:"seq"`
+	Pad string `json:"pad"`
+}
+
+func newBenchItem(seq int) benchItem {
+	return benchItem{ID: fmt.Sprintf("m-%010d", seq), Seq: seq, Pad: strings.Repeat("x", 212)}
+}
+
+func benchEnvelope() Envelope {
+	return Envelope{ContentType: "application/json", Headers: transport.Table{"tenant": "acme"}}.
+		Complete("orders.new", time.UnixMilli(1_700_000_000_000))
+}
+
+func BenchmarkEnvelopeWrite(b *testing.B) {
+	env := benchEnvelope()
+	b.ReportAllocs()
+	for b.Loop() {
+		var m transport.Message
+		if err := env.Write(&m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadEnvelope(b *testing.B) {
+	var m transport.Message
+	if err := benchEnvelope().Write(&m); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if env := ReadEnvelope(m); env.Attempt != 1 {
+			b.Fatalf("attempt %d", env.Attempt)
+		}
+	}
+}
+
+// BenchmarkSettle is the decision made for every delivery, for each of its
+// common outcomes.
+func BenchmarkSettle(b *testing.B) {
+	policy := Exponential(5, time.Second, time.Minute).WaitInBrokerFrom(4 * time.Second) // 1s, 2s in the consumer; 4s, 8s on rungs
+	ladder, err := NewRetryLadder("orders", policy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	random := func() float64 { return 0.5 }
+	failure := errors.New("boom")
+	for _, c := range []struct {
+		name string
+		in   delivered
+		want Outcome
+	}{
+		{"accept", delivered{Source: "orders", Decision: Accept(), Attempt: 1}, Accepted},
+		{"retry-in-consumer", delivered{Source: "orders", Decision: Retry(failure), Attempt: 1}, RetriedInConsumer},
+		{"retry-on-rung", delivered{Source: "orders", Decision: Retry(failure), Attempt: 3}, RetriedOnRung},
+		{"dead-letter", delivered{Source: "orders", Decision: Retry(failure), Attempt: 5}, DeadLettered},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if s := settle(c.in, policy, ladder, random); s.Outcome != c.want {
+					b.Fatalf("outcome %v, want %v", s.Outcome, c.want)
+				}
+			}
+		})
+	}
+}
+
+var benchBrokers atomic.Int64
+
+// BenchmarkPublishConsumeMemory is one whole cycle on memory://: a confirmed
+// publish, its delivery, decoding, the handler's Accept. One message is in
+// flight at a time, so it is the cycle's latency, not a throughput.
+func BenchmarkPublishConsumeMemory(b *testing.B) {
+	ctx := context.Background()
+	conn, err := Connect(ctx, fmt.Sprintf("memory://bench-%d", benchBrokers.Add(1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+		b.Fatal(err)
+	}
+	handled := make(chan struct{}, 1)
+	c, err := Consume(ctx, conn, "orders", func(context.Context, Message[benchItem]) Decision {
+		handled <- struct{}{}
+		return Accept()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if _, err := c.Close(ctx); err != nil {
+			b.Error(err)
+		}
+	}()
+	pub := NewPublisher[benchItem](conn, "")
+	item := newBenchItem(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := pub.Publish(ctx, "orders", item); err != nil {
+			b.Fatal(err)
+		}
+		<-handled
+	}
+}
