@@ -75,27 +75,31 @@ type delivered struct {
 // settle decides a delivery's settlement from the handler's decision, the
 // policy and its ladder. random draws the jitter of consumer waits.
 func settle(in delivered, policy RetryPolicy, ladder RetryLadder, random func() float64) settlement {
-	setAside := func(o Outcome, target, reason string) settlement {
-		return settlement{Outcome: o, Target: target, Reason: reason}
+	// The set-aside queues' names are built only when needed: an accept,
+	// the common case, allocates nothing.
+	park := func(reason string) settlement {
+		return settlement{Outcome: Parked, Target: ParkedQueue(in.Source), Reason: reason}
 	}
-	dlq, parkedQueue := DeadLetterQueue(in.Source), ParkedQueue(in.Source)
+	deadLetter := func(reason string) settlement {
+		return settlement{Outcome: DeadLettered, Target: DeadLetterQueue(in.Source), Reason: reason}
+	}
 	if in.DecodeErr != nil {
-		return setAside(Parked, parkedQueue, "could not be decoded: "+in.DecodeErr.Error())
+		return park("could not be decoded: " + in.DecodeErr.Error())
 	}
 	d := in.Decision
 	switch {
 	case d.verdict == accepted:
 		return settlement{Outcome: Accepted}
 	case d.verdict == parked:
-		return setAside(Parked, parkedQueue, d.err.Error())
+		return park(d.err.Error())
 	case d.verdict == rejected, d.verdict == retried && IsFatal(d.err):
-		return setAside(DeadLettered, dlq, d.err.Error())
+		return deadLetter(d.err.Error())
 	case d.verdict != retried:
-		return setAside(DeadLettered, dlq, "the handler returned no decision")
+		return deadLetter("the handler returned no decision")
 	}
 	r := policy.Decide(in.Attempt, in.Age)
 	if r.GivesUp() {
-		return setAside(DeadLettered, dlq, r.Reason()+": "+d.err.Error())
+		return deadLetter(r.Reason() + ": " + d.err.Error())
 	}
 	next := r.Attempt + 1
 	if rung, ok := ladder.RungFor(r.Delay); ok && !in.RungUnavailable {
