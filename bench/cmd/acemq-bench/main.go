@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,7 @@ type config struct {
 	timeout      time.Duration
 	only         string
 	noWatermill  bool
+	noEnvelope   bool
 	micro        bool
 	benchtime    string
 	out          string
@@ -54,6 +56,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "bound on one implementation's run of one scenario")
 	flag.StringVar(&c.only, "only", "", "comma-separated scenario names to run (default all)")
 	flag.BoolVar(&c.noWatermill, "no-watermill", false, "leave Watermill out")
+	flag.BoolVar(&c.noEnvelope, "no-raw-envelope", false, "leave out raw+envelope (raw amqp091-go sending AceMQ's headers)")
 	flag.BoolVar(&c.micro, "micro", true, "run the root package's Go benchmarks too")
 	flag.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime for the micro benchmarks (default 1s, quick 2000x)")
 	flag.StringVar(&c.out, "out", "results/latest.json", "where to write the JSON report")
@@ -112,13 +115,23 @@ func run(ctx context.Context, c config, stdout, log io.Writer) error {
 	defer broker.Close()
 	rep.Broker = broker.Version()
 
+	scenarios, err := only(c.only)
+	if err != nil {
+		return err
+	}
 	runner := harness.Runner{Broker: broker, Log: log, Options: harness.Options{
-		Messages: c.messages, RungMessages: c.rungMessages, Rounds: c.rounds, Timeout: c.timeout, Only: only(c.only),
+		Messages: c.messages, RungMessages: c.rungMessages, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
 	}}
 	if runner.Raw, err = harness.NewRaw(c.url); err != nil {
 		return err
 	}
 	defer runner.Raw.Close()
+	if !c.noEnvelope {
+		if runner.RawEnvelope, err = harness.NewRawEnvelope(c.url); err != nil {
+			return err
+		}
+		defer runner.RawEnvelope.Close()
+	}
 	if runner.AceMQ, err = harness.NewAceMQ(ctx, c.url); err != nil {
 		return err
 	}
@@ -180,15 +193,21 @@ func startProfile(path string) (stop func() error, err error) {
 	}, nil
 }
 
-func only(list string) map[string]bool {
+// only reads -only's list, refusing a name that is no scenario's (it would
+// run nothing without a word).
+func only(list string) (map[string]bool, error) {
 	if list == "" {
-		return nil
+		return nil, nil
 	}
 	m := map[string]bool{}
 	for _, name := range strings.Split(list, ",") {
-		m[strings.TrimSpace(name)] = true
+		name = strings.TrimSpace(name)
+		if !slices.Contains(harness.Scenarios, name) {
+			return nil, fmt.Errorf("-only: no scenario is named %q; the scenarios are %q", name, harness.Scenarios)
+		}
+		m[name] = true
 	}
-	return m
+	return m, nil
 }
 
 // rowNotes explain where an implementation does something other than the

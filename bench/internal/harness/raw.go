@@ -10,24 +10,37 @@ import (
 )
 
 // Raw is plain amqp091-go: the baseline every ratio is measured against.
+// As "raw+envelope" it sends the messages AceMQ's publisher sends (the
+// envelope's headers), to tell the cost of the contract's headers on the
+// wire and in the broker from the cost of the library's code.
 type Raw struct {
-	conn *amqp.Connection
+	name       string
+	conn       *amqp.Connection
+	publishing func(seq int) (amqp.Publishing, error)
 }
 
 // NewRaw opens the baseline's connection.
-func NewRaw(url string) (*Raw, error) {
-	conn, err := amqp.Dial(url)
-	if err != nil {
-		return nil, fmt.Errorf("raw: %w", err)
-	}
-	return &Raw{conn: conn}, nil
+func NewRaw(url string) (*Raw, error) { return dialRaw(url, "raw", rawPublishing) }
+
+// NewRawEnvelope opens a connection for raw amqp091-go sending AceMQ's
+// messages.
+func NewRawEnvelope(url string) (*Raw, error) {
+	return dialRaw(url, "raw+envelope", acemqPublishing)
 }
 
-func (r *Raw) Name() string { return "raw" }
+func dialRaw(url, name string, publishing func(int) (amqp.Publishing, error)) (*Raw, error) {
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Raw{name: name, conn: conn, publishing: publishing}, nil
+}
+
+func (r *Raw) Name() string { return r.name }
 
 func (r *Raw) Close() error { return r.conn.Close() }
 
-func (r *Raw) Preloaded(seq int) (amqp.Publishing, error) { return rawPublishing(seq) }
+func (r *Raw) Preloaded(seq int) (amqp.Publishing, error) { return r.publishing(seq) }
 
 // PublishConfirmed marshals each payload and publishes it mandatory and
 // persistent with deferred confirms, window deep, as AceMQ's batch does.
@@ -38,7 +51,7 @@ func (r *Raw) PublishConfirmed(ctx context.Context, queue string, n int) error {
 	}
 	defer ch.Close()
 	return publishPipelined(ctx, ch, n, defaultWindow, func(seq int) (string, amqp.Publishing, error) {
-		p, err := rawPublishing(seq)
+		p, err := r.publishing(seq)
 		return queue, p, err
 	})
 }

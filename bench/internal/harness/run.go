@@ -20,6 +20,9 @@ const (
 	PerMessageTTL    = "per-message TTL, one queue"
 )
 
+// Scenarios are every scenario's name, in report order.
+var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL}
+
 // Options size a run.
 type Options struct {
 	// Messages per run of the publish, consume and retry-in-consumer scenarios.
@@ -56,7 +59,9 @@ type Series struct {
 type Runner struct {
 	Broker *Broker
 	Raw    *Raw
-	AceMQ  *AceMQ
+	// RawEnvelope (raw amqp091-go with AceMQ's headers) may be nil.
+	RawEnvelope *Raw
+	AceMQ       *AceMQ
 	// Watermill may be nil to leave it out.
 	Watermill *Watermill
 	Options   Options
@@ -120,7 +125,11 @@ func (r *Runner) Run(ctx context.Context) []Series {
 
 // contenders are the implementations of this run, baseline first.
 func (r *Runner) contenders(measure func(Implementation) run) []contender {
-	impls := []Implementation{r.Raw, r.AceMQ}
+	impls := []Implementation{r.Raw}
+	if r.RawEnvelope != nil {
+		impls = append(impls, r.RawEnvelope)
+	}
+	impls = append(impls, r.AceMQ)
 	if r.Watermill != nil {
 		impls = append(impls, r.Watermill)
 	}
