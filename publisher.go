@@ -194,6 +194,9 @@ func (e *BatchError) Error() string {
 // PublishBatch publishes msgs with many in flight at once (the batch
 // window) and waits for every confirm. It returns nil when every message
 // was confirmed, else a *BatchError naming exactly the ones that were not.
+// When ctx has no deadline, the confirm timeout (DefaultConfirmTimeout, or
+// WithConfirmTimeout) bounds the whole batch, not each message: give a
+// large batch a deadline of its own.
 func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) error {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
