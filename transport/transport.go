@@ -122,6 +122,10 @@ type Delivery struct {
 
 // Settler acknowledges one delivery.
 type Settler interface {
+	// Ack acknowledges the delivery. A transport may send it a moment later
+	// together with others (transport/rabbitmq holds acks back into one
+	// multiple ack), but before its channel or connection closes cleanly;
+	// an ack lost with a broken connection means a redelivery, as always.
 	Ack() error
 	// Nack with requeue true puts the message back on its queue; false
 	// dead-letters it through the queue's x-dead-letter-exchange, or drops it.

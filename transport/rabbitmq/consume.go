@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -114,7 +115,8 @@ func (s *subscription) subscribeOn(ctx context.Context, conn *amqp.Connection) (
 	if err != nil {
 		return nil, nil, mapErr("consume from "+s.queue, fmt.Errorf("%w: %w", errNoChannel, err))
 	}
-	cc := &consumerChannel{t: s.t, conn: conn, ch: ch, queue: s.queue}
+	cc := &consumerChannel{t: s.t, conn: conn, ch: ch, queue: s.queue, ackBatch: ackBatch(s.opts.Prefetch)}
+	s.t.track(cc)
 	if err := ch.Qos(s.opts.Prefetch, 0, false); err != nil {
 		cc.retire()
 		return nil, nil, mapErr("set the prefetch of "+s.queue, err)
@@ -205,20 +207,47 @@ func (s *subscription) forward(cc *consumerChannel, dels <-chan amqp.Delivery) {
 // consumerChannel is the channel deliveries came from. It closes once it is
 // retired (its consumer ended, or it served a basic.get) and every delivery
 // handed over from it has been settled.
+//
+// A consumer's channel holds back the acks of deliveries settled in order
+// and sends them as one multiple ack (ackBatch of them, or after ackDelay,
+// or before the channel or the Transport closes): one frame, and one
+// settlement for the broker, instead of many. An ack of a delivery with an
+// earlier one still open (held in a consumer wait, say) is sent at once, as
+// are nacks and rejects, so nothing held back ever holds up the prefetch.
 type consumerChannel struct {
-	t     *Transport
-	conn  *amqp.Connection
-	ch    *amqp.Channel
-	queue string
+	t        *Transport
+	conn     *amqp.Connection
+	ch       *amqp.Channel
+	queue    string
+	ackBatch int // 1: every ack at once
 
-	mu        sync.Mutex
-	unsettled int
-	retired   bool
+	sendMu sync.Mutex // orders the frames settlements send
+
+	mu       sync.Mutex
+	open     []uint64 // delivery tags handed over and not settled, ascending
+	retired  bool
+	closed   bool
+	held     int    // acks held back
+	heldUpTo uint64 // the highest of them; every tag up to it is settled
+	flushAt  *time.Timer
+}
+
+// ackDelay bounds how long an ack is held back.
+const ackDelay = 5 * time.Millisecond
+
+// ackBatch is how many acks a consumer with this prefetch holds back at
+// most: a quarter of the prefetch, so that held acks never starve it, and
+// at most 32 (also when the prefetch is unlimited).
+func ackBatch(prefetch int) int {
+	if prefetch <= 0 {
+		return 32
+	}
+	return min(max(prefetch/4, 1), 32)
 }
 
 func (c *consumerChannel) delivery(d amqp.Delivery) transport.Delivery {
 	c.mu.Lock()
-	c.unsettled++
+	c.open = append(c.open, d.DeliveryTag)
 	c.mu.Unlock()
 	td := fromDelivery(d)
 	td.Settler = &settler{c: c, d: d}
@@ -228,19 +257,73 @@ func (c *consumerChannel) delivery(d amqp.Delivery) transport.Delivery {
 func (c *consumerChannel) retire() {
 	c.mu.Lock()
 	c.retired = true
-	idle := c.unsettled == 0
 	c.mu.Unlock()
-	if idle {
-		_ = c.ch.Close()
-	}
+	c.closeIfIdle()
 }
 
-func (c *consumerChannel) settled() {
+// settle records tag as settled: an ack with no earlier delivery open is
+// held back; anything else is sent now by send.
+func (c *consumerChannel) settle(tag uint64, ack bool, send func() error) error {
+	c.sendMu.Lock()
 	c.mu.Lock()
-	c.unsettled--
-	idle := c.retired && c.unsettled == 0
+	if i := slices.Index(c.open, tag); i >= 0 {
+		c.open = slices.Delete(c.open, i, i+1)
+	}
+	hold := ack && c.ackBatch > 1 && (len(c.open) == 0 || c.open[0] > tag)
+	if hold {
+		c.held++
+		c.heldUpTo = max(c.heldUpTo, tag)
+		if c.held < c.ackBatch && c.flushAt == nil {
+			c.flushAt = time.AfterFunc(ackDelay, c.flush)
+		}
+	}
+	full := c.held >= c.ackBatch
+	c.mu.Unlock()
+	var err error
+	switch {
+	case full:
+		err = c.sendHeld()
+	case !hold:
+		err = send()
+	}
+	c.sendMu.Unlock()
+	c.closeIfIdle()
+	return err
+}
+
+// flush sends the acks held back.
+func (c *consumerChannel) flush() {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	_ = c.sendHeld() // a failure: the channel is gone, and the broker redelivers
+}
+
+// sendHeld sends the held acks as one multiple ack; sendMu is held.
+func (c *consumerChannel) sendHeld() error {
+	c.mu.Lock()
+	n, upTo := c.held, c.heldUpTo
+	c.held = 0
+	if c.flushAt != nil {
+		c.flushAt.Stop()
+		c.flushAt = nil
+	}
+	c.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	return c.ch.Ack(upTo, true)
+}
+
+// closeIfIdle closes a retired channel once nothing handed over from it is
+// open, after sending the acks it held back.
+func (c *consumerChannel) closeIfIdle() {
+	c.mu.Lock()
+	idle := c.retired && len(c.open) == 0 && !c.closed
+	c.closed = c.closed || idle
 	c.mu.Unlock()
 	if idle {
+		c.flush()
+		c.t.untrack(c)
 		_ = c.ch.Close()
 	}
 }
@@ -254,37 +337,44 @@ type settler struct {
 	done atomic.Bool
 }
 
-func (s *settler) Ack() error { return s.settle("ack", func() error { return s.d.Ack(false) }) }
+// Ack acknowledges the delivery, possibly a moment later together with
+// others (see consumerChannel): a nil error means it is sent or on its way.
+func (s *settler) Ack() error { return s.settle("ack", true, func() error { return s.d.Ack(false) }) }
 
 func (s *settler) Nack(requeue bool) error {
-	return s.settle("nack", func() error { return s.d.Nack(false, requeue) })
+	return s.settle("nack", false, func() error { return s.d.Nack(false, requeue) })
 }
 
 func (s *settler) Reject(requeue bool) error {
-	return s.settle("reject", func() error { return s.d.Reject(requeue) })
+	return s.settle("reject", false, func() error { return s.d.Reject(requeue) })
 }
 
-func (s *settler) settle(what string, send func() error) error {
+func (s *settler) settle(what string, ack bool, send func() error) error {
 	c := s.c
 	fail := func(err error) error {
 		return fmt.Errorf("rabbitmq: %s delivery %d from %s: %w", what, s.d.DeliveryTag, c.queue, err)
 	}
+	// The broker redelivers what a gone channel held: it counts as settled
+	// here, so that the channel is let go of.
+	stale := func(err error) error {
+		_ = c.settle(s.d.DeliveryTag, false, func() error { return nil })
+		return fail(err)
+	}
 	if c.t.isClosed() {
-		return fail(fmt.Errorf("%w: %w", transport.ErrClosed, transport.ErrStaleDelivery))
+		return stale(fmt.Errorf("%w: %w", transport.ErrClosed, transport.ErrStaleDelivery))
 	}
 	// Also stale once the Transport has seen its connection go, even if
 	// amqp091 has not closed the channel yet: nothing is sent into a dead
 	// socket.
 	if c.ch.IsClosed() || !c.t.current(c.conn) {
-		return fail(transport.ErrStaleDelivery)
+		return stale(transport.ErrStaleDelivery)
 	}
 	// A second settlement of one tag would close the channel (406 unknown
 	// delivery tag) and make every other delivery on it stale.
 	if !s.done.CompareAndSwap(false, true) {
 		return fail(errors.New("already settled"))
 	}
-	err := send()
-	c.settled()
+	err := c.settle(s.d.DeliveryTag, ack, send)
 	if errors.Is(err, amqp.ErrClosed) || err != nil && c.ch.IsClosed() {
 		return fail(transport.ErrStaleDelivery)
 	}

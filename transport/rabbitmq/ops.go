@@ -201,7 +201,7 @@ func (t *Transport) Get(ctx context.Context, queue string) (transport.Delivery, 
 			return got{d, ch}, true, nil
 		})
 		if g.ch != nil {
-			cc = &consumerChannel{t: t, conn: conn, ch: g.ch, queue: queue, retired: true}
+			cc = &consumerChannel{t: t, conn: conn, ch: g.ch, queue: queue, ackBatch: 1, retired: true}
 		}
 		return err
 	})

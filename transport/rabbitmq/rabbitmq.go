@@ -16,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +81,8 @@ type Transport struct {
 
 	pubMu sync.Mutex // serialises opening the publishing channel
 	pub   *publisher
+
+	consumers map[*consumerChannel]struct{} // open, so Close can send their held acks; under mu
 }
 
 // Dial connects to url (amqp:// or amqps://), or failing that to one of
@@ -424,6 +428,22 @@ func (t *Transport) failed(err error) {
 	t.lastErr, t.lastErrAt = err, time.Now()
 }
 
+// track and untrack keep the set of open consumer channels.
+func (t *Transport) track(cc *consumerChannel) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.consumers == nil {
+		t.consumers = map[*consumerChannel]struct{}{}
+	}
+	t.consumers[cc] = struct{}{}
+}
+
+func (t *Transport) untrack(cc *consumerChannel) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.consumers, cc)
+}
+
 // State reports the connection as it stands.
 func (t *Transport) State() transport.State {
 	t.mu.Lock()
@@ -452,7 +472,11 @@ func (t *Transport) Close() error {
 	t.conn = nil
 	addr := RedactURL(t.urls[t.cur])
 	t.cancel()
+	consumers := slices.Collect(maps.Keys(t.consumers))
 	t.mu.Unlock()
+	for _, cc := range consumers {
+		cc.flush() // acks held back go out before the connection closes
+	}
 	var err error
 	if conn != nil {
 		// A deadline: a blocked connection is not read by the broker.
