@@ -1,0 +1,346 @@
+package admin
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Kinds of finding.
+const (
+	MissingExchange        = "missing-exchange"
+	MissingQueue           = "missing-queue"
+	MissingRung            = "missing-rung"
+	MissingDeadLetterQueue = "missing-dead-letter-queue"
+	MissingParkedQueue     = "missing-parked-queue"
+	MissingBinding         = "missing-binding"
+	MissingRetryBinding    = "missing-retry-binding"
+	ExchangeDrift          = "exchange-drift"
+	QueueDrift             = "queue-drift"
+	RungDrift              = "rung-drift"
+	LeftoverRung           = "leftover-rung"
+)
+
+// A Finding is one way the broker differs from the plan.
+type Finding struct {
+	Kind   string `json:"kind"`
+	Object string `json:"object"` // such as "queue orders.new.retry.40s"
+	// Differences lists, for drift, each field or argument that differs.
+	Differences []string `json:"differences,omitempty"`
+	Meaning     string   `json:"meaning"`
+	Action      string   `json:"action"`
+}
+
+// Report is every finding, in plan order, then the leftovers by name. No
+// findings means the broker is in sync with the plan.
+type Report struct {
+	Findings []Finding `json:"findings"`
+}
+
+// InSync says whether the broker holds everything the plan declares, as it
+// declares it, and no leftover rung.
+func (r Report) InSync() bool { return len(r.Findings) == 0 }
+
+// rungSuffix is the delay part of a rung's name (CONTRACT.md section 1):
+// whole seconds, minutes or hours, or milliseconds as the Java and .NET
+// libraries name a sub-second or fractional wait.
+var rungSuffix = regexp.MustCompile(`^[0-9]+(ms|s|m|h)$`)
+
+// The rung arguments the contract fixes (CONTRACT.md section 2).
+const (
+	argTTL                  = "x-message-ttl"
+	argDeadLetterExchange   = "x-dead-letter-exchange"
+	argDeadLetterRoutingKey = "x-dead-letter-routing-key"
+)
+
+// Diff compares a plan (from acemq.Topology.Plan) with what the broker
+// holds. Exclusive queues are left out, with their bindings: they live only
+// as long as the connection that declared them.
+func Diff(plan []transport.Declaration, live State) Report {
+	liveExchanges := map[string]Exchange{}
+	for _, e := range live.Exchanges {
+		liveExchanges[e.Name] = e
+	}
+	liveQueues := map[string]transport.Queue{}
+	for _, q := range live.Queues {
+		liveQueues[q.Name] = q
+	}
+	liveBindings := map[transport.Binding]bool{}
+	for _, b := range live.Bindings {
+		liveBindings[b] = true
+	}
+
+	planned := map[string]transport.Queue{}
+	exclusive := map[string]bool{}
+	rungSources := map[string]bool{} // source queues bound to acemq.retry
+	for _, d := range plan {
+		switch d := d.(type) {
+		case transport.Queue:
+			planned[d.Name] = d
+			exclusive[d.Name] = d.Exclusive
+		case transport.Binding:
+			if d.Exchange == acemq.RetryExchange && d.RoutingKey == d.Queue {
+				rungSources[d.Queue] = true
+			}
+		}
+	}
+
+	var r Report
+	add := func(f Finding) { r.Findings = append(r.Findings, f) }
+	for _, d := range plan {
+		switch d := d.(type) {
+		case transport.Exchange:
+			got, ok := liveExchanges[d.Name]
+			if !ok {
+				add(Finding{Kind: MissingExchange, Object: "exchange " + d.Name,
+					Meaning: "nothing can be published to it, and queues bound to it receive nothing from it",
+					Action:  "apply the topology to declare it"})
+				continue
+			}
+			if diffs := exchangeDifferences(d, got); len(diffs) > 0 {
+				add(Finding{Kind: ExchangeDrift, Object: "exchange " + d.Name, Differences: diffs,
+					Meaning: "redeclaring it will fail with PRECONDITION_FAILED, so the topology cannot be applied as it is",
+					Action:  "change the file to match the broker, or delete the exchange (its bindings go with it) and apply the topology"})
+			}
+		case transport.Queue:
+			if d.Exclusive {
+				continue
+			}
+			got, ok := liveQueues[d.Name]
+			if !ok {
+				add(missingQueue(d.Name, planned, rungSources))
+				continue
+			}
+			diffs := queueDifferences(d, got)
+			if len(diffs) == 0 {
+				continue
+			}
+			if source, ok := rungOf(d.Name, rungSources); ok && rungTargetDiffers(d, got) {
+				add(Finding{Kind: RungDrift, Object: "queue " + d.Name, Differences: diffs,
+					Meaning: fmt.Sprintf("this rung of %s does not hold its messages for the wait the contract gives it, or does not send them home through %s under %q; redeclaring it will fail with PRECONDITION_FAILED, so consumers of %s cannot declare their ladder",
+						source, acemq.RetryExchange, source, source),
+					Action: "drain the rung (let its messages expire home), delete it and apply the topology"})
+				continue
+			}
+			add(Finding{Kind: QueueDrift, Object: "queue " + d.Name, Differences: diffs,
+				Meaning: "redeclaring it will fail with PRECONDITION_FAILED: the service that declares it cannot consume at all",
+				Action:  "change the file to match the broker, or move the queue's messages away, delete it and apply the topology"})
+		case transport.Binding:
+			if exclusive[d.Queue] || liveBindings[d] {
+				continue
+			}
+			if rungSources[d.Queue] && d.Exchange == acemq.RetryExchange && d.RoutingKey == d.Queue {
+				add(Finding{Kind: MissingRetryBinding, Object: "binding " + bindingName(d),
+					Meaning: fmt.Sprintf("every message that expires from a rung of %s is dropped without a word", d.Queue),
+					Action:  "apply the topology now; a consumer of the queue declares this binding too when it starts"})
+				continue
+			}
+			add(Finding{Kind: MissingBinding, Object: "binding " + bindingName(d),
+				Meaning: fmt.Sprintf("messages published to %s under %q do not reach %s", d.Exchange, d.RoutingKey, d.Queue),
+				Action:  "apply the topology to bind it"})
+		}
+	}
+
+	for _, q := range live.Queues {
+		if _, ok := planned[q.Name]; ok {
+			continue
+		}
+		if source, ok := rungOf(q.Name, planned); ok {
+			add(Finding{Kind: LeftoverRung, Object: "queue " + q.Name,
+				Meaning: fmt.Sprintf("a rung of %s that no retry policy in the file produces: consumers no longer send messages to it, but what it holds still comes home to %s when it expires", source, source),
+				Action:  "once it is empty (its messages expired home), delete it"})
+		}
+	}
+	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
+		// Leftovers after everything the plan declares; the rest stay in plan order.
+		return boolOrder(a.Kind == LeftoverRung) - boolOrder(b.Kind == LeftoverRung)
+	})
+	return r
+}
+
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// missingQueue says what a missing queue means, by the role the contract
+// gives its name.
+func missingQueue(name string, planned map[string]transport.Queue, rungSources map[string]bool) Finding {
+	f := Finding{Kind: MissingQueue, Object: "queue " + name,
+		Meaning: "nothing can consume from it, and what is routed to it is dropped",
+		Action:  "apply the topology to declare it"}
+	switch {
+	case isRole(name, ".dlq", planned):
+		source := strings.TrimSuffix(name, ".dlq")
+		f.Kind = MissingDeadLetterQueue
+		f.Meaning = fmt.Sprintf("messages of %s that use their last attempt or are rejected have nowhere to go and are dropped", source)
+	case isRole(name, ".parked", planned):
+		source := strings.TrimSuffix(name, ".parked")
+		f.Kind = MissingParkedQueue
+		f.Meaning = fmt.Sprintf("messages of %s that cannot be decoded have nowhere to go and are dropped", source)
+	default:
+		if source, ok := rungOf(name, rungSources); ok {
+			f.Kind = MissingRung
+			f.Meaning = fmt.Sprintf("consumers of %s cannot wait on this rung: they hold the message in the consumer instead, and a crash or deploy cuts the wait short", source)
+			f.Action = "apply the topology, or start a consumer of " + source + " (it declares its ladder)"
+		}
+	}
+	return f
+}
+
+// isRole says whether name is the queue with suffix (.dlq, .parked) of a
+// queue the plan declares.
+func isRole(name, suffix string, planned map[string]transport.Queue) bool {
+	source, ok := strings.CutSuffix(name, suffix)
+	_, declared := planned[source]
+	return ok && declared
+}
+
+// rungOf finds the source queue (a key of sources) whose rung name is
+// "<source>.retry.<delay>".
+func rungOf[V any](name string, sources map[string]V) (string, bool) {
+	for i := strings.Index(name, ".retry."); i >= 0; {
+		source, delay := name[:i], name[i+len(".retry."):]
+		if _, ok := sources[source]; ok && rungSuffix.MatchString(delay) {
+			return source, true
+		}
+		j := strings.Index(name[i+1:], ".retry.")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return "", false
+}
+
+// rungTargetDiffers says whether the broker's rung waits a different time or
+// sends messages somewhere else than the plan's.
+func rungTargetDiffers(want, got transport.Queue) bool {
+	for _, k := range []string{argTTL, argDeadLetterExchange, argDeadLetterRoutingKey} {
+		if !sameValue(want.Arguments[k], got.Arguments[k]) {
+			return true
+		}
+	}
+	return false
+}
+
+func exchangeDifferences(want transport.Exchange, got Exchange) []string {
+	var diffs []string
+	if want.Type != got.Type {
+		diffs = append(diffs, fmt.Sprintf("type is %s on the broker, %s in the file", got.Type, want.Type))
+	}
+	if want.Durable != got.Durable {
+		diffs = append(diffs, fmt.Sprintf("durable is %t on the broker, %t in the file", got.Durable, want.Durable))
+	}
+	if got.AutoDelete {
+		diffs = append(diffs, "auto-delete is true on the broker, false in the file")
+	}
+	if got.Internal {
+		diffs = append(diffs, "internal is true on the broker, false in the file")
+	}
+	return diffs
+}
+
+func queueDifferences(want, got transport.Queue) []string {
+	var diffs []string
+	if want.Type != got.Type {
+		diffs = append(diffs, fmt.Sprintf("type is %s on the broker, %s in the file", got.Type, want.Type))
+	}
+	for _, f := range []struct {
+		name      string
+		want, got bool
+	}{{"durable", want.Durable, got.Durable}, {"exclusive", want.Exclusive, got.Exclusive}, {"auto-delete", want.AutoDelete, got.AutoDelete}} {
+		if f.want != f.got {
+			diffs = append(diffs, fmt.Sprintf("%s is %t on the broker, %t in the file", f.name, f.got, f.want))
+		}
+	}
+	keys := map[string]bool{}
+	for k := range want.Arguments {
+		keys[k] = true
+	}
+	for k := range got.Arguments {
+		if k != transport.QueueTypeArgument {
+			keys[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		w, inFile := want.Arguments[k]
+		g, onBroker := got.Arguments[k]
+		switch {
+		case !onBroker:
+			diffs = append(diffs, fmt.Sprintf("%s is absent on the broker, %s in the file", k, show(w)))
+		case !inFile:
+			diffs = append(diffs, fmt.Sprintf("%s is %s on the broker, absent in the file", k, show(g)))
+		case !sameValue(w, g):
+			diffs = append(diffs, fmt.Sprintf("%s is %s on the broker, %s in the file", k, show(g), show(w)))
+		}
+	}
+	return diffs
+}
+
+// show writes an argument value as FormatTable does: strings quoted.
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(v)
+}
+
+func bindingName(b transport.Binding) string {
+	return fmt.Sprintf("%s -> %s under %q", b.Exchange, b.Queue, b.RoutingKey)
+}
+
+// sameValue compares argument values as RabbitMQ does: by value, whatever
+// the integer width (the management API returns every number as a JSON
+// number, which decodes to float64).
+func sameValue(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
+
+func normalize(v any) any {
+	switch v := v.(type) {
+	case int:
+		return float64(v)
+	case int8:
+		return float64(v)
+	case int16:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint8:
+		return float64(v)
+	case uint16:
+		return float64(v)
+	case uint32:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case float32:
+		return float64(v)
+	case []byte:
+		return string(v)
+	case transport.Table:
+		return normalize(map[string]any(v))
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = normalize(x)
+		}
+		return m
+	case []any:
+		s := make([]any, len(v))
+		for i, x := range v {
+			s[i] = normalize(x)
+		}
+		return s
+	}
+	return v
+}

@@ -1,0 +1,145 @@
+// Package admin reads what a RabbitMQ broker holds, through its management
+// HTTP API, and compares it with what a topology declares: the drift an
+// operator must know about before applying a plan (a redeclaration that will
+// fail with PRECONDITION_FAILED) or before trusting a running one (a rung
+// whose messages never come home).
+package admin
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// DefaultManagementPort is where RabbitMQ's management plugin listens.
+const DefaultManagementPort = "15672"
+
+// State is what one vhost of a broker holds.
+type State struct {
+	Exchanges []Exchange
+	// Queues hold their arguments without x-queue-type, as transport.Queue
+	// always does: the type is Type.
+	Queues []transport.Queue
+	// Bindings are those to queues; exchange-to-exchange bindings are left
+	// out, since a topology never declares them.
+	Bindings []transport.Binding
+}
+
+// Exchange is an exchange as the broker holds it. Auto-delete and internal
+// are here because RabbitMQ compares them on redeclaration, though AceMQ
+// always declares both false.
+type Exchange struct {
+	Name       string
+	Type       transport.ExchangeType
+	Durable    bool
+	AutoDelete bool
+	Internal   bool
+}
+
+// Endpoint is a broker's management API and the vhost to read. Its String
+// never shows the password.
+type Endpoint struct {
+	URL      string // scheme, host and port (and a path prefix, if any); no credentials
+	Username string
+	Password string
+	Vhost    string
+}
+
+func (e Endpoint) String() string { return fmt.Sprintf("vhost %q at %s", e.Vhost, e.URL) }
+
+// EndpointFor finds the management API of the broker at amqpURL: at
+// managementURL when it is not "", else at amqpURL's host on port 15672
+// over HTTP. The credentials are managementURL's when it has any, else
+// amqpURL's; the vhost is always amqpURL's ("/" by default).
+func EndpointFor(amqpURL, managementURL string) (Endpoint, error) {
+	uri, err := amqp.ParseURI(amqpURL)
+	if err != nil {
+		// amqp091's errors quote the URL, password and all: say less.
+		return Endpoint{}, fmt.Errorf("the AMQP URL must look like amqp://user:password@host:5672/vhost")
+	}
+	e := Endpoint{Username: uri.Username, Password: uri.Password, Vhost: uri.Vhost}
+	if managementURL == "" {
+		e.URL = "http://" + net.JoinHostPort(uri.Host, DefaultManagementPort)
+		return e, nil
+	}
+	m, err := url.Parse(managementURL)
+	if err != nil || (m.Scheme != "http" && m.Scheme != "https") || m.Host == "" {
+		return Endpoint{}, fmt.Errorf("the management URL must look like http://user:password@host:15672")
+	}
+	if m.User != nil {
+		e.Username = m.User.Username()
+		e.Password, _ = m.User.Password()
+	}
+	m.User = nil
+	e.URL = strings.TrimSuffix(m.String(), "/")
+	return e, nil
+}
+
+// Read lists the exchanges, queues and bindings of e's vhost.
+func Read(ctx context.Context, e Endpoint) (State, error) {
+	c, err := rabbithole.NewTLSClient(e.URL, e.Username, e.Password, contextTransport{ctx, http.DefaultTransport})
+	if err != nil {
+		return State{}, fmt.Errorf("management API at %s: %w", e.URL, err)
+	}
+	c.SetTimeout(30 * time.Second)
+
+	exchanges, err := c.ListExchangesIn(e.Vhost)
+	if err != nil {
+		return State{}, readError(e, "exchanges", err)
+	}
+	queues, err := c.ListQueuesIn(e.Vhost)
+	if err != nil {
+		return State{}, readError(e, "queues", err)
+	}
+	bindings, err := c.ListBindingsIn(e.Vhost)
+	if err != nil {
+		return State{}, readError(e, "bindings", err)
+	}
+
+	var s State
+	for _, x := range exchanges {
+		s.Exchanges = append(s.Exchanges, Exchange{Name: x.Name, Type: transport.ExchangeType(x.Type),
+			Durable: x.Durable, AutoDelete: bool(x.AutoDelete), Internal: x.Internal})
+	}
+	for _, q := range queues {
+		args := transport.Table{}
+		for k, v := range q.Arguments {
+			if k != transport.QueueTypeArgument {
+				args[k] = v
+			}
+		}
+		s.Queues = append(s.Queues, transport.Queue{Name: q.Name, Type: transport.QueueType(q.Type),
+			Durable: q.Durable, Exclusive: q.Exclusive, AutoDelete: bool(q.AutoDelete), Arguments: args})
+	}
+	for _, b := range bindings {
+		if b.DestinationType == "queue" {
+			s.Bindings = append(s.Bindings, transport.Binding{Queue: b.Destination, Exchange: b.Source, RoutingKey: b.RoutingKey})
+		}
+	}
+	return s, nil
+}
+
+// readError says what could not be listed where. Neither e.URL nor
+// rabbit-hole's errors (which quote the request URL) hold the password.
+func readError(e Endpoint, what string, err error) error {
+	return fmt.Errorf("listing the %s of %s through the management API: %w", what, e, err)
+}
+
+// contextTransport ties every request to ctx: rabbit-hole takes no context.
+type contextTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (t contextTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return t.base.RoundTrip(r.WithContext(t.ctx))
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/admin"
+	"github.com/acemq-go/acemq/topologyfile"
+)
+
+// exitDrift is topology diff's status when the broker differs from the file.
+const exitDrift = 1
+
+type diffOptions struct {
+	file          string
+	url           string
+	managementURL string
+	json          bool
+	timeout       time.Duration
+}
+
+func newTopologyDiffCmd() *cobra.Command {
+	var o diffOptions
+	cmd := &cobra.Command{
+		Use:   "diff -f FILE [--url AMQP_URL] [--management-url URL] [--json]",
+		Short: "Compare a topology file with what a broker holds",
+		Long: `diff reads what the broker holds through its management HTTP API and lists
+every way it differs from the topology file: missing exchanges, queues and
+bindings, exchanges and queues declared differently (redeclaring them fails
+with PRECONDITION_FAILED), rungs that wait the wrong time or send messages
+elsewhere, a missing acemq.retry binding, missing Q.dlq and Q.parked, and
+rungs no retry policy in the file produces any more. It changes nothing.
+
+The vhost is the AMQP URL's (--url, else $ACEMQ_URL, else
+amqp://guest:guest@localhost:5672/). The management API is at
+--management-url (else $ACEMQ_MANAGEMENT_URL, else the AMQP host on port
+15672), with that URL's credentials or else the AMQP URL's.
+
+Exit status: 0 in sync, 1 when there is drift, 2 on any error (a file that
+does not read or validate, a management API that does not answer).`,
+		Example: `  acemq topology diff -f examples/topology.yaml
+  acemq topology diff -f examples/topology.yaml --url amqp://app:secret@rabbit:5672/shop --json`,
+		Args:                  cobra.NoArgs,
+		DisableFlagsInUseLine: true,
+		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
+			return runDiff(cmd.Context(), cmd.OutOrStdout(), o)
+		}),
+	}
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "the topology `FILE` (YAML)")
+	cmd.Flags().StringVar(&o.url, "url", "", "the broker's AMQP `URL`, for its vhost and credentials (default $ACEMQ_URL or amqp://guest:guest@localhost:5672/)")
+	cmd.Flags().StringVar(&o.managementURL, "management-url", "", "the management API, such as http://user:password@host:15672 (default $ACEMQ_MANAGEMENT_URL or the AMQP host on port 15672)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the management API")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {
+	t, err := topologyfile.Read(o.file)
+	if err != nil {
+		return err
+	}
+	plan, err := t.Plan()
+	var invalid *acemq.ValidationError
+	if errors.As(err, &invalid) {
+		// Exit 1 means drift here, so an invalid file is an error (2).
+		return fmt.Errorf("invalid topology\n  - %s", strings.Join(invalid.Problems, "\n  - "))
+	}
+	if err != nil {
+		return err
+	}
+
+	endpoint, err := admin.EndpointFor(orDefault(o.url, os.Getenv("ACEMQ_URL"), "amqp://guest:guest@localhost:5672/"),
+		orDefault(o.managementURL, os.Getenv("ACEMQ_MANAGEMENT_URL")))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	live, err := admin.Read(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	report := admin.Diff(plan, live)
+
+	if o.json {
+		if report.Findings == nil {
+			report.Findings = []admin.Finding{}
+		}
+		if err := writeJSON(stdout, struct {
+			Broker string `json:"broker"`
+			Vhost  string `json:"vhost"`
+			InSync bool   `json:"inSync"`
+			admin.Report
+		}{endpoint.URL, endpoint.Vhost, report.InSync(), report}); err != nil {
+			return err
+		}
+	} else if _, err := io.WriteString(stdout, formatReport(o.file, endpoint, len(plan), report)); err != nil {
+		return err
+	}
+	if !report.InSync() {
+		return &exitError{code: exitDrift}
+	}
+	return nil
+}
+
+func formatReport(file string, endpoint admin.Endpoint, declarations int, r admin.Report) string {
+	if r.InSync() {
+		return fmt.Sprintf("in sync: %s holds all %d declarations of %s\n", endpoint, declarations, file)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "drift: %s differs from %s in %d way%s\n", endpoint, file, len(r.Findings), plural(len(r.Findings)))
+	for i, f := range r.Findings {
+		fmt.Fprintf(&b, "\n%d. %s: %s\n", i+1, f.Kind, f.Object)
+		for _, d := range f.Differences {
+			fmt.Fprintf(&b, "   - %s\n", d)
+		}
+		fmt.Fprintf(&b, "   means: %s\n   do:    %s\n", f.Meaning, f.Action)
+	}
+	return b.String()
+}
+
+// orDefault is the first of values that is not "".
+func orDefault(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
