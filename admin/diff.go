@@ -47,6 +47,18 @@ type Report struct {
 // declares it, and no leftover rung.
 func (r Report) InSync() bool { return len(r.Findings) == 0 }
 
+// Conflicts are the findings that make declaring the plan fail with
+// PRECONDITION_FAILED: exchanges, queues and rungs declared otherwise.
+func (r Report) Conflicts() []Finding {
+	var c []Finding
+	for _, f := range r.Findings {
+		if f.Kind == ExchangeDrift || f.Kind == QueueDrift || f.Kind == RungDrift {
+			c = append(c, f)
+		}
+	}
+	return c
+}
+
 // rungSuffix is the delay part of a rung's name (CONTRACT.md section 1):
 // whole seconds, minutes or hours, or milliseconds as the Java and .NET
 // libraries name a sub-second or fractional wait.

@@ -67,7 +67,7 @@ func TestGolden(t *testing.T) {
 		{"plan-unknown-key", []string{"topology", "plan", "-f", "testdata/unknown-key.yaml"}, ""},
 		{"plan-missing-file", []string{"topology", "plan", "-f", "testdata/missing.yaml"}, ""},
 		{"plan-no-file", []string{"topology", "plan"}, ""},
-		{"topology-unknown", []string{"topology", "apply"}, ""},
+		{"topology-unknown", []string{"topology", "deploy"}, ""},
 		{"unknown-command", []string{"lader"}, ""},
 	}
 	for _, tt := range tests {

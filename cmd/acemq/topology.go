@@ -21,7 +21,7 @@ func newTopologyCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newTopologyPlanCmd(), newTopologyDiffCmd())
+	cmd.AddCommand(newTopologyPlanCmd(), newTopologyDiffCmd(), newTopologyApplyCmd())
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
 	"github.com/acemq-go/acemq/topologyfile"
+	"github.com/acemq-go/acemq/transport"
 )
 
 // exitDrift is topology diff's status when the broker differs from the file.
@@ -64,33 +65,10 @@ does not read or validate, a management API that does not answer).`,
 }
 
 func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {
-	t, err := topologyfile.Read(o.file)
+	_, plan, endpoint, report, err := diffFile(ctx, o)
 	if err != nil {
 		return err
 	}
-	plan, err := t.Plan()
-	var invalid *acemq.ValidationError
-	if errors.As(err, &invalid) {
-		// Exit 1 means drift here, so an invalid file is an error (2).
-		return fmt.Errorf("invalid topology\n  - %s", strings.Join(invalid.Problems, "\n  - "))
-	}
-	if err != nil {
-		return err
-	}
-
-	endpoint, err := admin.EndpointFor(orDefault(o.url, os.Getenv("ACEMQ_URL"), "amqp://guest:guest@localhost:5672/"),
-		orDefault(o.managementURL, os.Getenv("ACEMQ_MANAGEMENT_URL")))
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	live, err := admin.Read(ctx, endpoint)
-	if err != nil {
-		return err
-	}
-	report := admin.Diff(plan, live)
-
 	if o.json {
 		if report.Findings == nil {
 			report.Findings = []admin.Finding{}
@@ -112,20 +90,60 @@ func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {
 	return nil
 }
 
+// diffFile reads and validates the topology file and compares its plan with
+// the broker.
+func diffFile(ctx context.Context, o diffOptions) (acemq.Topology, []transport.Declaration, admin.Endpoint, admin.Report, error) {
+	var none admin.Report
+	t, err := topologyfile.Read(o.file)
+	if err != nil {
+		return t, nil, admin.Endpoint{}, none, err
+	}
+	plan, err := t.Plan()
+	var invalid *acemq.ValidationError
+	if errors.As(err, &invalid) {
+		// Exit 1 means drift here, so an invalid file is an error (2).
+		return t, nil, admin.Endpoint{}, none, fmt.Errorf("invalid topology\n  - %s", strings.Join(invalid.Problems, "\n  - "))
+	}
+	if err != nil {
+		return t, nil, admin.Endpoint{}, none, err
+	}
+	endpoint, err := admin.EndpointFor(o.amqpURL(), orDefault(o.managementURL, os.Getenv("ACEMQ_MANAGEMENT_URL")))
+	if err != nil {
+		return t, nil, admin.Endpoint{}, none, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	live, err := admin.Read(ctx, endpoint)
+	if err != nil {
+		return t, nil, endpoint, none, err
+	}
+	return t, plan, endpoint, admin.Diff(plan, live), nil
+}
+
+// amqpURL is --url, else $ACEMQ_URL, else the local default.
+func (o diffOptions) amqpURL() string {
+	return orDefault(o.url, os.Getenv("ACEMQ_URL"), "amqp://guest:guest@localhost:5672/")
+}
+
 func formatReport(file string, endpoint admin.Endpoint, declarations int, r admin.Report) string {
 	if r.InSync() {
 		return fmt.Sprintf("in sync: %s holds all %d declarations of %s\n", endpoint, declarations, file)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "drift: %s differs from %s in %d way%s\n", endpoint, file, len(r.Findings), plural(len(r.Findings)))
-	for i, f := range r.Findings {
-		fmt.Fprintf(&b, "\n%d. %s: %s\n", i+1, f.Kind, f.Object)
-		for _, d := range f.Differences {
-			fmt.Fprintf(&b, "   - %s\n", d)
-		}
-		fmt.Fprintf(&b, "   means: %s\n   do:    %s\n", f.Meaning, f.Action)
-	}
+	writeFindings(&b, r.Findings)
 	return b.String()
+}
+
+// writeFindings lists findings, numbered, with what they mean and what to do.
+func writeFindings(b *strings.Builder, findings []admin.Finding) {
+	for i, f := range findings {
+		fmt.Fprintf(b, "\n%d. %s: %s\n", i+1, f.Kind, f.Object)
+		for _, d := range f.Differences {
+			fmt.Fprintf(b, "   - %s\n", d)
+		}
+		fmt.Fprintf(b, "   means: %s\n   do:    %s\n", f.Meaning, f.Action)
+	}
 }
 
 // orDefault is the first of values that is not "".
