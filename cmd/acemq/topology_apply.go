@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,12 +39,8 @@ Exit status: 0 applied (or would apply), 1 refused, 2 on any error.`,
 			return runApply(cmd.Context(), cmd.OutOrStdout(), o)
 		}),
 	}
-	cmd.Flags().StringVarP(&o.file, "file", "f", "", "the topology `FILE` (YAML)")
-	cmd.Flags().StringVar(&o.url, "url", "", "the broker's AMQP `URL` (default $ACEMQ_URL or amqp://guest:guest@localhost:5672/)")
-	cmd.Flags().StringVar(&o.managementURL, "management-url", "", "the management API, such as http://user:password@host:15672 (default $ACEMQ_MANAGEMENT_URL or the AMQP host on port 15672)")
+	o.addFlags(cmd)
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "compare and say what would be declared; declare nothing")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the broker")
-	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
 

@@ -55,13 +55,19 @@ does not read or validate, a management API that does not answer).`,
 			return runDiff(cmd.Context(), cmd.OutOrStdout(), o)
 		}),
 	}
+	o.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return cmd
+}
+
+// addFlags adds the flags diff and apply share: the file, the broker and
+// the timeout.
+func (o *diffOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "the topology `FILE` (YAML)")
 	cmd.Flags().StringVar(&o.url, "url", "", "the broker's AMQP `URL`, for its vhost and credentials (default $ACEMQ_URL or amqp://guest:guest@localhost:5672/)")
 	cmd.Flags().StringVar(&o.managementURL, "management-url", "", "the management API, such as http://user:password@host:15672 (default $ACEMQ_MANAGEMENT_URL or the AMQP host on port 15672)")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the management API")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the broker")
 	_ = cmd.MarkFlagRequired("file")
-	return cmd
 }
 
 func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {

@@ -42,10 +42,7 @@ func TestChaosFailoverFull(t *testing.T) {
 }
 
 func failover(t *testing.T, policy string, kills, rate int) {
-	urls := strings.Fields(os.Getenv("ACEMQ_CLUSTER_URLS"))
-	if len(urls) < 3 {
-		t.Fatal("ACEMQ_CLUSTER_URLS must list the three nodes' AMQP URLs (make chaos-cluster starts the cluster and sets it)")
-	}
+	urls := clusterURLs(t)
 	bin := buildConsumer(t)
 	name := brokertest.UniqueName(t, "acemq.chaos")
 	runConfig(t, Config{
@@ -68,6 +65,16 @@ func failover(t *testing.T, policy string, kills, rate int) {
 	})
 }
 
+// clusterURLs are the three nodes' AMQP URLs from ACEMQ_CLUSTER_URLS; the
+// test fails without them (make chaos-cluster starts the cluster and sets it).
+func clusterURLs(t *testing.T) []string {
+	urls := strings.Fields(os.Getenv("ACEMQ_CLUSTER_URLS"))
+	if len(urls) < 3 {
+		t.Fatal("ACEMQ_CLUSTER_URLS must list the three nodes' AMQP URLs (make chaos-cluster starts the cluster and sets it)")
+	}
+	return urls
+}
+
 // cluster runs scripts/cluster.sh with args and returns its standard output.
 func cluster(ctx context.Context, args ...string) (string, error) {
 	return script(ctx, "scripts/cluster.sh", args...)
@@ -83,10 +90,7 @@ func cluster(ctx context.Context, args ...string) (string, error) {
 // mean the broker no longer loses them here, and docs/reliability.md should
 // say so. `make chaos` runs it.
 func TestRungHopIsAtMostOnce(t *testing.T) {
-	urls := strings.Fields(os.Getenv("ACEMQ_CLUSTER_URLS"))
-	if len(urls) < 3 {
-		t.Fatal("ACEMQ_CLUSTER_URLS must list the three nodes' AMQP URLs (make chaos-cluster starts the cluster and sets it)")
-	}
+	urls := clusterURLs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dial := func(url string) *rabbitmq.Transport {
