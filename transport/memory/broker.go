@@ -28,6 +28,10 @@ import (
 // maxMessageSize is RabbitMQ 3.10's default max_message_size: 128 MiB.
 const maxMessageSize = 134_217_728
 
+// User is the user every memory:// connection is, RabbitMQ's default one: a
+// message's user-id property must be it or nothing.
+const User = "guest"
+
 // defaultConsumerTimeout is RabbitMQ 3.10's default consumer_timeout: a
 // delivery left unacknowledged for 30 minutes closes its channel.
 const defaultConsumerTimeout = 30 * time.Minute

@@ -438,7 +438,7 @@ func (t *Transport) waitUnblocked(ctx context.Context) error {
 func wireMessage(p transport.Publishing) (transport.Message, error) {
 	m := p.Message
 	for _, s := range []string{p.Exchange, p.RoutingKey, m.ContentType, m.ContentEncoding, m.MessageID,
-		m.CorrelationID, m.ReplyTo, m.Type, m.Expiration} {
+		m.CorrelationID, m.ReplyTo, m.Type, m.Expiration, m.AppID, m.UserID} {
 		if err := shortstr(s); err != nil {
 			return m, err
 		}
@@ -474,6 +474,9 @@ func (b *Broker) publish(p transport.Publishing, msg transport.Message) error {
 		if x.internal {
 			return accessRefused("cannot publish to internal exchange '%s' in vhost '/'", p.Exchange)
 		}
+	}
+	if msg.UserID != "" && msg.UserID != User {
+		return preconditionFailed("user_id property set to '%s' but authenticated user was '%s'", msg.UserID, User)
 	}
 	expiration, err := parseExpiration(msg.Expiration)
 	if err != nil {

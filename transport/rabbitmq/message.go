@@ -77,6 +77,9 @@ func toPublishing(m transport.Message) amqp.Publishing {
 		MessageId:       m.MessageID,
 		Timestamp:       m.Timestamp,
 		Type:            m.Type,
+		Priority:        m.Priority,
+		AppId:           m.AppID,
+		UserId:          m.UserID,
 		Body:            m.Body,
 	}
 }
@@ -94,6 +97,9 @@ func fromDelivery(d amqp.Delivery) transport.Delivery {
 			Timestamp:       d.Timestamp,
 			Persistent:      d.DeliveryMode == amqp.Persistent,
 			Expiration:      d.Expiration,
+			Priority:        d.Priority,
+			AppID:           d.AppId,
+			UserID:          d.UserId,
 			Body:            d.Body,
 		},
 		Exchange:    d.Exchange,

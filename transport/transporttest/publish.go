@@ -25,6 +25,7 @@ func publishBehaviours() []behaviour {
 		{"a published message is a copy", publishCopies},
 		{"timestamps have whole-second resolution", timestampSeconds},
 		{"an invalid expiration is refused", invalidExpiration},
+		{"a user id other than the connection's user is refused", foreignUserID},
 		{"publish with an ended context fails and sends nothing", publishEndedContext},
 	}
 }
@@ -51,6 +52,8 @@ func richMessage() transport.Message {
 		Type:            "order.created",
 		Timestamp:       time.Unix(1_700_000_000, 0),
 		Persistent:      true,
+		Priority:        4,
+		AppID:           "billing",
 		Body:            []byte{'{', '"', 'n', '"', ':', '1', '}', 0, 0xff, '\n'},
 	}
 }
@@ -106,6 +109,8 @@ func (e *env) wantMessage(what string, got, want transport.Message) {
 		{"reply-to", got.ReplyTo, want.ReplyTo},
 		{"type", got.Type, want.Type},
 		{"expiration", got.Expiration, want.Expiration},
+		{"app id", got.AppID, want.AppID},
+		{"user id", got.UserID, want.UserID},
 	} {
 		if f.got != f.want {
 			e.t.Errorf("%s: %s %q, want %q", what, f.name, f.got, f.want)
@@ -113,6 +118,9 @@ func (e *env) wantMessage(what string, got, want transport.Message) {
 	}
 	if !got.Timestamp.Equal(want.Timestamp) {
 		e.t.Errorf("%s: timestamp %v, want %v", what, got.Timestamp, want.Timestamp)
+	}
+	if got.Priority != want.Priority {
+		e.t.Errorf("%s: priority %d, want %d", what, got.Priority, want.Priority)
 	}
 	if got.Persistent != want.Persistent {
 		e.t.Errorf("%s: persistent %v, want %v", what, got.Persistent, want.Persistent)
@@ -355,6 +363,17 @@ func invalidExpiration(e *env) {
 		err := e.publish(transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: []byte(exp), Expiration: exp}})
 		e.wantErr("publish with expiration "+exp, err, transport.ErrPreconditionFailed, "expiration")
 	}
+	e.wantState(q, 0, 0)
+	e.sendBody(q, "after")
+	e.getBody(q, "after")
+}
+
+// RabbitMQ checks the user-id property against the connection's user, so
+// that a consumer can trust it.
+func foreignUserID(e *env) {
+	q := e.classic("q", nil)
+	err := e.publish(transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: []byte("m"), UserID: "acemq-no-such-user"}})
+	e.wantErr("publish with another user id", err, transport.ErrPreconditionFailed, "user_id")
 	e.wantState(q, 0, 0)
 	e.sendBody(q, "after")
 	e.getBody(q, "after")
