@@ -23,5 +23,5 @@ type Message struct {
 	// UserID, when set, must be the connection's user: RabbitMQ refuses
 	// the publish otherwise (PRECONDITION_FAILED).
 	UserID string
-	Body       []byte
+	Body   []byte
 }
