@@ -88,6 +88,9 @@ func (f *fakeTransport) DeleteQueue(context.Context, string) (int, error) { retu
 func (f *fakeTransport) Get(context.Context, string) (transport.Delivery, bool, error) {
 	return transport.Delivery{}, false, nil
 }
+func (f *fakeTransport) Take(context.Context, string) (transport.Taker, error) {
+	return nil, errors.New("not in the fake")
+}
 func (f *fakeTransport) State() transport.State {
 	f.mu.Lock()
 	defer f.mu.Unlock()

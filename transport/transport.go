@@ -35,6 +35,15 @@ type Transport interface {
 	// false when the queue is empty.
 	Get(ctx context.Context, queue string) (d Delivery, ok bool, err error)
 
+	// Take opens a channel for taking messages from queue one at a time
+	// (basic.get), for going through a queue: what it takes stays with it,
+	// unacknowledged, until settled or until the Taker is closed, when the
+	// broker puts what is still unsettled back in its place in the queue.
+	// A missing queue is an error matching ErrNotFound. A Taker does not
+	// recover: after a lost connection, Next fails with ErrStaleDelivery
+	// and the broker has requeued what it held.
+	Take(ctx context.Context, queue string) (Taker, error)
+
 	// Consume subscribes to queue. Before every subscription, the first and
 	// each one after a lost connection, it runs opts.Setup, so that what the
 	// consumer needs is declared again. Deliveries arrive on the
@@ -96,6 +105,22 @@ type ConsumeOptions struct {
 	// Setup runs before each subscription, on the first and after every
 	// recovery, with a Declarer on the new connection.
 	Setup func(ctx context.Context, d Declarer) error
+}
+
+// Taker takes messages from one queue on a channel of its own. Its
+// deliveries are settled one by one, never together with another (no
+// multiple ack), so that holding some back while settling others is safe.
+type Taker interface {
+	// Next takes the next ready message; ok is false when there is none.
+	// After Close, or once the channel is gone (a lost connection, the
+	// broker closing it), Next fails with an error matching
+	// ErrStaleDelivery; after the Transport's Close, matching ErrClosed
+	// too.
+	Next(ctx context.Context) (d Delivery, ok bool, err error)
+	// Close closes the channel: the broker requeues every delivery not
+	// yet settled, in its original place. Settlements made before Close
+	// are sent first. Closing twice is a no-op.
+	Close() error
 }
 
 // Subscription is a consumer on a queue.

@@ -279,12 +279,14 @@ type conn struct {
 	channels []*channel // open, in the order opened
 }
 
-// channel holds the deliveries of one subscription (a consumer channel) or
-// of one basic.get: as in transport/rabbitmq, every subscription and every
-// Get has a channel of its own, and a delivery is settled on it only.
+// channel holds the deliveries of one subscription (a consumer channel), of
+// one basic.get, or of a Taker's: as in transport/rabbitmq, every
+// subscription, every Get and every Taker has a channel of its own, and a
+// delivery is settled on it only.
 type channel struct {
 	conn    *conn
 	sub     *subscription // nil for a basic.get
+	taking  bool          // an open Taker's: kept, with nothing to settle too, until it closes
 	closed  bool
 	unacked []*unacked // in delivery order
 

@@ -242,9 +242,10 @@ func (s *subscription) resubscribe() bool {
 }
 
 // maybeRetire forgets a channel with nothing left on it: no delivery to
-// settle, and no consumer (a basic.get's, or a consumer's once cancelled).
+// settle, no consumer (a basic.get's, or a consumer's once cancelled), and
+// no open Taker.
 func (b *Broker) maybeRetire(ch *channel) {
-	if ch.closed || len(ch.unacked) > 0 {
+	if ch.closed || ch.taking || len(ch.unacked) > 0 {
 		return
 	}
 	if s := ch.sub; s != nil && s.cur != nil && s.cur.ch == ch && !s.cur.cancelled {

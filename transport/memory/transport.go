@@ -578,16 +578,27 @@ func (t *Transport) Get(ctx context.Context, queue string) (transport.Delivery, 
 		return transport.Delivery{}, false, err
 	}
 	defer t.b.mu.Unlock()
-	b := t.b
-	q, err := b.queueFor(t.conn, queue)
+	d, ok, err := t.b.get(t.conn, nil, queue)
 	if err != nil {
 		return transport.Delivery{}, false, mapErr("get from queue "+queue, err)
+	}
+	return d, ok, nil
+}
+
+// get is basic.get from queue on connection c: the head, delivered on ch,
+// or on a new channel when ch is nil.
+func (b *Broker) get(c *conn, ch *channel, queue string) (transport.Delivery, bool, *amqpError) {
+	q, err := b.queueFor(c, queue)
+	if err != nil {
+		return transport.Delivery{}, false, err
 	}
 	if len(q.ready) == 0 {
 		b.used(q)
 		return transport.Delivery{}, false, nil
 	}
-	ch := t.conn.newChannel(nil)
+	if ch == nil {
+		ch = c.newChannel(nil)
+	}
 	u := ch.add(q, q.popHead(), nil, b.clock.Now())
 	if q.typ == transport.Quorum {
 		q.getConsumers++

@@ -206,7 +206,8 @@ func (s *subscription) forward(cc *consumerChannel, dels <-chan amqp.Delivery) {
 
 // consumerChannel is the channel deliveries came from. It closes once it is
 // retired (its consumer ended, or it served a basic.get) and every delivery
-// handed over from it has been settled.
+// handed over from it has been settled; a Taker's closes when the Taker
+// does, whatever is still open on it.
 //
 // A consumer's channel holds back the acks of deliveries settled in order
 // and sends them as one multiple ack (ackBatch of them, or after ackDelay,
@@ -315,17 +316,43 @@ func (c *consumerChannel) sendHeld() error {
 }
 
 // closeIfIdle closes a retired channel once nothing handed over from it is
-// open, after sending the acks it held back.
+// open.
 func (c *consumerChannel) closeIfIdle() {
 	c.mu.Lock()
-	idle := c.retired && len(c.open) == 0 && !c.closed
-	c.closed = c.closed || idle
+	idle := c.retired && len(c.open) == 0
 	c.mu.Unlock()
 	if idle {
-		c.flush()
-		c.t.untrack(c)
-		_ = c.ch.Close()
+		_ = c.closeNow()
 	}
+}
+
+// closeNow closes the channel, after sending the acks it held back, whatever
+// is still open on it: the broker requeues that. Closing twice is a no-op.
+func (c *consumerChannel) closeNow() error {
+	c.mu.Lock()
+	was := c.closed
+	c.retired, c.closed = true, true
+	c.mu.Unlock()
+	if was {
+		return nil
+	}
+	c.flush()
+	c.t.untrack(c)
+	return c.ch.Close()
+}
+
+// gone is the error of settling on the channel, or getting from it, once it
+// is gone (nil while it is open): also once the Transport has seen its
+// connection go, even if amqp091 has not closed the channel yet, so that
+// nothing is sent into a dead socket. The broker redelivers what it held.
+func (c *consumerChannel) gone() error {
+	switch {
+	case c.t.isClosed():
+		return fmt.Errorf("%w: %w", transport.ErrClosed, transport.ErrStaleDelivery)
+	case c.ch.IsClosed() || !c.t.current(c.conn):
+		return transport.ErrStaleDelivery
+	}
+	return nil
 }
 
 // settler settles one delivery on the channel it came from, and only there:
@@ -360,14 +387,8 @@ func (s *settler) settle(what string, ack bool, send func() error) error {
 		_ = c.settle(s.d.DeliveryTag, false, func() error { return nil })
 		return fail(err)
 	}
-	if c.t.isClosed() {
-		return stale(fmt.Errorf("%w: %w", transport.ErrClosed, transport.ErrStaleDelivery))
-	}
-	// Also stale once the Transport has seen its connection go, even if
-	// amqp091 has not closed the channel yet: nothing is sent into a dead
-	// socket.
-	if c.ch.IsClosed() || !c.t.current(c.conn) {
-		return stale(transport.ErrStaleDelivery)
+	if err := c.gone(); err != nil {
+		return stale(err)
 	}
 	// A second settlement of one tag would close the channel (406 unknown
 	// delivery tag) and make every other delivery on it stale.

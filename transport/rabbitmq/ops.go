@@ -12,53 +12,72 @@ import (
 )
 
 // onChannel runs fn on a channel of its own on conn, so that a channel error
-// (a 406 on a redeclaration, a 404) closes nothing anyone else uses. amqp091's
-// calls take no context, so fn runs in a goroutine the Transport owns and ctx
-// only ends the wait. The channel is closed afterwards unless fn asks to keep
-// it (a delivery from basic.get must be settled on it) and the caller took
-// the result.
+// (a 406 on a redeclaration, a 404) closes nothing anyone else uses. The
+// channel is closed afterwards unless fn asks to keep it (a delivery from
+// basic.get must be settled on it) and the caller took the result.
 func onChannel[T any](ctx context.Context, t *Transport, conn *amqp.Connection, fn func(*amqp.Channel) (T, bool, error)) (T, error) {
 	type result struct {
 		v    T
+		ch   *amqp.Channel
 		keep bool
 		err  error
 	}
-	var (
-		mu        sync.Mutex
-		abandoned bool
-		res       = make(chan result, 1)
-	)
-	started := t.goOwned(func() {
-		var r result
+	r, err := await(ctx, t, func() (r result) {
 		ch, err := conn.Channel()
 		if err != nil {
 			r.err = fmt.Errorf("%w: %w", errNoChannel, err)
-		} else {
-			r.v, r.keep, r.err = fn(ch)
+			return r
 		}
+		r.ch = ch
+		r.v, r.keep, r.err = fn(ch)
+		return r
+	}, func(r result, taken bool) {
+		if r.ch != nil && !(r.keep && taken) {
+			_ = r.ch.Close() // a no-op when an error closed it; requeues an abandoned get
+		}
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return r.v, r.err
+}
+
+// await runs fn in a goroutine the Transport owns, since amqp091's calls take
+// no context, and returns its result, or ctx's error once ctx ends first.
+// Then done runs, once, with the result and whether the caller took it: in
+// fn's goroutine, or with the zero value at once when the Transport is
+// closed (await's error is then transport.ErrClosed).
+func await[T any](ctx context.Context, t *Transport, fn func() T, done func(v T, taken bool)) (T, error) {
+	var (
+		mu        sync.Mutex
+		abandoned bool
+		res       = make(chan T, 1)
+	)
+	started := t.goOwned(func() {
+		v := fn()
 		mu.Lock()
-		keep := r.keep && !abandoned
-		if !abandoned {
-			res <- r
+		taken := !abandoned
+		if taken {
+			res <- v
 		}
 		mu.Unlock()
-		if ch != nil && !keep {
-			_ = ch.Close() // a no-op when an error closed it; requeues an abandoned get
-		}
+		done(v, taken)
 	})
 	var zero T
 	if !started {
+		done(zero, false)
 		return zero, transport.ErrClosed
 	}
 	select {
-	case r := <-res:
-		return r.v, r.err
+	case v := <-res:
+		return v, nil
 	case <-ctx.Done():
 		mu.Lock()
 		defer mu.Unlock()
 		select {
-		case r := <-res: // finished just now: keep the result
-			return r.v, r.err
+		case v := <-res: // finished just now: keep the result
+			return v, nil
 		default:
 			abandoned = true
 			return zero, context.Cause(ctx)

@@ -78,6 +78,7 @@ func suite() []group {
 		{"publish", publishBehaviours()},
 		{"consume", consumeBehaviours()},
 		{"settlement", settlementBehaviours()},
+		{"take", takeBehaviours()},
 	}
 }
 
