@@ -118,8 +118,9 @@ type Taker interface {
 	// too.
 	Next(ctx context.Context) (d Delivery, ok bool, err error)
 	// Close closes the channel: the broker requeues every delivery not
-	// yet settled, in its original place. Settlements made before Close
-	// are sent first. Closing twice is a no-op.
+	// yet settled, in its original place in a classic queue (at the front
+	// of a quorum queue, in order). Settlements made before Close are sent
+	// first. Closing twice is a no-op.
 	Close() error
 }
 

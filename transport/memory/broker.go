@@ -385,7 +385,7 @@ func (b *Broker) closeChannel(ch *channel) {
 	for _, u := range unacked {
 		b.release(u)
 		if !u.q.deleted {
-			b.requeue(u.q, u.m)
+			b.requeue(u.q, u.m, true)
 		}
 	}
 	if ch.sub != nil {

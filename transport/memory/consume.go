@@ -322,7 +322,7 @@ func (s *settler) settle(what string, how int) error {
 	if q := u.q; !q.deleted {
 		switch how {
 		case settleRequeue:
-			b.requeue(q, u.m)
+			b.requeue(q, u.m, false)
 		case settleDrop:
 			b.deadLetter(q, u.m, "rejected")
 		}

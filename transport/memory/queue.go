@@ -73,6 +73,7 @@ type qmsg struct {
 	expiry      time.Time
 	redelivered bool
 	returns     int64 // a quorum queue's delivery count
+	returned    bool  // a quorum queue's, put back by a closing channel: ahead of the others (requeue)
 }
 
 // consumer is one basic.consume on a queue.
@@ -101,9 +102,13 @@ func (q *queue) stopTimers() {
 }
 
 // insert puts m in its place: by position, so that a classic queue's
-// requeued message goes back where it was.
+// requeued message goes back where it was, and a quorum queue's returned
+// messages (by position among them) ahead of the others.
 func (q *queue) insert(m *qmsg) {
-	i := sort.Search(len(q.ready), func(i int) bool { return q.ready[i].pos > m.pos })
+	i := sort.Search(len(q.ready), func(i int) bool {
+		r := q.ready[i]
+		return m.returned && !r.returned || r.returned == m.returned && r.pos > m.pos
+	})
 	q.ready = slices.Insert(q.ready, i, m)
 	q.readyBytes += int64(len(m.c.msg.Body))
 }
@@ -315,10 +320,14 @@ func (b *Broker) armExpiry(q *queue) {
 	})
 }
 
-// requeue puts a returned message back: a classic queue where it was, a
-// quorum queue (RabbitMQ 3.10) at the back, counting the return, and
-// dead-lettering it (reason delivery_limit) past x-delivery-limit.
-func (b *Broker) requeue(q *queue, m *qmsg) {
+// requeue puts a message back, redelivered: in a classic queue where it
+// was. A quorum queue (RabbitMQ 3.10) counts the return, dead-lettering the
+// message (reason delivery_limit) past x-delivery-limit, and puts it at the
+// back when it was nacked or rejected with requeue, but at the front when
+// its channel closed (closing): RabbitMQ's quorum queue keeps the messages
+// of a consumer that went away in a returns queue of their own, delivered
+// before any other, in the order they came back.
+func (b *Broker) requeue(q *queue, m *qmsg, closing bool) {
 	m.redelivered = true
 	if q.typ == transport.Quorum {
 		m.returns++
@@ -326,7 +335,7 @@ func (b *Broker) requeue(q *queue, m *qmsg) {
 			b.deadLetter(q, m, "delivery_limit")
 			return
 		}
-		m.pos = b.nextPos()
+		m.pos, m.returned = b.nextPos(), closing
 	}
 	q.insert(m)
 	b.dropHead(q)

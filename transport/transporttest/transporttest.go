@@ -79,6 +79,7 @@ func suite() []group {
 		{"consume", consumeBehaviours()},
 		{"settlement", settlementBehaviours()},
 		{"take", takeBehaviours()},
+		{"requeue", requeueBehaviours()},
 	}
 }
 

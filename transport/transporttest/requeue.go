@@ -1,0 +1,255 @@
+package transporttest
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Where a message goes back to when it is requeued, classic and quorum
+// (RabbitMQ 3.10.8, as observed):
+//
+//   - A classic queue puts every requeued message back in its place, ahead
+//     of what was published after it, whether it was nacked or rejected
+//     with requeue or held by a channel that closed.
+//   - A quorum queue puts a message nacked or rejected with requeue at the
+//     back. But what a closing channel held (channel close, connection
+//     close, consumer timeout) goes to the front, ahead of every message
+//     never delivered, in the order it was delivered on that channel; what
+//     another channel returned earlier stays ahead of it.
+//   - Either way the message is marked redelivered, and a quorum queue
+//     counts the return in x-delivery-count, dead-lettering the message
+//     (reason delivery_limit) once that passes x-delivery-limit.
+func requeueBehaviours() []behaviour {
+	var bs []behaviour
+	for _, c := range []struct {
+		name string
+		run  func(e *env, typ transport.QueueType)
+	}{
+		{"nack with requeue of one held delivery, then close", requeueNackOneHeld},
+		{"reject with requeue of one held delivery, then close", requeueRejectOneHeld},
+		{"closing a taker requeues what it held", requeueTakerClosed},
+		{"closing a connection requeues what its consumer held", requeueConsumerConnectionClosed},
+		{"closing a connection requeues what its taker held", requeueTakerConnectionClosed},
+		{"what a channel closing first returned stays ahead", requeueClosedInTurn},
+		{"a nack after a close requeues behind what the close returned", requeueNackAfterClose},
+		{"a message returned twice by a close", requeueReturnedTwice},
+	} {
+		for _, typ := range []transport.QueueType{transport.Classic, transport.Quorum} {
+			bs = append(bs, behaviour{string(typ) + " queue: " + c.name, func(e *env) { c.run(e, typ) }})
+		}
+	}
+	return append(bs,
+		behaviour{"quorum queue: a close counts towards x-delivery-limit", requeueCloseDeliveryLimit},
+	)
+}
+
+// requeueQueue declares a durable queue of type typ with bodies in it.
+func (e *env) requeueQueue(typ transport.QueueType, bodies ...string) string {
+	e.t.Helper()
+	q := e.declareQueue(transport.Queue{Name: e.name(string(typ)), Type: typ, Durable: true})
+	for _, s := range bodies {
+		e.sendBody(q, s)
+	}
+	return q
+}
+
+// readBack takes every ready message of queue in turn (Get, then Ack) and
+// describes each as its body, "redelivered" or "fresh", and its
+// x-delivery-count when it carries one (a quorum queue's always do on a
+// basic.get): "A/redelivered/1".
+func (e *env) readBack(queue string) []string {
+	e.t.Helper()
+	var out []string
+	for {
+		d, ok := e.get(queue)
+		if !ok {
+			return out
+		}
+		s := string(d.Body) + "/fresh"
+		if d.Redelivered {
+			s = string(d.Body) + "/redelivered"
+		}
+		if n, ok := d.Headers["x-delivery-count"]; ok {
+			s += fmt.Sprintf("/%v", n)
+		}
+		out = append(out, s)
+		e.ok("Ack", d.Ack())
+	}
+}
+
+// wantBack asserts what readBack finds in queue, a queue of type typ:
+// classic or quorum.
+func (e *env) wantBack(what, queue string, typ transport.QueueType, classic, quorum []string) {
+	e.t.Helper()
+	want := classic
+	if typ == transport.Quorum {
+		want = quorum
+	}
+	if got := e.readBack(queue); !slices.Equal(got, want) {
+		e.t.Errorf("%s: the %s queue holds %q, want %q", what, typ, got, want)
+	}
+}
+
+func requeueNackOneHeld(e *env, typ transport.QueueType) {
+	requeueOneHeld(e, typ, "Nack(requeue) B", func(d transport.Delivery) error { return d.Nack(true) })
+}
+
+func requeueRejectOneHeld(e *env, typ transport.QueueType) {
+	requeueOneHeld(e, typ, "Reject(requeue) B", func(d transport.Delivery) error { return d.Reject(true) })
+}
+
+// A taker holds A, B and C and requeues B alone: a classic queue puts B
+// back in its place, ahead of D; a quorum queue behind D, counting the
+// return. Closing the taker then returns A and C: in their places in a
+// classic queue, at the front of a quorum queue, in order.
+func requeueOneHeld(e *env, typ transport.QueueType, what string, requeue func(transport.Delivery) error) {
+	q := e.requeueQueue(typ, "A", "B", "C", "D")
+	tk := e.take(q)
+	e.nextBody(tk, "A")
+	b := e.nextBody(tk, "B")
+	e.nextBody(tk, "C")
+	e.ok(what, requeue(b))
+	e.waitMessages(q, 2)
+	e.ok("Close", tk.Close())
+	e.waitState(q, 4, 0)
+	e.wantBack(what+", then Close with A and C held", q, typ,
+		[]string{"A/redelivered", "B/redelivered", "C/redelivered", "D/fresh"},
+		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "B/redelivered/1"})
+}
+
+// The colleague's probe, with a gap: a taker takes A, B and C, acks B and
+// closes. A and C come back ahead of D and E, in order, redelivered, in
+// either type of queue.
+func requeueTakerClosed(e *env, typ transport.QueueType) {
+	q := e.requeueQueue(typ, "A", "B", "C", "D", "E")
+	tk := e.take(q)
+	e.nextBody(tk, "A")
+	e.ok("Ack B", e.nextBody(tk, "B").Ack())
+	e.nextBody(tk, "C")
+	e.ok("Close", tk.Close())
+	e.waitState(q, 4, 0)
+	e.wantBack("after Close with A and C held", q, typ,
+		[]string{"A/redelivered", "C/redelivered", "D/fresh", "E/fresh"},
+		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "E/fresh/0"})
+}
+
+// A consumer on another connection holds A and B (its prefetch) when its
+// connection closes: they come back ahead of C and D, in order.
+func requeueConsumerConnectionClosed(e *env, typ transport.QueueType) {
+	q := e.requeueQueue(typ, "A", "B", "C", "D")
+	other := e.connect()
+	s := e.consumeOn(other, q, transport.ConsumeOptions{Prefetch: 2})
+	for _, want := range []string{"A", "B"} {
+		if d := e.receive(s); string(d.Body) != want {
+			e.t.Fatalf("the consumer got %q, want %q", d.Body, want)
+		}
+	}
+	e.waitState(q, 2, 1)
+	e.ok("Close the consumer's connection", other.Close())
+	e.waitState(q, 4, 0)
+	e.wantBack("after the connection's Close with A and B held", q, typ,
+		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"})
+}
+
+// A taker on another connection holds A and B when its connection closes:
+// they come back ahead of C and D, in order.
+func requeueTakerConnectionClosed(e *env, typ transport.QueueType) {
+	q := e.requeueQueue(typ, "A", "B", "C", "D")
+	other := e.connect()
+	tk := e.takeOn(other, q)
+	e.nextBody(tk, "A")
+	e.nextBody(tk, "B")
+	e.ok("Close the taker's connection", other.Close())
+	e.waitState(q, 4, 0)
+	e.wantBack("after the connection's Close with A and B held", q, typ,
+		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"})
+}
+
+// One taker holds A, another B; the second closes first, then the first. A
+// classic queue has A and B back in their places; a quorum queue has B
+// first, as it returned first, then A, both ahead of C and D.
+func requeueClosedInTurn(e *env, typ transport.QueueType) {
+	q := e.requeueQueue(typ, "A", "B", "C", "D")
+	first, second := e.take(q), e.take(q)
+	e.nextBody(first, "A")
+	e.nextBody(second, "B")
+	e.ok("Close the taker holding B", second.Close())
+	e.waitMessages(q, 3)
+	e.ok("Close the taker holding A", first.Close())
+	e.waitState(q, 4, 0)
+	e.wantBack("after closing the taker holding B, then the one holding A", q, typ,
+		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
+		[]string{"B/redelivered/1", "A/redelivered/1", "C/fresh/0", "D/fresh/0"})
+}
+
+// One taker holds A, another B. The first closes, returning A (to the
+// front of a quorum queue); then B is nacked with requeue, which sends it
+// to the back of a quorum queue all the same.
+func requeueNackAfterClose(e *env, typ transport.QueueType) {
+	q := e.requeueQueue(typ, "A", "B", "C", "D")
+	first, second := e.take(q), e.take(q)
+	e.nextBody(first, "A")
+	b := e.nextBody(second, "B")
+	e.ok("Close the taker holding A", first.Close())
+	e.waitMessages(q, 3)
+	e.ok("Nack(requeue) B", b.Nack(true))
+	e.waitMessages(q, 4)
+	e.wantBack("after the close returning A and the nack of B", q, typ,
+		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
+		[]string{"A/redelivered/1", "C/fresh/0", "D/fresh/0", "B/redelivered/1"})
+}
+
+// A taker's close returns A and B; another takes A again and closes. A
+// classic queue has A back in its place; a quorum queue puts A behind B,
+// which it returned earlier, still ahead of C and D, and has counted A's
+// two returns.
+func requeueReturnedTwice(e *env, typ transport.QueueType) {
+	q := e.requeueQueue(typ, "A", "B", "C", "D")
+	tk := e.take(q)
+	e.nextBody(tk, "A")
+	e.nextBody(tk, "B")
+	e.ok("Close", tk.Close())
+	e.waitState(q, 4, 0)
+	again := e.take(q)
+	e.nextBody(again, "A")
+	e.ok("Close the second taker", again.Close())
+	e.waitState(q, 4, 0)
+	e.wantBack("after A and B returned by a close, then A again", q, typ,
+		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
+		[]string{"B/redelivered/1", "A/redelivered/2", "C/fresh/0", "D/fresh/0"})
+}
+
+// A return by a closing channel counts in x-delivery-count as a nack does:
+// with x-delivery-limit 1, the second close that returns A dead-letters it
+// (reason delivery_limit, without x-delivery-count), and B is at the head.
+func requeueCloseDeliveryLimit(e *env) {
+	dead := e.classic("dead", nil)
+	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
+		"x-delivery-limit": int64(1), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead,
+	}})
+	e.sendBody(q, "A")
+	e.sendBody(q, "B")
+	for count := range int64(2) {
+		tk := e.take(q)
+		d := e.nextBody(tk, "A")
+		if d.Headers["x-delivery-count"] != count || d.Redelivered != (count > 0) {
+			e.t.Errorf("A taken the %d. time: x-delivery-count %#v, redelivered %v; want int64(%d), %v",
+				count+1, d.Headers["x-delivery-count"], d.Redelivered, count, count > 0)
+		}
+		e.ok("Close", tk.Close())
+		e.waitState(q, 2-int(count), 0)
+	}
+	got := e.waitGet(dead)
+	if string(got.Body) != "A" || got.Redelivered {
+		e.t.Errorf("dead letter %q redelivered=%v, want A, fresh", got.Body, got.Redelivered)
+	}
+	e.wantDeaths("A", got.Headers, nil,
+		[]death{{queue: q, reason: "delivery_limit", exchange: "", routingKeys: []string{q}, count: 1}},
+		death{queue: q, reason: "delivery_limit", exchange: ""})
+	e.ok("Ack", got.Ack())
+	e.wantBack("after A's second return", q, transport.Quorum, nil, []string{"B/fresh/0"})
+}
