@@ -1,24 +1,31 @@
 // Command acemq is the operator's tool for AceMQ: it shows what a retry
-// policy does to a queue and what a topology file declares, before any of it
-// reaches a broker.
+// policy does to a queue and what a topology file declares before any of it
+// reaches a broker, compares a topology with a live broker and applies it,
+// and deals with dead letters.
 //
 //	acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' [--attempt 3]
 //	acemq topology plan -f topology.yaml
+//	acemq topology diff -f topology.yaml
+//	acemq dlq replay orders.new.dlq --match 'reason contains "timeout"'
 //	acemq version
 //
 // Every verb is a thin call into the acemq packages, so what it prints is
 // exactly what a service built with them would do. Exit status: 0 when all is
-// well, 1 when a topology does not validate, 2 for a usage mistake or any
-// other error.
+// well, 1 when a topology does not validate (or, for diff and apply, differs
+// from the broker), 2 for a usage mistake or any other error, 130 when a dlq
+// verb is stopped by Ctrl-C.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -31,17 +38,22 @@ const (
 )
 
 func main() {
-	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// The first Ctrl-C (or SIGTERM) ends the context: a verb moving messages
+	// finishes those in hand and stops. A second one kills the process, as
+	// usual; the broker then hands back what the process held.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	os.Exit(execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // execute runs the command line args and says how the process should exit.
 // Errors go to stderr as "acemq: ..."; a usage mistake is followed by the
 // command's usage.
-func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetIn(stdin)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -65,10 +77,11 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "acemq",
-		Short: "Review AceMQ retry ladders and topologies before they reach a broker",
+		Short: "Review AceMQ retry ladders and topologies, and deal with dead letters",
 		Long: `acemq shows what an AceMQ retry policy does to a queue and what a topology
 file declares, exactly as the AceMQ libraries (Go, Java, .NET, Python, Ruby)
-would declare it.`,
+would declare it; compares a topology with a live broker and applies it; and
+shows, replays, parks, exports and purges dead letters without losing one.`,
 		// execute prints errors, and usage only after a usage mistake.
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -76,7 +89,7 @@ would declare it.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newLadderCmd(), newTopologyCmd(), newDemoCmd(), newVersionCmd())
+	root.AddCommand(newLadderCmd(), newTopologyCmd(), newDLQCmd(), newDemoCmd(), newVersionCmd())
 	return root
 }
 

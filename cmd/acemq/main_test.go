@@ -28,7 +28,7 @@ type result struct {
 func run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := execute(args, strings.NewReader(stdin), &stdout, &stderr)
+	code := execute(t.Context(), args, strings.NewReader(stdin), &stdout, &stderr)
 	return result{stdout.String(), stderr.String(), code}
 }
 

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// deadLetters puts n dead letters of source in source.dlq, declaring
+// source, source.dlq and source.parked on the broker at url.
+func deadLetters(t *testing.T, url, source string, n int) transport.Transport {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := acemq.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	tr := conn.Transport()
+	for _, q := range []string{source, acemq.DeadLetterQueue(source), acemq.ParkedQueue(source)} {
+		if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
+	}
+	first := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC).UnixMilli()
+	for i := range n {
+		reason := "exhausted 5 attempts: payment declined"
+		if i%3 == 0 {
+			reason = "exhausted 5 attempts: timeout calling stock"
+		}
+		id := fmt.Sprintf("id-%03d", i)
+		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: acemq.DeadLetterQueue(source), Mandatory: true, Message: transport.Message{
+			Headers: transport.Table{acemq.HeaderID: id, acemq.HeaderType: "order.created", acemq.HeaderAttempt: int64(5),
+				acemq.HeaderFirstSeen: first, acemq.HeaderError: reason, "tenant": "acme"},
+			ContentType: "application/json", MessageID: id, Persistent: true, Body: fmt.Appendf(nil, `{"n":%d}`, i),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr
+}
+
+func depthOf(t *testing.T, tr transport.Transport, queue string) int {
+	t.Helper()
+	s, err := tr.InspectQueue(t.Context(), queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Messages
+}
+
+func wantRun(t *testing.T, r result, code int, stdout string) {
+	t.Helper()
+	if r.code != code || r.stdout != stdout {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit %d, stdout:\n%s", r.code, r.stdout, r.stderr, code, stdout)
+	}
+}
+
+// Every dlq verb on memory://, as an operator runs them one after another.
+func TestDLQVerbs(t *testing.T) {
+	url := "memory://cli-dlq-verbs"
+	tr := deadLetters(t, url, "orders.new", 30)
+	at := []string{"--url", url}
+
+	r := run(t, "", append([]string{"dlq", "show", "orders.new.dlq", "--limit", "2"}, at...)...)
+	if r.code != 0 || strings.Count(r.stdout, "reason:  exhausted 5 attempts") != 2 ||
+		!strings.Contains(r.stdout, "1. id-000  type order.created  attempt 5  age ") ||
+		!strings.Contains(r.stdout, `body:    "{\"n\":1}" (application/json)`) {
+		t.Errorf("show printed (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, "", append([]string{"dlq", "show", "orders.new.dlq", "--limit", "0", "--json"}, at...)...)
+	var shown []shownMessage
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown) != 30 || shown[29].ID != "id-029" {
+		t.Errorf("show --json: %v; %d messages; stdout:\n%.400s", err, len(shown), r.stdout)
+	}
+	wantRun(t, run(t, "", append([]string{"dlq", "show", "orders.new.dlq", "--reasons"}, at...)...), 0,
+		"COUNT  REASON\n20     exhausted 5 attempts: payment declined\n10     exhausted 5 attempts: timeout calling stock\n")
+
+	wantRun(t, run(t, "", append([]string{"dlq", "replay", "orders.new.dlq", "--dry-run", "--match", `reason contains "timeout"`}, at...)...), 0,
+		"orders.new.dlq: would replay 10 of the 30 messages taken (the queue held 30); 20 left in place\n")
+	r = run(t, "", append([]string{"dlq", "replay", "orders.new.dlq", "--match", `reason contains "timeout"`, "--limit", "4"}, at...)...)
+	wantRun(t, r, 0, "orders.new.dlq: replayed 4 of the 10 messages taken (the queue held 30); 6 left in place\n")
+	// Progress lines at every tenth of the queue, on stderr.
+	if !strings.HasPrefix(r.stderr, "replay orders.new.dlq: 3 of 30 taken, 1 moved, 2 left, 0 doubtful\n") {
+		t.Errorf("replay's progress lines:\n%s", r.stderr)
+	}
+	if n := depthOf(t, tr, "orders.new"); n != 4 {
+		t.Errorf("orders.new holds %d, want 4", n)
+	}
+
+	wantRun(t, run(t, "", append([]string{"dlq", "park", "orders.new.dlq", "--match", `headers["tenant"] == "acme" && body matches "\"n\":2[0-9]"`}, at...)...), 0,
+		"orders.new.dlq: parked 10 of the 26 messages taken (the queue held 26); 16 left in place\n")
+
+	file := filepath.Join(t.TempDir(), "dlq.jsonl")
+	wantRun(t, run(t, "", append([]string{"dlq", "export", "orders.new.dlq", "--out", file}, at...)...), 0,
+		"orders.new.dlq: exported 16 of the 16 messages taken (the queue held 16); 0 left in place\n")
+	r = run(t, "", append([]string{"dlq", "export", "orders.new.dlq", "--out", file}, at...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "file exists") {
+		t.Errorf("a second export to the same file: exit %d, %s", r.code, r.stderr)
+	}
+	wantRun(t, run(t, "", append([]string{"dlq", "purge", "orders.new.dlq", "--yes"}, at...)...), 0,
+		"purged orders.new.dlq: 16 messages deleted\n")
+	wantRun(t, run(t, "", append([]string{"dlq", "import", file, "--to", "orders.new.dlq"}, at...)...), 0,
+		file+": imported 16 of the 16 messages taken; 0 left in place\n")
+	if n := depthOf(t, tr, "orders.new.dlq"); n != 16 {
+		t.Errorf("orders.new.dlq holds %d after the import, want 16", n)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRun(t, run(t, string(data), append([]string{"dlq", "import", "-", "--to", "orders.new.parked", "--dry-run"}, at...)...), 0,
+		"-: would import 16 of the 16 messages taken; 0 left in place\n")
+}
+
+// Mistakes are refused before anything connects.
+func TestDLQUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dlq", "replay"}, "takes 1 argument (QUEUE), found 0"},
+		{[]string{"dlq", "replay", "orders.new"}, "name the target with --to"},
+		{[]string{"dlq", "replay", "orders.new.dlq", "--match", "reason ==="}, "does not compile"},
+		{[]string{"dlq", "replay", "orders.new.dlq", "--match", "attempt"}, "does not compile"},
+		{[]string{"dlq", "replay", "orders.new.dlq", "--limit", "-1"}, "--limit must be 0 (all) or more"},
+		{[]string{"dlq", "replay", "orders.new.dlq", "--rate", "-5"}, "--rate must be 0 (unlimited) or more"},
+		{[]string{"dlq", "park", "orders.new.parked"}, "is not one"},
+		{[]string{"dlq", "purge", "orders.new.dlq"}, "add --yes"},
+		{[]string{"dlq", "export", "orders.new.dlq"}, "needs --out FILE"},
+		{[]string{"dlq", "import", "x.jsonl"}, "needs --to QUEUE"},
+		{[]string{"dlq", "show", "q", "--limit", "-2"}, "--limit must be 0 (all) or more"},
+		{[]string{"dlq", "resend", "orders.new.dlq"}, `unknown command "resend"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := tt.args
+			if tt.args[1] != "resend" {
+				args = append(args, "--url", "amqp://nobody:secret@localhost:1/") // never reached
+			}
+			r := run(t, "", args...)
+			if r.code != exitFailure || !strings.Contains(r.stderr, tt.want) || !strings.Contains(r.stderr, "Usage:") {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d, %q and the usage", r.code, r.stderr, exitFailure, tt.want)
+			}
+		})
+	}
+}
+
+// What a failing replay reports: what it did, and where the rest are.
+func TestDLQReplayIntoAMissingQueue(t *testing.T) {
+	url := "memory://cli-dlq-missing"
+	deadLetters(t, url, "orders.new", 3)
+	r := run(t, "", "dlq", "replay", "orders.new.dlq", "--to", "orders.nowhere", "--url", url)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "the queue orders.nowhere does not exist; declare it first") || strings.Contains(r.stderr, "Usage:") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// On the test broker: list finds the dead-letter and parked queues through
+// the management API, and a replay moves a dead-letter queue home.
+func TestDLQOnBroker(t *testing.T) {
+	url := brokertest.URL(t)
+	source := brokertest.UniqueName(t, "cli-dlq")
+	tr := deadLetters(t, url, source, 12)
+	at := []string{"--url", url}
+	mgmt := append([]string{"--management-url", brokertest.ManagementURL()}, at...)
+
+	r := run(t, "", append([]string{"dlq", "list"}, mgmt...)...)
+	row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acemq.DeadLetterQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +12 +\d+h\d+m\d+s$`)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "QUEUE") || !row.MatchString(r.stdout) {
+		t.Errorf("list: exit %d, stdout:\n%s\nstderr:\n%s\nwant a row for %s with 12 messages", r.code, r.stdout, r.stderr, acemq.DeadLetterQueue(source))
+	}
+	r = run(t, "", append([]string{"dlq", "list", "--json"}, mgmt...)...)
+	var listed []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil {
+		t.Fatalf("list --json: %v\n%s", err, r.stdout)
+	}
+	var found map[string]any
+	for _, q := range listed {
+		if q["name"] == acemq.ParkedQueue(source) {
+			found = q
+		}
+	}
+	if want := map[string]any{"name": acemq.ParkedQueue(source), "source": source, "messages": 0.0, "consumers": 0.0}; !reflect.DeepEqual(found, want) {
+		t.Errorf("list --json lists %s as %v, want %v", acemq.ParkedQueue(source), found, want)
+	}
+
+	wantRun(t, run(t, "", append([]string{"dlq", "replay", acemq.DeadLetterQueue(source)}, at...)...), 0,
+		fmt.Sprintf("%s: replayed 12 of the 12 messages taken (the queue held 12); 0 left in place\n", acemq.DeadLetterQueue(source)))
+	if n := depthOf(t, tr, source); n != 12 {
+		t.Errorf("%s holds %d, want 12", source, n)
+	}
+}

@@ -1,0 +1,229 @@
+package deadletter
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// window is how many moves may await their confirms at once: taking goes
+// on while the broker confirms.
+const window = 512
+
+// settleTimeout bounds the wait for one move's confirm. A lost connection
+// fails the moves it had in flight at once; this is for a broker that does
+// not answer.
+const settleTimeout = 30 * time.Second
+
+// item is a message taken from a source, and how to remove its original.
+type item struct {
+	msg transport.Message
+	ack func() error
+}
+
+// source gives the next message to move; ok is false when there is none.
+type source func(ctx context.Context) (it item, ok bool, err error)
+
+// sink is where the messages moved go.
+type sink interface {
+	// send starts moving m; the Confirmation resolves once it is safely
+	// there (nil) or certainly not (an error).
+	send(ctx context.Context, m transport.Message) *transport.Confirmation
+	// flush asks for everything sent to be made safe: the sink may hold
+	// Confirmations back until then (a file until it is synced).
+	flush()
+}
+
+// inFlight is a move sent and not yet settled.
+type inFlight struct {
+	item
+	done *transport.Confirmation
+}
+
+// mover moves messages from a source to a sink, removing each original
+// only once the sink has it safely.
+type mover struct {
+	o        Options
+	src      source
+	dst      sink
+	max      int // take no more than this many; < 0: no bound
+	now      func() time.Time
+	limiter  *rate.Limiter
+	p        Progress
+	inFlight []inFlight // in the order sent
+}
+
+func newMover(o Options, src source, dst sink, max int) *mover {
+	m := &mover{o: o, src: src, dst: dst, max: max, now: time.Now}
+	if o.Now != nil {
+		m.now = o.Now
+	}
+	if o.Rate > 0 {
+		m.limiter = rate.NewLimiter(rate.Limit(o.Rate), 1)
+	}
+	return m
+}
+
+// run moves until the source is done, o.Limit is reached, a move fails (it
+// stops at the first failure) or ctx ends; then it settles the moves in
+// flight, the messages in hand, even once ctx has ended.
+func (m *mover) run(ctx context.Context) (Progress, error) {
+	err := m.loop(ctx)
+	m.dst.flush()
+	for len(m.inFlight) > 0 {
+		err = cmp.Or(err, m.settleOldest(ctx))
+	}
+	m.report()
+	if err != nil {
+		return m.p, err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return m.p, fmt.Errorf("stopped: %w", err)
+	}
+	return m.p, nil
+}
+
+func (m *mover) loop(ctx context.Context) error {
+	for (m.max < 0 || m.p.Taken < m.max) && (m.o.Limit == 0 || m.p.Moved+len(m.inFlight) < m.o.Limit) && ctx.Err() == nil {
+		it, ok, err := m.src(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("taking the next message: %w", err)
+		}
+		if !ok {
+			return nil
+		}
+		m.p.Taken++
+		match, err := m.o.Match.Match(it.msg, m.now())
+		switch {
+		case err != nil:
+			m.p.Left++
+			return err
+		case !match:
+			m.p.Left++ // its original stays
+			m.report()
+			continue
+		case m.o.DryRun:
+			m.p.Moved++ // would be; its original stays
+			m.report()
+			continue
+		}
+		if m.limiter != nil && m.limiter.Wait(ctx) != nil {
+			m.p.Left++ // never sent
+			return nil
+		}
+		m.inFlight = append(m.inFlight, inFlight{it, m.dst.send(ctx, it.msg)})
+		m.report()
+		if len(m.inFlight) == window {
+			m.dst.flush()
+			if err := m.settleOldest(ctx); err != nil {
+				return err
+			}
+		}
+		// Settle what is answered already, so that acks go out steadily.
+		for len(m.inFlight) > 0 && answered(m.inFlight[0].done) {
+			if err := m.settleOldest(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func answered(c *transport.Confirmation) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// settleOldest waits for the oldest move in flight to be answered, then
+// removes its original when it is safely at its target. It returns the
+// move's failure, if any.
+func (m *mover) settleOldest(ctx context.Context) error {
+	f := m.inFlight[0]
+	m.inFlight = m.inFlight[1:]
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	err := f.done.Wait(wctx)
+	switch {
+	case refused(err):
+		m.p.Left++
+		err = fmt.Errorf("message %s: %w", describe(f.msg), err)
+	case err != nil:
+		m.p.Doubtful++
+		err = fmt.Errorf("message %s may or may not be at its target: %w", describe(f.msg), err)
+	default:
+		if err = f.ack(); err != nil {
+			m.p.Doubtful++
+			err = fmt.Errorf("message %s is at its target, but its original could not be removed: %w", describe(f.msg), err)
+		} else {
+			m.p.Moved++
+		}
+	}
+	m.report()
+	return err
+}
+
+func (m *mover) report() {
+	if m.o.Progress != nil {
+		m.o.Progress(m.p)
+	}
+}
+
+// refused says the broker certainly did not take a message: it came back
+// unroutable, was refused, or broke a rule. Any other failure (a lost
+// connection, no answer in time) leaves it unknown.
+func refused(err error) bool {
+	return errors.Is(err, transport.ErrUnroutable) || errors.Is(err, transport.ErrRefused) ||
+		errors.Is(err, transport.ErrPreconditionFailed) || errors.Is(err, errNotSent)
+}
+
+// errNotSent marks a message a sink could not even start to move.
+var errNotSent = errors.New("not sent")
+
+// describe names a message in an error: its id, or that it has none.
+func describe(m transport.Message) string {
+	if id := acemq.ReadEnvelope(m).ID; id != "" {
+		return id
+	}
+	return "(no id)"
+}
+
+// fromQueue goes through queue as it stands: no more messages than it held
+// at the start are taken. The messages not moved stay with the Taker,
+// unacknowledged, and closing it puts them back in their places. With keep,
+// nothing is removed: what the sink has is copied, not moved.
+func fromQueue(ctx context.Context, t transport.Transport, queue string, o Options, dst sink, keep bool) (Progress, error) {
+	state, err := t.InspectQueue(ctx, queue)
+	if err != nil {
+		return Progress{}, err
+	}
+	taker, err := t.Take(ctx, queue)
+	if err != nil {
+		return Progress{}, err
+	}
+	defer taker.Close()
+	src := func(ctx context.Context) (item, bool, error) {
+		d, ok, err := taker.Next(ctx)
+		it := item{msg: d.Message, ack: d.Ack}
+		if keep {
+			it.ack = func() error { return nil }
+		}
+		return it, ok, err
+	}
+	m := newMover(o, src, dst, state.Messages)
+	m.p.Total = state.Messages
+	return m.run(ctx)
+}

@@ -1,0 +1,85 @@
+package deadletter
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Matcher selects messages with an expression (the expr language,
+// expr-lang.org) over the fields of Fields, such as
+//
+//	reason contains "timeout" && attempt >= 3
+//	type == "order.created" && headers["tenant"] == "acme"
+//	age > duration("24h") || body matches "\"sku\": ?\"X-"
+type Matcher struct {
+	source  string
+	program *vm.Program
+}
+
+// Fields are what a match expression sees of a message, read leniently
+// from its envelope as a handler would.
+type Fields struct {
+	ID          string `expr:"id"`
+	Type        string `expr:"type"`
+	Attempt     int    `expr:"attempt"`
+	Reason      string `expr:"reason"` // x-acemq-error
+	Origin      string `expr:"origin"`
+	Correlation string `expr:"correlation"`
+	// Age since first seen; -1ns when that is not known.
+	Age         time.Duration `expr:"age"`
+	ReplayCount int           `expr:"replayCount"`
+	ContentType string        `expr:"contentType"`
+	// Headers are the application headers: every header but x-acemq-*.
+	Headers map[string]any `expr:"headers"`
+	Body    string         `expr:"body"`
+}
+
+// Compile checks expression once: its names and types, and that it gives
+// true or false.
+func Compile(expression string) (*Matcher, error) {
+	p, err := expr.Compile(expression, expr.Env(Fields{}), expr.AsBool())
+	if err != nil {
+		return nil, fmt.Errorf("the match expression %q does not compile: %w", expression, err)
+	}
+	return &Matcher{source: expression, program: p}, nil
+}
+
+// String is the expression.
+func (m *Matcher) String() string { return m.source }
+
+// Match says whether the expression holds for msg. A nil Matcher matches
+// everything.
+func (m *Matcher) Match(msg transport.Message, now time.Time) (bool, error) {
+	if m == nil {
+		return true, nil
+	}
+	out, err := expr.Run(m.program, FieldsOf(msg, now))
+	if err != nil {
+		return false, fmt.Errorf("the match expression %q: %w", m.source, err)
+	}
+	return out.(bool), nil // AsBool guarantees it
+}
+
+// FieldsOf reads the fields of msg; now gives its age.
+func FieldsOf(msg transport.Message, now time.Time) Fields {
+	e := acemq.ReadEnvelope(msg)
+	return Fields{
+		ID:          e.ID,
+		Type:        e.Type,
+		Attempt:     e.Attempt,
+		Reason:      e.Error,
+		Origin:      e.Origin,
+		Correlation: e.Correlation,
+		Age:         e.Age(now),
+		ReplayCount: acemq.ReadReplay(msg.Headers).Count,
+		ContentType: msg.ContentType,
+		Headers:     e.Headers,
+		Body:        string(msg.Body),
+	}
+}

@@ -1,0 +1,138 @@
+package deadletter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Options shape a move (Replay, Park) or an Export.
+type Options struct {
+	// Limit moves at most this many messages; 0 moves every one.
+	Limit int
+	// Match selects the messages to move; nil selects every one. The others
+	// stay where they are.
+	Match *Matcher
+	// Rate bounds the moves per second; 0 is as fast as the broker confirms.
+	Rate float64
+	// DryRun goes through the queue as a move would and counts what it
+	// would move, but moves nothing.
+	DryRun bool
+	// Progress, when set, is told after each message taken.
+	Progress func(Progress)
+	// Now is the clock for acemq-replayed-at and ages; nil is time.Now.
+	Now func() time.Time
+}
+
+// Progress counts a move's messages so far; at the end it is the result.
+type Progress struct {
+	// Total is how many messages the queue held when the move started: no
+	// more than these are taken.
+	Total int
+	// Taken from the queue so far.
+	Taken int
+	// Moved: confirmed at their target (or written to the file) and removed
+	// from the queue; in a dry run, those that would be; in an Export that
+	// keeps them, those written.
+	Moved int
+	// Left where they were: not matching, a dry run, or their move failed.
+	Left int
+	// Doubtful: sent to the target, but the broker's answer or the
+	// acknowledgement of the original was lost with the connection. Each
+	// may now be in both places; none is in neither.
+	Doubtful int
+}
+
+// Replay moves the messages of from (a Q.dlq or Q.parked) back to the queue
+// to, or to from's source queue when to is "", for their handlers to try
+// again: attempt 1, the first-seen time kept, x-acemq-error removed, and the
+// replay headers of CONTRACT.md section 6 set (from, at, count one higher).
+// Everything else travels byte for byte.
+func Replay(ctx context.Context, t transport.Transport, from, to string, o Options) (Progress, error) {
+	if to == "" {
+		source, ok := Source(from)
+		if !ok {
+			return Progress{}, fmt.Errorf("replay from %s: %w: its name ends in neither .dlq nor .parked; name the queue to replay into", from, ErrNoSource)
+		}
+		to = source
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	return move(ctx, t, from, to, o, func(m *transport.Message) {
+		m.Persistent = true
+		h := maps.Clone(m.Headers)
+		if h == nil {
+			h = transport.Table{}
+		}
+		h[acemq.HeaderAttempt] = int64(1)
+		delete(h, acemq.HeaderError)
+		acemq.Replay{From: from, At: now(), Count: acemq.ReadReplay(h).Count + 1}.Write(h)
+		m.Headers = h
+	})
+}
+
+// Park moves the messages of a dead-letter queue Q.dlq to Q.parked,
+// unchanged: they are kept aside for a person, out of the way of replays of
+// the dead-letter queue.
+func Park(ctx context.Context, t transport.Transport, from string, o Options) (Progress, error) {
+	source, ok := Source(from)
+	if !ok || !IsDeadLetterQueue(from) {
+		return Progress{}, fmt.Errorf("park from %s: only a dead-letter queue (a name ending in .dlq) is parked", from)
+	}
+	return move(ctx, t, from, acemq.ParkedQueue(source), o, func(m *transport.Message) { m.Persistent = true })
+}
+
+// move moves from's messages to the queue to, rewriting each with rewrite.
+func move(ctx context.Context, t transport.Transport, from, to string, o Options, rewrite func(*transport.Message)) (Progress, error) {
+	if from == to {
+		return Progress{}, fmt.Errorf("move %s to %s: %w", from, to, ErrSameQueue)
+	}
+	// A publish to a missing queue would only come back unroutable after
+	// the first message was taken: say so before taking any.
+	if err := mustExist(ctx, t, to); err != nil {
+		return Progress{}, fmt.Errorf("move %s to %s: %w", from, to, err)
+	}
+	p, err := fromQueue(ctx, t, from, o, &brokerSink{t: t, queue: to, rewrite: rewrite}, false)
+	if err != nil {
+		return p, fmt.Errorf("move %s to %s: %w", from, to, err)
+	}
+	return p, nil
+}
+
+// mustExist fails, saying what to do, when queue does not exist.
+func mustExist(ctx context.Context, t transport.Transport, queue string) error {
+	_, err := t.InspectQueue(ctx, queue)
+	if errors.Is(err, transport.ErrNotFound) {
+		return fmt.Errorf("the queue %s does not exist; declare it first (acemq topology apply): %w", queue, err)
+	}
+	return err
+}
+
+// brokerSink publishes to a queue, mandatory and confirmed, through the
+// default exchange as every AceMQ republish does.
+type brokerSink struct {
+	t       transport.Transport
+	queue   string
+	rewrite func(*transport.Message)
+}
+
+func (s *brokerSink) send(ctx context.Context, m transport.Message) *transport.Confirmation {
+	s.rewrite(&m)
+	c, err := s.t.Publish(ctx, transport.Publishing{RoutingKey: s.queue, Mandatory: true, Message: m})
+	if err != nil {
+		var resolve func(error)
+		c, resolve = transport.NewConfirmation()
+		resolve(err)
+	}
+	return c
+}
+
+// flush has nothing to do: the broker confirms by itself.
+func (s *brokerSink) flush() {}
