@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 func TestWireArguments(t *testing.T) {
@@ -89,5 +90,17 @@ func TestRecorderKeepsOrder(t *testing.T) {
 		if rec.Declarations[i].String() != plan[i].String() || rec.Declarations[i].Kind() != plan[i].Kind() {
 			t.Errorf("declaration %d = %v, want %v", i, rec.Declarations[i], plan[i])
 		}
+	}
+}
+
+func TestFormatTable(t *testing.T) {
+	got := FormatTable(Table{
+		"s": "a", "n": int64(3), "b": []byte("x"),
+		"x-death": []any{Table{"count": int64(1), "queue": "q.retry.1s", "time": time.Date(2026, 11, 30, 8, 1, 27, 0, time.UTC)}},
+		"m": map[string]any{"k": []any{"v", int32(2)}},
+	})
+	want := `{b: 0x78, m: {k: ["v", 2]}, n: 3, s: "a", x-death: [{count: 1, queue: "q.retry.1s", time: 2026-11-30T08:01:27Z}]}`
+	if got != want {
+		t.Errorf("FormatTable gave\n%s\nwant\n%s", got, want)
 	}
 }

@@ -6,26 +6,55 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
-// FormatTable renders a table with its keys sorted, strings quoted:
+// FormatTable renders a table with its keys sorted, strings quoted, nested
+// tables and arrays in the same style, bytes in hex and times in RFC 3339:
 // {x-dead-letter-exchange: "acemq.retry", x-message-ttl: 40000}.
 func FormatTable(t Table) string {
 	var b strings.Builder
+	formatValue(&b, t)
+	return b.String()
+}
+
+func formatValue(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case Table:
+		formatTable(b, v)
+	case map[string]any:
+		formatTable(b, v)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			formatValue(b, e)
+		}
+		b.WriteByte(']')
+	case string:
+		fmt.Fprintf(b, "%q", v)
+	case []byte:
+		fmt.Fprintf(b, "0x%x", v)
+	case time.Time:
+		b.WriteString(v.UTC().Format(time.RFC3339))
+	default:
+		fmt.Fprintf(b, "%v", v)
+	}
+}
+
+func formatTable(b *strings.Builder, t map[string]any) {
 	b.WriteByte('{')
 	for i, k := range slices.Sorted(maps.Keys(t)) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		switch v := t[k].(type) {
-		case string:
-			fmt.Fprintf(&b, "%s: %q", k, v)
-		default:
-			fmt.Fprintf(&b, "%s: %v", k, v)
-		}
+		b.WriteString(k)
+		b.WriteString(": ")
+		formatValue(b, t[k])
 	}
 	b.WriteByte('}')
-	return b.String()
 }
 
 // The JSON forms below are what `acemq ladder --json` and `acemq topology

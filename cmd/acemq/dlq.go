@@ -247,7 +247,7 @@ func showMessage(m transport.Message, now time.Time) shownMessage {
 	s := shownMessage{ID: e.ID, Type: e.Type, Attempt: e.Attempt, Reason: e.Error,
 		Headers: e.Headers, ContentType: m.ContentType, BodyBytes: len(m.Body), BodyPreview: preview(m.Body)}
 	if !e.FirstSeen.IsZero() {
-		first, age := e.FirstSeen.UTC(), e.Age(now).Seconds()
+		first, age := e.FirstSeen.UTC(), e.Age(now).Round(time.Millisecond).Seconds()
 		s.FirstSeen, s.AgeSeconds = &first, &age
 	}
 	if r := acemq.ReadReplay(m.Headers); r != (acemq.Replay{}) {

@@ -12,9 +12,9 @@ import (
 )
 
 // progress shows how a long dlq verb is getting on: a bar when w is a
-// terminal, else a line at every tenth of the way (every 1000 messages when
-// the total is not known), so that logs stay short and tests see the same
-// lines every time.
+// terminal, else a line at every tenth of the way but at most every 1000
+// messages (every 1000 when the total is not known), so that logs stay
+// short, a small run prints none, and tests see the same lines every time.
 type progress struct {
 	w     io.Writer
 	what  string
@@ -22,6 +22,9 @@ type progress struct {
 	shown int                      // the tenths (or thousands) printed
 	last  deadletter.Progress
 }
+
+// minStep is the fewest messages between two progress lines.
+const minStep = 1000
 
 func newProgress(w io.Writer, what string) *progress {
 	p := &progress{w: w, what: what}
@@ -43,10 +46,7 @@ func (p *progress) update(now deadletter.Progress) {
 		_ = p.bar.Set(now.Taken)
 		return
 	}
-	step := 1000
-	if now.Total > 0 {
-		step = max(now.Total/10, 1)
-	}
+	step := max(now.Total/10, minStep)
 	if n := now.Taken / step; n > p.shown {
 		p.shown = n
 		p.line(now)
