@@ -383,6 +383,9 @@ that message and the rest where they were.`,
 			if err := o.check(cmd, args); err != nil {
 				return err
 			}
+			if to == args[0] {
+				return fmt.Errorf("--to names %s itself: a queue cannot be replayed into itself", to)
+			}
 			if to == "" {
 				if _, ok := deadletter.Source(args[0]); !ok {
 					return fmt.Errorf("%s ends in neither .dlq nor .parked, so its source queue is not known: name the target with --to", args[0])
@@ -558,8 +561,10 @@ func runMove(cmd *cobra.Command, o moveOptions, verb, queue string, move func(co
 	progress := newProgress(cmd.ErrOrStderr(), verb+" "+queue)
 	p, err := move(ctx, conn.Transport(), o.options(progress))
 	progress.finish()
-	if _, werr := io.WriteString(cmd.OutOrStdout(), summary(verb, queue, o.dryRun, p)); werr != nil {
-		return werr
+	if err == nil || p.Taken > 0 {
+		if _, werr := io.WriteString(cmd.OutOrStdout(), summary(verb, queue, o.dryRun, p)); werr != nil {
+			return werr
+		}
 	}
 	if err != nil && ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted: %s stopped after the messages in hand; the rest are where they were", verb)}

@@ -137,6 +137,7 @@ func TestDLQUsage(t *testing.T) {
 	}{
 		{[]string{"dlq", "replay"}, "takes 1 argument (QUEUE), found 0"},
 		{[]string{"dlq", "replay", "orders.new"}, "name the target with --to"},
+		{[]string{"dlq", "replay", "orders.new.dlq", "--to", "orders.new.dlq"}, "cannot be replayed into itself"},
 		{[]string{"dlq", "replay", "orders.new.dlq", "--match", "reason ==="}, "does not compile"},
 		{[]string{"dlq", "replay", "orders.new.dlq", "--match", "attempt"}, "does not compile"},
 		{[]string{"dlq", "replay", "orders.new.dlq", "--limit", "-1"}, "--limit must be 0 (all) or more"},
@@ -167,7 +168,7 @@ func TestDLQReplayIntoAMissingQueue(t *testing.T) {
 	url := "memory://cli-dlq-missing"
 	deadLetters(t, url, "orders.new", 3)
 	r := run(t, "", "dlq", "replay", "orders.new.dlq", "--to", "orders.nowhere", "--url", url)
-	if r.code != exitFailure || !strings.Contains(r.stderr, "the queue orders.nowhere does not exist; declare it first") || strings.Contains(r.stderr, "Usage:") {
+	if r.code != exitFailure || r.stdout != "" || !strings.Contains(r.stderr, "the queue orders.nowhere does not exist; declare it first") || strings.Contains(r.stderr, "Usage:") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
