@@ -62,6 +62,7 @@ func TestGolden(t *testing.T) {
 		{"plan-json", []string{"topology", "plan", "-f", reference, "--json"}, ""},
 		{"plan-stdin", []string{"topology", "plan", "-f", "-"}, "exchanges: [{name: x, type: fanout, durable: false}]\nqueues: [{name: q, durable: false, bindings: [{exchange: x}]}]\n"},
 		{"plan-stdin-bad", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    bindings: [{exchange: x, key: a}]\n"},
+		{"diff-stdin-bad", []string{"topology", "diff", "-f", "-"}, "queues:\n  - name: q\n    bindings: [{exchange: x, key: a}]\n"},
 		{"plan-invalid", []string{"topology", "plan", "-f", "testdata/invalid.yaml"}, ""},
 		{"plan-invalid-json", []string{"topology", "plan", "-f", "testdata/invalid.yaml", "--json"}, ""},
 		{"plan-unknown-key", []string{"topology", "plan", "-f", "testdata/unknown-key.yaml"}, ""},

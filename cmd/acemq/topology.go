@@ -27,9 +27,8 @@ func newTopologyCmd() *cobra.Command {
 
 func newTopologyPlanCmd() *cobra.Command {
 	var (
-		file     string
-		jsonOut  bool
-		stdinArg = "-"
+		file    string
+		jsonOut bool
 	)
 	cmd := &cobra.Command{
 		Use:   "plan -f FILE [--json]",
@@ -43,23 +42,7 @@ problem and exits with status 1. FILE "-" is the standard input.`,
 		Args:                  cobra.NoArgs,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
-			var (
-				t   acemq.Topology
-				err error
-			)
-			if file == stdinArg {
-				var data []byte
-				if data, err = io.ReadAll(cmd.InOrStdin()); err != nil {
-					return fmt.Errorf("reading the topology from the standard input: %w", err)
-				}
-				t, err = topologyfile.Parse(data)
-				var perr *topologyfile.Error
-				if errors.As(err, &perr) {
-					perr.Path = "(standard input)"
-				}
-			} else {
-				t, err = topologyfile.Read(file)
-			}
+			t, err := readTopology(cmd.InOrStdin(), file)
 			if err != nil {
 				return err
 			}
@@ -70,6 +53,24 @@ problem and exits with status 1. FILE "-" is the standard input.`,
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
+}
+
+// readTopology reads the topology file at path, or the standard input when
+// path is "-".
+func readTopology(stdin io.Reader, path string) (acemq.Topology, error) {
+	if path != "-" {
+		return topologyfile.Read(path)
+	}
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		return acemq.Topology{}, fmt.Errorf("reading the topology from the standard input: %w", err)
+	}
+	t, err := topologyfile.Parse(data)
+	var perr *topologyfile.Error
+	if errors.As(err, &perr) {
+		perr.Path = "(standard input)"
+	}
+	return t, err
 }
 
 func runPlan(stdout, stderr io.Writer, t acemq.Topology, jsonOut bool) error {

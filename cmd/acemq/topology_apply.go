@@ -36,6 +36,7 @@ Exit status: 0 applied (or would apply), 1 refused, 2 on any error.`,
 		Args:                  cobra.NoArgs,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
+			o.stdin = cmd.InOrStdin()
 			return runApply(cmd.Context(), cmd.OutOrStdout(), o)
 		}),
 	}
@@ -52,7 +53,7 @@ func runApply(ctx context.Context, stdout io.Writer, o applyOptions) error {
 	var b strings.Builder
 	if conflicts := report.Conflicts(); len(conflicts) > 0 {
 		fmt.Fprintf(&b, "refused: %d declaration%s of %s would fail with PRECONDITION_FAILED on %s; nothing was declared\n",
-			len(conflicts), plural(len(conflicts)), o.file, endpoint)
+			len(conflicts), plural(len(conflicts)), o.name(), endpoint)
 		writeFindings(&b, conflicts)
 		if _, err := io.WriteString(stdout, b.String()); err != nil {
 			return err
@@ -69,7 +70,7 @@ func runApply(ctx context.Context, stdout io.Writer, o applyOptions) error {
 	}
 	if o.dryRun {
 		fmt.Fprintf(&b, "dry run: applying %s to %s would send these %d declarations, in order (%d of them missing there; the rest exist as declared):\n",
-			o.file, endpoint, len(plan), len(missing))
+			o.name(), endpoint, len(plan), len(missing))
 		writeNumbered(&b, plan)
 		for _, f := range missing {
 			fmt.Fprintf(&b, "missing: %s\n", f.Object)
@@ -86,7 +87,7 @@ func runApply(ctx context.Context, stdout io.Writer, o applyOptions) error {
 			return err
 		}
 		fmt.Fprintf(&b, "applied: %d declarations of %s sent to %s (%d of them were missing)\n",
-			len(plan), o.file, endpoint, len(missing))
+			len(plan), o.name(), endpoint, len(missing))
 	}
 	for _, f := range leftovers {
 		fmt.Fprintf(&b, "left alone: %s: %s\n", f.Object, f.Meaning)

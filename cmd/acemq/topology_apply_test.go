@@ -88,4 +88,12 @@ func TestTopologyApplyOnBroker(t *testing.T) {
 	if r.code != exitOK {
 		t.Errorf("diff after apply: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
+	yaml, err := os.ReadFile(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, string(yaml), append([]string{"topology", "diff", "-f", "-"}, flags...)...)
+	if r.code != exitOK || !strings.HasSuffix(r.stdout, "declarations of the standard input\n") {
+		t.Errorf("diff -f - after apply: exit %d, stderr %q, stdout:\n%s", r.code, r.stderr, r.stdout)
+	}
 }

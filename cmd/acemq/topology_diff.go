@@ -13,7 +13,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
-	"github.com/acemq-go/acemq/topologyfile"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -21,6 +20,7 @@ import (
 const exitDrift = 1
 
 type diffOptions struct {
+	stdin         io.Reader // for file "-"
 	file          string
 	url           string
 	managementURL string
@@ -52,6 +52,7 @@ does not read or validate, a management API that does not answer).`,
 		Args:                  cobra.NoArgs,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
+			o.stdin = cmd.InOrStdin()
 			return runDiff(cmd.Context(), cmd.OutOrStdout(), o)
 		}),
 	}
@@ -63,7 +64,7 @@ does not read or validate, a management API that does not answer).`,
 // addFlags adds the flags diff and apply share: the file, the broker and
 // the timeout.
 func (o *diffOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.file, "file", "f", "", "the topology `FILE` (YAML)")
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "the topology `FILE` (YAML); - for the standard input")
 	cmd.Flags().StringVar(&o.url, "url", "", "the broker's AMQP `URL`, for its vhost and credentials (default $ACEMQ_URL or amqp://guest:guest@localhost:5672/)")
 	cmd.Flags().StringVar(&o.managementURL, "management-url", "", "the management API, such as http://user:password@host:15672 (default $ACEMQ_MANAGEMENT_URL or the AMQP host on port 15672)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the broker")
@@ -87,7 +88,7 @@ func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {
 		}{endpoint.URL, endpoint.Vhost, report.InSync(), report}); err != nil {
 			return err
 		}
-	} else if _, err := io.WriteString(stdout, formatReport(o.file, endpoint, len(plan), report)); err != nil {
+	} else if _, err := io.WriteString(stdout, formatReport(o.name(), endpoint, len(plan), report)); err != nil {
 		return err
 	}
 	if !report.InSync() {
@@ -100,7 +101,7 @@ func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {
 // the broker.
 func diffFile(ctx context.Context, o diffOptions) (acemq.Topology, []transport.Declaration, admin.Endpoint, admin.Report, error) {
 	var none admin.Report
-	t, err := topologyfile.Read(o.file)
+	t, err := readTopology(o.stdin, o.file)
 	if err != nil {
 		return t, nil, admin.Endpoint{}, none, err
 	}
@@ -124,6 +125,14 @@ func diffFile(ctx context.Context, o diffOptions) (acemq.Topology, []transport.D
 		return t, nil, endpoint, none, err
 	}
 	return t, plan, endpoint, admin.Diff(plan, live), nil
+}
+
+// name is the file's name in a report.
+func (o diffOptions) name() string {
+	if o.file == "-" {
+		return "the standard input"
+	}
+	return o.file
 }
 
 // amqpURL is --url, else $ACEMQ_URL, else the local default.
