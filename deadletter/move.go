@@ -44,7 +44,9 @@ type Progress struct {
 	Left int
 	// Doubtful: sent to the target, but the broker's answer or the
 	// acknowledgement of the original was lost with the connection. Each
-	// may now be in both places; none is in neither.
+	// may now be in both places; none is in neither. After a lost
+	// connection a few more may be in both: AMQP does not confirm
+	// acknowledgements, and those sent as the connection went are lost.
 	Doubtful int
 }
 

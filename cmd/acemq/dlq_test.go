@@ -232,3 +232,30 @@ func TestProgressLines(t *testing.T) {
 		t.Errorf("progress lines without a total:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// Ctrl-C (the context ending) stops a replay after the messages in hand,
+// with exit status 130 and what it did.
+func TestDLQReplayInterrupted(t *testing.T) {
+	url := "memory://cli-dlq-interrupted"
+	tr := deadLetters(t, url, "orders.new", 30)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan result)
+	go func() {
+		var stdout, stderr strings.Builder
+		code := execute(ctx, []string{"dlq", "replay", "orders.new.dlq", "--rate", "20", "--url", url}, strings.NewReader(""), &stdout, &stderr)
+		done <- result{stdout.String(), stderr.String(), code}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); depthOf(t, tr, "orders.new") < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the replay moved fewer than 3 messages in 10s")
+		}
+	}
+	cancel()
+	r := <-done
+	moved, left := depthOf(t, tr, "orders.new"), depthOf(t, tr, "orders.new.dlq")
+	if r.code != exitInterrupted || !strings.Contains(r.stderr, "interrupted: replay stopped after the messages in hand") ||
+		!strings.HasPrefix(r.stdout, fmt.Sprintf("orders.new.dlq: replayed %d of the ", moved)) || moved+left != 30 {
+		t.Errorf("exit %d, stdout %q, stderr %q; %d moved and %d left of 30", r.code, r.stdout, r.stderr, moved, left)
+	}
+}
