@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -31,16 +32,16 @@ func newProgress(w io.Writer, what string) *progress {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
 			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("msgs"),
-			progressbar.OptionClearOnFinish())
+			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 	}
 	return p
 }
 
 // update is a deadletter.Options.Progress.
 func (p *progress) update(now deadletter.Progress) {
-	p.last = now
+	defer func() { p.last = now }()
 	if p.bar != nil {
-		if now.Total > 0 {
+		if now.Total > 0 && now.Total != p.last.Total {
 			p.bar.ChangeMax(now.Total)
 		}
 		_ = p.bar.Set(now.Taken)
