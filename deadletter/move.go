@@ -129,9 +129,10 @@ func (s *brokerSink) send(ctx context.Context, m transport.Message) *transport.C
 	s.rewrite(&m)
 	c, err := s.t.Publish(ctx, transport.Publishing{RoutingKey: s.queue, Mandatory: true, Message: m})
 	if err != nil {
+		// Publish fails only before the message is written: it is not sent.
 		var resolve func(error)
 		c, resolve = transport.NewConfirmation()
-		resolve(err)
+		resolve(fmt.Errorf("%w: %w", errNotSent, err))
 	}
 	return c
 }

@@ -34,17 +34,12 @@ func (o *brokerOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the broker to answer a connect")
 }
 
-// amqpURL is --url, else $ACEMQ_URL, else the local default.
-func (o brokerOptions) amqpURL() string {
-	return orDefault(o.url, os.Getenv("ACEMQ_URL"), "amqp://guest:guest@localhost:5672/")
-}
-
 // connect opens a connection named after the verb, as the management UI
 // shows it.
 func (o brokerOptions) connect(ctx context.Context, verb string) (*acemq.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	return acemq.Connect(ctx, o.amqpURL(), acemq.WithConnectionName("acemq dlq "+verb))
+	return acemq.Connect(ctx, amqpURL(o.url), acemq.WithConnectionName("acemq dlq "+verb))
 }
 
 func newDLQCmd() *cobra.Command {
@@ -89,7 +84,7 @@ marked redelivered.`,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			endpoint, err := admin.EndpointFor(o.amqpURL(), orDefault(managementURL, os.Getenv("ACEMQ_MANAGEMENT_URL")))
+			endpoint, err := managementEndpoint(o.url, managementURL)
 			if err != nil {
 				return err
 			}

@@ -78,7 +78,7 @@ func runApply(ctx context.Context, stdout io.Writer, o applyOptions) error {
 	} else {
 		ctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
-		conn, err := acemq.Connect(ctx, o.amqpURL())
+		conn, err := acemq.Connect(ctx, amqpURL(o.url))
 		if err != nil {
 			return err
 		}

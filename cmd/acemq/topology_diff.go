@@ -114,7 +114,7 @@ func diffFile(ctx context.Context, o diffOptions) (acemq.Topology, []transport.D
 	if err != nil {
 		return t, nil, admin.Endpoint{}, none, err
 	}
-	endpoint, err := admin.EndpointFor(o.amqpURL(), orDefault(o.managementURL, os.Getenv("ACEMQ_MANAGEMENT_URL")))
+	endpoint, err := managementEndpoint(o.url, o.managementURL)
 	if err != nil {
 		return t, nil, admin.Endpoint{}, none, err
 	}
@@ -135,9 +135,17 @@ func (o diffOptions) name() string {
 	return o.file
 }
 
-// amqpURL is --url, else $ACEMQ_URL, else the local default.
-func (o diffOptions) amqpURL() string {
-	return orDefault(o.url, os.Getenv("ACEMQ_URL"), "amqp://guest:guest@localhost:5672/")
+// amqpURL is the --url flag's value, else $ACEMQ_URL, else the local
+// default: the broker every verb that reaches one uses.
+func amqpURL(flag string) string {
+	return orDefault(flag, os.Getenv("ACEMQ_URL"), "amqp://guest:guest@localhost:5672/")
+}
+
+// managementEndpoint is the management API of the broker at the --url
+// flag's AMQP URL: the --management-url flag's, else
+// $ACEMQ_MANAGEMENT_URL, else found from the AMQP URL (admin.EndpointFor).
+func managementEndpoint(urlFlag, managementFlag string) (admin.Endpoint, error) {
+	return admin.EndpointFor(amqpURL(urlFlag), orDefault(managementFlag, os.Getenv("ACEMQ_MANAGEMENT_URL")))
 }
 
 func formatReport(file string, endpoint admin.Endpoint, declarations int, r admin.Report) string {
