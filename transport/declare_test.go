@@ -97,7 +97,7 @@ func TestFormatTable(t *testing.T) {
 	got := FormatTable(Table{
 		"s": "a", "n": int64(3), "b": []byte("x"),
 		"x-death": []any{Table{"count": int64(1), "queue": "q.retry.1s", "time": time.Date(2026, 11, 30, 8, 1, 27, 0, time.UTC)}},
-		"m": map[string]any{"k": []any{"v", int32(2)}},
+		"m":       map[string]any{"k": []any{"v", int32(2)}},
 	})
 	want := `{b: 0x78, m: {k: ["v", 2]}, n: 3, s: "a", x-death: [{count: 1, queue: "q.retry.1s", time: 2026-11-30T08:01:27Z}]}`
 	if got != want {
