@@ -38,6 +38,7 @@ type Conn struct {
 	url       string // redacted: it may be logged and printed
 	logger    *slog.Logger
 	clock     transport.Clock
+	observer  Observer
 	consumers atomic.Int64 // started and not yet closed
 }
 
@@ -88,6 +89,7 @@ type connectOptions struct {
 	name        string
 	clock       transport.Clock
 	fallbacks   []string
+	observer    Observer
 }
 
 // WithTLS sets the whole TLS configuration of an amqps:// connection.
@@ -149,6 +151,9 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 	if o.clock == nil {
 		o.clock = transport.SystemClock
 	}
+	if o.observer == nil {
+		o.observer = NopObserver{}
+	}
 	redacted := rabbitmq.RedactURL(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -169,7 +174,9 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("acemq: %w", err)
 	}
-	return &Conn{transport: t, url: redacted, logger: o.logger, clock: o.clock}, nil
+	c := &Conn{transport: t, url: redacted, logger: o.logger, clock: o.clock, observer: o.observer}
+	t.Notify(c.connectionEvent)
+	return c, nil
 }
 
 func (o connectOptions) dialRabbitMQ(ctx context.Context, rawURL string) (transport.Transport, error) {
@@ -229,6 +236,25 @@ func (o connectOptions) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
+// connectionEvent passes the transport's connection events to the
+// observer; the transport logs them itself.
+func (c *Conn) connectionEvent(e transport.Event) {
+	var kind EventKind
+	switch e.Kind {
+	case transport.EventLost:
+		kind = EventConnectionLost
+	case transport.EventRecovered:
+		kind = EventConnectionRecovered
+	case transport.EventBlocked:
+		kind = EventConnectionBlocked
+	case transport.EventUnblocked:
+		kind = EventConnectionUnblocked
+	default:
+		return
+	}
+	c.observer.Event(Event{Kind: kind, Conn: c, Address: e.Address, Reason: e.Reason, Err: e.Err})
+}
+
 // Transport is the connection's transport, for declaring a Topology
 // (Topology.Apply) or inspecting queues.
 func (c *Conn) Transport() transport.Transport { return c.transport }
@@ -239,7 +265,12 @@ func (c *Conn) String() string { return "acemq.Conn(" + c.url + ")" }
 // Close closes the connection. Close consumers first, so that they can hand
 // back what they hold.
 func (c *Conn) Close() error {
-	if err := c.transport.Close(); err != nil && !errors.Is(err, transport.ErrClosed) {
+	err := c.transport.Close()
+	if errors.Is(err, transport.ErrClosed) {
+		return nil // closed before
+	}
+	c.observer.Event(Event{Kind: EventConnectionClosed, Conn: c})
+	if err != nil {
 		return fmt.Errorf("acemq: closing %s: %w", c.url, err)
 	}
 	return nil

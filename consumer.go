@@ -120,6 +120,7 @@ type Consumer struct {
 	drain     time.Duration
 	backoff   time.Duration // before requeueing after a failed republish
 	clock     transport.Clock
+	observer  Observer
 
 	handlerCtx    context.Context // cancelled when the drain timeout ends
 	stopHandlers  context.CancelFunc
@@ -136,9 +137,18 @@ type Consumer struct {
 	rungMissing, setAsideFailures atomic.Int64
 }
 
+// inHand is a delivery being handled and settled, with what its observer
+// was told at DeliveryStart; DeliveryEnd is told once, when it is settled.
+type inHand struct {
+	transport.Delivery
+	ctx     context.Context // DeliveryStart's
+	info    *DeliveryInfo
+	handled time.Duration // how long the handler ran
+}
+
 // wait is a delivery held in the consumer until its timer fires.
 type wait struct {
-	d    transport.Delivery
+	d    inHand
 	s    settlement
 	stop func() bool // the timer's; true when it had not fired
 }
@@ -166,7 +176,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	cons := &Consumer{
 		conn: c, queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
 		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
-		waits: map[*wait]struct{}{},
+		observer: c.observer, waits: map[*wait]struct{}{},
 	}
 	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.Background())
 	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
@@ -183,6 +193,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		cons.workers.Go(cons.work)
 	}
 	c.consumers.Add(1)
+	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Ladder: ladder, Conn: c})
 	return cons, nil
 }
 
@@ -225,7 +236,7 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Han
 	defer func() {
 		if r := recover(); r != nil {
 			panicErr = fmt.Errorf("handler panicked: %v", r)
-			in.Decision = Reject(panicErr)
+			in.Decision, in.Panicked = Reject(panicErr), true
 			panicErr = fmt.Errorf("%w\n%s", panicErr, debug.Stack())
 		}
 	}()
@@ -247,101 +258,134 @@ func decodeBody(codec Codec, m transport.Message, v any) error {
 
 func (c *Consumer) work() {
 	for d := range c.sub.Deliveries() {
+		h := c.start(d)
 		if c.stopping.Load() {
-			c.requeue(d)
+			c.requeue(h, ReasonShutdown)
 			c.requeuedAtEnd.Add(1)
 			continue
 		}
 		c.running.Add(1)
-		in, panicErr := c.handle(c.handlerCtx, d)
+		began := c.clock.Now()
+		in, panicErr := c.handle(h.ctx, d)
+		if in.DecodeErr == nil {
+			h.handled = c.clock.Now().Sub(began)
+		}
 		c.running.Add(-1)
 		if panicErr != nil {
 			c.logger.Error("acemq: handler panicked", "message_id", d.MessageID, "error", panicErr)
 		}
-		c.execute(d, in, settle(in, c.policy, c.ladder, c.random))
+		c.execute(h, in, settle(in, c.policy, c.ladder, c.random))
 	}
+}
+
+// start tells the observer a delivery has arrived.
+func (c *Consumer) start(d transport.Delivery) inHand {
+	info := &DeliveryInfo{Queue: c.queue, Exchange: d.Exchange, RoutingKey: d.RoutingKey, Headers: d.Headers,
+		MessageID: d.MessageID, Type: readString(d.Headers[HeaderType]), Attempt: readCount(d.Headers[HeaderAttempt]),
+		Redelivered: d.Redelivered, BodySize: len(d.Body)}
+	if id := readString(d.Headers[HeaderID]); id != "" {
+		info.MessageID = id
+	}
+	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
+}
+
+// end tells the observer how a delivery was settled.
+func (c *Consumer) end(h inHand, outcome Outcome, s settlement) {
+	attempt := s.Attempt
+	if attempt == 0 {
+		attempt = h.info.Attempt
+	}
+	c.observer.DeliveryEnd(h.ctx, h.info, SettleResult{Outcome: outcome, Attempt: attempt, Delay: s.Delay,
+		Target: s.Target, Reason: s.Reason, ReasonClass: s.Class, HandlerDuration: h.handled})
 }
 
 // execute carries out a settlement: ack, republish then ack, or hold the
 // delivery for an in-process wait.
-func (c *Consumer) execute(d transport.Delivery, in delivered, s settlement) {
+func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 	switch {
 	case s.Target == "":
-		c.ack(d, s.Outcome)
+		c.ack(h, s)
 	case s.Wait > 0 || s.Outcome == RetriedInConsumer:
-		c.hold(d, s)
+		c.hold(h, s)
 	default:
 		c.settles.Add(1)
 		defer c.settles.Done()
-		err := c.republish(d, s)
+		err := c.republish(h, s)
 		switch {
 		case err == nil:
-			c.ack(d, s.Outcome)
+			c.ack(h, s)
 		case s.Outcome == RetriedOnRung && errors.Is(err, transport.ErrUnroutable):
 			c.rungMissing.Add(1)
-			c.logger.Warn("acemq: retry rung missing; waiting in the consumer instead", "rung", s.Target, "message_id", d.MessageID)
+			c.logger.Warn("acemq: retry rung missing; waiting in the consumer instead", "rung", s.Target, "message_id", h.info.MessageID)
+			c.observer.Event(Event{Kind: EventRungMissing, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Delay: s.Delay})
 			in.RungUnavailable = true
-			c.execute(d, in, settle(in, c.policy, c.ladder, c.random))
+			c.execute(h, in, settle(in, c.policy, c.ladder, c.random))
 		default:
-			c.setAsideFailed(d, s, err)
+			c.setAsideFailed(h, s, err)
 		}
 	}
 }
 
-// republish publishes the message as s says and waits for the confirm.
-func (c *Consumer) republish(d transport.Delivery, s settlement) error {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultConfirmTimeout)
+// republish publishes the message as s says and waits for the confirm,
+// in the delivery's observed context but not bound by its cancellation.
+func (c *Consumer) republish(h inHand, s settlement) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), DefaultConfirmTimeout)
 	defer cancel()
-	conf, err := c.transport.Publish(ctx, republication(d.Message, s))
-	if err == nil {
-		err = conf.Wait(ctx)
-	}
-	return confirmErr(ctx, c.transport, err)
+	return startPublish(ctx, c.observer, c.transport, c.clock, republication(h.Message, s), true).wait(ctx)
 }
 
-func (c *Consumer) setAsideFailed(d transport.Delivery, s settlement, err error) {
+func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 	if s.Outcome == DeadLettered || s.Outcome == Parked {
 		c.setAsideFailures.Add(1)
+		c.observer.Event(Event{Kind: EventSetAsideFailed, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Err: err})
 	}
 	c.logger.Error("acemq: republish failed; the message goes back to its queue",
-		"message_id", d.MessageID, "target", s.Target, "outcome", s.Outcome.String(), "error", err)
-	c.hold(d, settlement{Outcome: Requeued, Wait: c.backoff})
+		"message_id", h.info.MessageID, "target", s.Target, "outcome", s.Outcome.String(), "error", err)
+	c.hold(h, settlement{Outcome: Requeued, Wait: c.backoff, Reason: err.Error(), Class: ReasonRepublishFailed})
 }
 
-func (c *Consumer) ack(d transport.Delivery, o Outcome) {
-	if err := d.Ack(); err != nil {
+func (c *Consumer) ack(h inHand, s settlement) {
+	if err := h.Ack(); err != nil {
 		// The broker delivers it again: at least once, never lost.
-		c.logger.Warn("acemq: ack failed; the broker will deliver the message again", "message_id", d.MessageID, "error", err)
+		c.logger.Warn("acemq: ack failed; the broker will deliver the message again", "message_id", h.info.MessageID, "error", err)
 		c.counts[Requeued].Add(1)
+		c.end(h, Requeued, settlement{Reason: err.Error(), Class: ReasonAckFailed})
 		return
 	}
-	c.counts[o].Add(1)
-	if o == DeadLettered || o == Parked {
-		c.logger.Warn("acemq: message set aside", "message_id", d.MessageID, "outcome", o.String())
+	c.counts[s.Outcome].Add(1)
+	if s.Outcome == DeadLettered || s.Outcome == Parked {
+		c.logger.Warn("acemq: message set aside", "message_id", h.info.MessageID, "outcome", s.Outcome.String(),
+			"target", s.Target, "reason_class", string(s.Class))
 	}
+	c.end(h, s.Outcome, s)
 }
 
-func (c *Consumer) requeue(d transport.Delivery) {
-	if err := d.Nack(true); err != nil {
-		c.logger.Warn("acemq: requeue failed; the broker will deliver the message again", "message_id", d.MessageID, "error", err)
+// requeue hands h back to the broker, for class.
+func (c *Consumer) requeue(h inHand, class ReasonClass) {
+	s := settlement{Class: class}
+	if err := h.Nack(true); err != nil {
+		c.logger.Warn("acemq: requeue failed; the broker will deliver the message again", "message_id", h.info.MessageID, "error", err)
+		s.Reason = err.Error()
 	}
 	c.counts[Requeued].Add(1)
+	c.end(h, Requeued, s)
 }
 
-// hold keeps d until s.Wait has passed, without a goroutine while it
+// hold keeps h until s.Wait has passed, without a goroutine while it
 // waits; prefetch bounds how many are held.
-func (c *Consumer) hold(d transport.Delivery, s settlement) {
-	w := &wait{d: d, s: s}
+func (c *Consumer) hold(h inHand, s settlement) {
+	w := &wait{d: h, s: s}
 	c.mu.Lock()
 	if !c.stopping.Load() {
 		c.waits[w] = struct{}{}
 		c.settles.Add(1) // done when the timer's callback ends or Close cuts it short
 		w.stop = c.clock.AfterFunc(s.Wait, func() { c.endWait(w) })
 		c.mu.Unlock()
+		c.observer.Event(Event{Kind: EventWaitStarted, Queue: c.queue, MessageID: h.info.MessageID, Delay: s.Wait})
 		return
 	}
 	c.mu.Unlock()
-	c.requeue(d) // closing: hand it back rather than start a wait
+	c.requeue(h, ReasonShutdown) // closing: hand it back rather than start a wait
 	c.requeuedAtEnd.Add(1)
 }
 
@@ -351,15 +395,16 @@ func (c *Consumer) endWait(w *wait) {
 	c.mu.Lock()
 	delete(c.waits, w)
 	c.mu.Unlock()
+	c.observer.Event(Event{Kind: EventWaitEnded, Queue: c.queue, MessageID: w.d.info.MessageID, Delay: w.s.Wait})
 	if w.s.Outcome == Requeued {
-		c.requeue(w.d)
+		c.requeue(w.d, w.s.Class)
 		return
 	}
 	if err := c.republish(w.d, w.s); err != nil {
 		c.setAsideFailed(w.d, w.s, err)
 		return
 	}
-	c.ack(w.d, w.s.Outcome)
+	c.ack(w.d, w.s)
 }
 
 // Stats counts what the consumer has done so far.
@@ -424,7 +469,8 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	}
 	c.mu.Unlock()
 	for _, w := range cut {
-		c.requeue(w.d)
+		c.observer.Event(Event{Kind: EventWaitEnded, Queue: c.queue, MessageID: w.d.info.MessageID, Delay: w.s.Wait, CutShort: true})
+		c.requeue(w.d, ReasonShutdown)
 		c.settles.Done()
 	}
 	report.WaitsCutShort = len(cut)
@@ -436,6 +482,7 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	case <-ctx.Done():
 	}
 	report.Requeued = int(c.requeuedAtEnd.Load())
+	c.observer.Event(Event{Kind: EventConsumerStopped, Queue: c.queue, Conn: c.conn})
 	if cancelErr != nil {
 		return report, fmt.Errorf("acemq: closing the consumer of %s: %w", c.queue, cancelErr)
 	}

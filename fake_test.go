@@ -35,7 +35,7 @@ func newFake() *fakeTransport {
 }
 
 func (f *fakeTransport) conn() *Conn {
-	return &Conn{transport: f, url: "fake://", logger: slog.New(slog.DiscardHandler), clock: transport.SystemClock}
+	return &Conn{transport: f, url: "fake://", logger: slog.New(slog.DiscardHandler), clock: transport.SystemClock, observer: NopObserver{}}
 }
 
 func (f *fakeTransport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {
@@ -91,12 +91,15 @@ func (f *fakeTransport) Get(context.Context, string) (transport.Delivery, bool, 
 func (f *fakeTransport) Take(context.Context, string) (transport.Taker, error) {
 	return nil, errors.New("not in the fake")
 }
+func (f *fakeTransport) Ping(context.Context) error { return nil }
 func (f *fakeTransport) State() transport.State {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return transport.State{Connected: true, Connects: 1, Blocked: f.blocked != "", BlockedReason: f.blocked}
 }
 func (f *fakeTransport) Close() error { return nil }
+
+func (f *fakeTransport) Notify(func(transport.Event)) {}
 
 // nodeDown is a Declarer that refuses the queues named in down, and
 // bindings to them, with NOT_FOUND.

@@ -1,10 +1,18 @@
 package acemq
 
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// DefaultHealthTimeout bounds Health's round trip to the broker when its
+// context has no deadline.
+const DefaultHealthTimeout = 5 * time.Second
 
 // Health is a Conn's state, for liveness and readiness checks and for
-// operators. It is read from what the Conn already knows; Health asks the
-// broker nothing.
+// operators.
 type Health struct {
 	// Broker is the URL in use, without its password.
 	Broker string
@@ -12,6 +20,12 @@ type Health struct {
 	// (publishes and consumers wait for it) and after Close.
 	Connected bool
 	Closed    bool
+	// Answered: the broker answered a round trip (a channel opened and
+	// closed) within Health's context, in RoundTrip. It does not while the
+	// Conn reconnects, nor while the broker blocks it: RabbitMQ then reads
+	// nothing more from a connection that publishes.
+	Answered  bool
+	RoundTrip time.Duration
 	// Blocked: the broker blocks this connection's publishes for
 	// BlockedReason (a memory or disk alarm); publishes wait, and fail with
 	// ErrBlocked at their deadline. RabbitMQ tells a connection so only once
@@ -29,8 +43,65 @@ type Health struct {
 	LastErrorAt time.Time
 }
 
-// Health reports the Conn's state now.
-func (c *Conn) Health() Health {
+// Live says the Conn is of use: it is not closed. A Conn that is
+// reconnecting is live; restarting the process would not bring the broker
+// back any sooner.
+func (h Health) Live() bool { return !h.Closed }
+
+// Ready says the Conn can work now: connected, and the broker answered.
+func (h Health) Ready() bool { return h.Connected && h.Answered && !h.Closed }
+
+// MarshalJSON writes h as the health handlers serve it: the fields in
+// camelCase, the error as its text, live and ready included.
+func (h Health) MarshalJSON() ([]byte, error) {
+	type view struct {
+		Broker           string     `json:"broker"`
+		Live             bool       `json:"live"`
+		Ready            bool       `json:"ready"`
+		Connected        bool       `json:"connected"`
+		Closed           bool       `json:"closed"`
+		Answered         bool       `json:"answered"`
+		RoundTripSeconds float64    `json:"roundTripSeconds,omitempty"`
+		Blocked          bool       `json:"blocked"`
+		BlockedReason    string     `json:"blockedReason,omitempty"`
+		Consumers        int        `json:"consumers"`
+		Recoveries       int        `json:"recoveries"`
+		LastError        string     `json:"lastError,omitempty"`
+		LastErrorAt      *time.Time `json:"lastErrorAt,omitempty"`
+	}
+	v := view{Broker: h.Broker, Live: h.Live(), Ready: h.Ready(), Connected: h.Connected, Closed: h.Closed,
+		Answered: h.Answered, RoundTripSeconds: h.RoundTrip.Seconds(), Blocked: h.Blocked, BlockedReason: h.BlockedReason,
+		Consumers: h.Consumers, Recoveries: h.Recoveries}
+	if h.LastError != nil {
+		v.LastError, v.LastErrorAt = h.LastError.Error(), &h.LastErrorAt
+	}
+	return json.Marshal(v)
+}
+
+// Health reports the Conn's state and makes a round trip to the broker,
+// bounded by ctx (by DefaultHealthTimeout when ctx has no deadline).
+func (c *Conn) Health(ctx context.Context) Health {
+	h := c.state()
+	if h.Closed {
+		return h
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultHealthTimeout)
+		defer cancel()
+	}
+	start := time.Now()
+	if c.transport.Ping(ctx) == nil {
+		h.Answered, h.RoundTrip = true, time.Since(start)
+	}
+	// The round trip may have waited for a reconnect: read the state again.
+	after := c.state()
+	after.Answered, after.RoundTrip = h.Answered, h.RoundTrip
+	return after
+}
+
+// state is what the Conn knows, without asking the broker.
+func (c *Conn) state() Health {
 	st := c.transport.State()
 	return Health{
 		Broker:    c.url,
@@ -40,4 +111,35 @@ func (c *Conn) Health() Health {
 		Recoveries: max(st.Connects-1, 0),
 		LastError:  st.LastError, LastErrorAt: st.LastErrorAt,
 	}
+}
+
+// LivenessHandler answers a liveness probe: 200 while the Conn is not
+// closed (reconnecting included), else 503, with the Conn's state as JSON.
+// It asks the broker nothing.
+func (c *Conn) LivenessHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := c.state()
+		writeHealth(w, h, h.Live())
+	})
+}
+
+// ReadinessHandler answers a readiness probe: 200 when the Conn is
+// connected and the broker answers within timeout, else 503, with Health
+// as JSON. Mount it where the platform probes, such as /readyz.
+func (c *Conn) ReadinessHandler(timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		h := c.Health(ctx)
+		writeHealth(w, h, h.Ready())
+	})
+}
+
+func writeHealth(w http.ResponseWriter, h Health, ok bool) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(h)
 }

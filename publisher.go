@@ -30,7 +30,8 @@ type Publisher[T any] struct {
 	timeout   time.Duration
 	window    int
 	origin    string
-	now       func() time.Time
+	clock     transport.Clock
+	observer  Observer
 }
 
 // PublisherOption configures a Publisher.
@@ -77,7 +78,7 @@ func NewPublisher[T any](c *Conn, exchange string, opts ...PublisherOption) *Pub
 		opt(&o)
 	}
 	return &Publisher[T]{transport: c.transport, exchange: exchange, codec: o.codec, timeout: o.timeout,
-		window: max(o.window, 1), origin: o.origin, now: c.clock.Now}
+		window: max(o.window, 1), origin: o.origin, clock: c.clock, observer: c.observer}
 }
 
 // defaultCodec is Bytes for []byte, Text for string and JSON otherwise.
@@ -159,7 +160,7 @@ func (p *Publisher[T]) Publish(ctx context.Context, routingKey string, body T, o
 	if err != nil {
 		return p.fail(routingKey, id, err)
 	}
-	if err := p.confirm(ctx, pub); err != nil {
+	if err := startPublish(ctx, p.observer, p.transport, p.clock, pub, false).wait(ctx); err != nil {
 		return p.fail(routingKey, id, err)
 	}
 	return nil
@@ -204,7 +205,7 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 		index int
 		id    string
 		key   string
-		conf  *transport.Confirmation
+		pub   *observedPublish
 	}
 	var failed []BatchFailure
 	fail := func(i int, key, id string, err error) {
@@ -213,24 +214,20 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 	window := make(chan inFlight, p.window)
 	settleOldest := func() {
 		f := <-window
-		if err := f.conf.Wait(ctx); err != nil {
-			fail(f.index, f.key, f.id, confirmErr(ctx, p.transport, err))
+		if err := f.pub.wait(ctx); err != nil {
+			fail(f.index, f.key, f.id, err)
 		}
 	}
 	for i, m := range msgs {
 		pub, id, err := p.prepare(m.RoutingKey, m.Body, m.Options)
-		if err == nil {
-			var conf *transport.Confirmation
-			if conf, err = p.transport.Publish(ctx, pub); err == nil {
-				if len(window) == cap(window) {
-					settleOldest()
-				}
-				window <- inFlight{i, id, m.RoutingKey, conf}
-				continue
-			}
-			err = confirmErr(ctx, p.transport, err)
+		if err != nil {
+			fail(i, m.RoutingKey, id, err)
+			continue
 		}
-		fail(i, m.RoutingKey, id, err)
+		if len(window) == cap(window) {
+			settleOldest()
+		}
+		window <- inFlight{i, id, m.RoutingKey, startPublish(ctx, p.observer, p.transport, p.clock, pub, false)}
 	}
 	for len(window) > 0 {
 		settleOldest()
@@ -255,7 +252,7 @@ func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) 
 	for _, opt := range opts {
 		opt(&env)
 	}
-	env = env.Complete(routingKey, p.now())
+	env = env.Complete(routingKey, p.clock.Now())
 	data, err := p.codec.Marshal(body)
 	if err != nil {
 		return transport.Publishing{}, env.ID, err
@@ -265,15 +262,6 @@ func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) 
 		return transport.Publishing{}, env.ID, err
 	}
 	return transport.Publishing{Exchange: p.exchange, RoutingKey: routingKey, Mandatory: true, Message: msg}, env.ID, nil
-}
-
-// confirm publishes and waits for the broker's answer.
-func (p *Publisher[T]) confirm(ctx context.Context, pub transport.Publishing) error {
-	conf, err := p.transport.Publish(ctx, pub)
-	if err == nil {
-		err = conf.Wait(ctx)
-	}
-	return confirmErr(ctx, p.transport, err)
 }
 
 // confirmErr says "timed out" for a publish cut short by its deadline, and

@@ -56,8 +56,13 @@ type settlement struct {
 	Attempt int
 	// Reason is the x-acemq-error of a set-aside message.
 	Reason string
+	// Class sorts the reason, or the retry, for observers.
+	Class ReasonClass
 	// Wait is how long the consumer holds the delivery before republishing.
 	Wait time.Duration
+	// Delay is a retry's scheduled wait: on the rung, or (with jitter,
+	// as Wait) in the consumer.
+	Delay time.Duration
 }
 
 // delivered is what the settlement of one delivery depends on.
@@ -65,8 +70,10 @@ type delivered struct {
 	Source    string
 	DecodeErr error
 	Decision  Decision
-	Attempt   int
-	Age       time.Duration // UnknownAge when not known
+	// Panicked: the handler panicked; Decision rejects with the panic.
+	Panicked bool
+	Attempt  int
+	Age      time.Duration // UnknownAge when not known
 	// RungUnavailable: the rung for this wait is missing or returned the
 	// message, so the wait is the consumer's.
 	RungUnavailable bool
@@ -77,35 +84,43 @@ type delivered struct {
 func settle(in delivered, policy RetryPolicy, ladder RetryLadder, random func() float64) settlement {
 	// The set-aside queues' names are built only when needed: an accept,
 	// the common case, allocates nothing.
-	park := func(reason string) settlement {
-		return settlement{Outcome: Parked, Target: ParkedQueue(in.Source), Reason: reason}
+	park := func(reason string, class ReasonClass) settlement {
+		return settlement{Outcome: Parked, Target: ParkedQueue(in.Source), Reason: reason, Class: class}
 	}
-	deadLetter := func(reason string) settlement {
-		return settlement{Outcome: DeadLettered, Target: DeadLetterQueue(in.Source), Reason: reason}
+	deadLetter := func(reason string, class ReasonClass) settlement {
+		return settlement{Outcome: DeadLettered, Target: DeadLetterQueue(in.Source), Reason: reason, Class: class}
 	}
 	if in.DecodeErr != nil {
-		return park("could not be decoded: " + in.DecodeErr.Error())
+		return park("could not be decoded: "+in.DecodeErr.Error(), ReasonUndecodable)
 	}
 	d := in.Decision
 	switch {
 	case d.verdict == accepted:
 		return settlement{Outcome: Accepted}
 	case d.verdict == parked:
-		return park(d.err.Error())
-	case d.verdict == rejected, d.verdict == retried && IsFatal(d.err):
-		return deadLetter(d.err.Error())
+		return park(d.err.Error(), ReasonParked)
+	case in.Panicked:
+		return deadLetter(d.err.Error(), ReasonPanicked)
+	case d.verdict == rejected:
+		return deadLetter(d.err.Error(), ReasonRejected)
+	case d.verdict == retried && IsFatal(d.err):
+		return deadLetter(d.err.Error(), ReasonFatal)
 	case d.verdict != retried:
-		return deadLetter("the handler returned no decision")
+		return deadLetter("the handler returned no decision", ReasonNoDecision)
 	}
 	r := policy.Decide(in.Attempt, in.Age)
-	if r.GivesUp() {
-		return deadLetter(r.Reason() + ": " + d.err.Error())
+	switch r.Outcome {
+	case GiveUpExhausted:
+		return deadLetter(r.Reason()+": "+d.err.Error(), ReasonExhausted)
+	case GiveUpTooOld:
+		return deadLetter(r.Reason()+": "+d.err.Error(), ReasonTooOld)
 	}
 	next := r.Attempt + 1
 	if rung, ok := ladder.RungFor(r.Delay); ok && !in.RungUnavailable {
-		return settlement{Outcome: RetriedOnRung, Target: rung.Queue, Attempt: next}
+		return settlement{Outcome: RetriedOnRung, Target: rung.Queue, Attempt: next, Class: ReasonRetry, Delay: r.Delay}
 	}
-	return settlement{Outcome: RetriedInConsumer, Target: in.Source, Attempt: next, Wait: policy.Jittered(r.Delay, random)}
+	wait := policy.Jittered(r.Delay, random)
+	return settlement{Outcome: RetriedInConsumer, Target: in.Source, Attempt: next, Class: ReasonRetry, Wait: wait, Delay: wait}
 }
 
 // republication is the publish that carries out s for message m: through the

@@ -20,32 +20,34 @@ func TestSettle(t *testing.T) {
 		want settlement
 	}{
 		{"undecodable is parked", delivered{DecodeErr: errors.New("invalid character 'x'"), Decision: Accept(), Attempt: 1},
-			settlement{Outcome: Parked, Target: "orders.parked", Reason: "could not be decoded: invalid character 'x'"}},
+			settlement{Outcome: Parked, Target: "orders.parked", Reason: "could not be decoded: invalid character 'x'", Class: ReasonUndecodable}},
 		{"accept acks", delivered{Decision: Accept(), Attempt: 3}, settlement{Outcome: Accepted}},
 		{"reject dead-letters", delivered{Decision: Reject(boom), Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom"}},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom", Class: ReasonRejected}},
+		{"a panic dead-letters", delivered{Decision: Reject(boom), Panicked: true, Attempt: 1},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom", Class: ReasonPanicked}},
 		{"a fatal retry dead-letters at once", delivered{Decision: Retry(Fatal(boom)), Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom"}},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom", Class: ReasonFatal}},
 		{"a wrapped fatal error too", delivered{Decision: Retry(fmt.Errorf("charging: %w", Fatal(boom))), Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "charging: boom"}},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "charging: boom", Class: ReasonFatal}},
 		{"park parks", delivered{Decision: Park(boom), Attempt: 2},
-			settlement{Outcome: Parked, Target: "orders.parked", Reason: "boom"}},
+			settlement{Outcome: Parked, Target: "orders.parked", Reason: "boom", Class: ReasonParked}},
 		{"no decision dead-letters", delivered{Decision: Decision{}, Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "the handler returned no decision"}},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "the handler returned no decision", Class: ReasonNoDecision}},
 		{"first retry waits in the consumer", delivered{Decision: Retry(boom), Attempt: 1, Age: UnknownAge},
-			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 2, Wait: 10 * sec}},
+			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 2, Wait: 10 * sec, Delay: 10 * sec, Class: ReasonRetry}},
 		{"second retry waits in the consumer", delivered{Decision: Retry(boom), Attempt: 2, Age: minute},
-			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 3, Wait: 20 * sec}},
+			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 3, Wait: 20 * sec, Delay: 20 * sec, Class: ReasonRetry}},
 		{"third retry goes to the rung", delivered{Decision: Retry(boom), Attempt: 3, Age: minute},
-			settlement{Outcome: RetriedOnRung, Target: "orders.retry.40s", Attempt: 4}},
+			settlement{Outcome: RetriedOnRung, Target: "orders.retry.40s", Attempt: 4, Delay: 40 * sec, Class: ReasonRetry}},
 		{"a missing rung falls back to the consumer", delivered{Decision: Retry(boom), Attempt: 3, Age: minute, RungUnavailable: true},
-			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 4, Wait: 40 * sec}},
+			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 4, Wait: 40 * sec, Delay: 40 * sec, Class: ReasonRetry}},
 		{"the last attempt is exhausted", delivered{Decision: Retry(boom), Attempt: 4, Age: minute},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: boom"}},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: boom", Class: ReasonExhausted}},
 		{"too old", delivered{Decision: Retry(boom), Attempt: 1, Age: hr},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exceeded the maximum message age of 1h: boom"}},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exceeded the maximum message age of 1h: boom", Class: ReasonTooOld}},
 		{"retry without an error", delivered{Decision: Retry(nil), Attempt: 4},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: retry requested"}},
+			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: retry requested", Class: ReasonExhausted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +62,7 @@ func TestSettle(t *testing.T) {
 func TestSettleNoRetry(t *testing.T) {
 	ladder := mustLadder(t, "q", NoRetry())
 	got := settle(delivered{Source: "q", Decision: Retry(errors.New("x")), Attempt: 1}, NoRetry(), ladder, nil)
-	want := settlement{Outcome: DeadLettered, Target: "q.dlq", Reason: "exhausted 1 attempts: x"}
+	want := settlement{Outcome: DeadLettered, Target: "q.dlq", Reason: "exhausted 1 attempts: x", Class: ReasonExhausted}
 	if got != want {
 		t.Errorf("settle = %+v, want %+v", got, want)
 	}

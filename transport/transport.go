@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -50,9 +51,21 @@ type Transport interface {
 	// Subscription's channel until it is cancelled or the Transport closed.
 	Consume(ctx context.Context, queue string, opts ConsumeOptions) (Subscription, error)
 
+	// Ping makes a round trip to the broker (a channel opened and closed):
+	// nil once the broker has answered. While reconnecting it waits, as
+	// every operation does, for the connection or for ctx.
+	Ping(ctx context.Context) error
+
 	// State reports the connection as it stands: open or reconnecting,
 	// blocked by a broker alarm, and the last failure.
 	State() State
+
+	// Notify has f called with each connection Event from now on, in the
+	// order they happen and one at a time, never while the Transport holds
+	// a lock of its own: f must return quickly and must not call back into
+	// the Transport. Each call replaces the f before it; nil stops the
+	// calls.
+	Notify(f func(Event))
 
 	// Close closes the connection; nothing recovers after it.
 	Close() error
@@ -77,6 +90,48 @@ type State struct {
 	// failed reconnect), at LastErrorAt; nil when there has been none.
 	LastError   error
 	LastErrorAt time.Time
+}
+
+// Event is a change in a Transport's connection.
+type Event struct {
+	Kind EventKind
+	// Address is the broker address involved (no password), when known.
+	Address string
+	// Reason is why the broker blocks publishing (EventBlocked).
+	Reason string
+	// Err is why the connection was lost (EventLost).
+	Err error
+}
+
+// EventKind is what happened to the connection.
+type EventKind uint8
+
+const (
+	// EventLost: the connection broke; the Transport reconnects.
+	EventLost EventKind = iota + 1
+	// EventRecovered: a new connection is open after a loss.
+	EventRecovered
+	// EventBlocked: the broker blocks publishing (a resource alarm).
+	EventBlocked
+	// EventUnblocked: publishing may go on. A blocked connection that is
+	// lost reports it too, after EventLost: a new connection starts
+	// unblocked.
+	EventUnblocked
+)
+
+// String is "lost", "recovered", "blocked" or "unblocked".
+func (k EventKind) String() string {
+	switch k {
+	case EventLost:
+		return "lost"
+	case EventRecovered:
+		return "recovered"
+	case EventBlocked:
+		return "blocked"
+	case EventUnblocked:
+		return "unblocked"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Publishing is one message to publish.

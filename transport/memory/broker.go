@@ -125,7 +125,8 @@ func (b *Broker) connect(name string) *Transport {
 
 // SetAlarm raises a resource alarm, as RabbitMQ does when memory or disk
 // runs low: a connection that publishes is blocked (its State says so, with
-// reason) and its publishes wait until ClearAlarm, failing with an error
+// reason, and its Notify handler gets transport.EventBlocked) and its
+// publishes wait until ClearAlarm, failing with an error
 // matching transport.ErrBlocked when their context ends first. Consuming,
 // settling and declaring go on. (RabbitMQ reads the first publish after the
 // alarm before it stops reading; memory:// holds that one too.) A second
@@ -142,18 +143,28 @@ func (b *Broker) SetAlarm(reason string) {
 	b.alarm = reason
 }
 
-// ClearAlarm clears the alarm: every blocked connection is unblocked and
-// the publishes it held go on.
+// ClearAlarm clears the alarm: every blocked connection is unblocked (its
+// Notify handler gets transport.EventUnblocked) and the publishes it held go
+// on.
 func (b *Broker) ClearAlarm() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.alarm == "" {
+		b.mu.Unlock()
 		return
 	}
 	b.alarm = ""
 	close(b.alarmCleared)
+	var unblocked []*Transport
 	for t := range b.transports {
-		t.blocked = false
+		if t.blocked {
+			t.blocked = false
+			t.events.add(transport.Event{Kind: transport.EventUnblocked, Address: t.address()})
+			unblocked = append(unblocked, t)
+		}
+	}
+	b.mu.Unlock()
+	for _, t := range unblocked {
+		t.events.flush()
 	}
 }
 

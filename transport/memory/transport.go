@@ -35,6 +35,8 @@ type Transport struct {
 	connects  int
 	lastErr   error
 	lastErrAt time.Time
+
+	events notifier // Notify's
 }
 
 // String names the broker: memory://NAME.
@@ -43,6 +45,15 @@ func (t *Transport) String() string {
 		return "memory broker"
 	}
 	return "memory://" + t.name
+}
+
+// address is the Event.Address of t's events: memory://NAME, or "" when
+// not dialled.
+func (t *Transport) address() string {
+	if t.name == "" {
+		return ""
+	}
+	return t.String()
 }
 
 // State reports the connection: open until Close, blocked once it publishes
@@ -98,7 +109,9 @@ func (t *Transport) begin(ctx context.Context) error {
 // connectionError ends the current connection as RabbitMQ does on a
 // connection exception (503, 541), and opens the next one, as
 // transport/rabbitmq reconnects: deliveries not settled are requeued and
-// stale, exclusive queues are gone, subscriptions subscribe again.
+// stale, exclusive queues are gone, subscriptions subscribe again. It queues
+// the events (EventLost, EventUnblocked if blocked, EventRecovered); the
+// caller flushes them once the broker is unlocked.
 func (t *Transport) connectionError(err *amqpError) {
 	if !err.connection || t.closed {
 		return
@@ -106,8 +119,14 @@ func (t *Transport) connectionError(err *amqpError) {
 	t.b.closeConn(t.conn)
 	t.conn = &conn{t: t}
 	t.connects++
-	t.blocked = false // a new connection is blocked only once it publishes
 	t.lastErr, t.lastErrAt = fmt.Errorf("memory: connection closed by the broker: %w", classify(err)), t.b.clock.Now()
+	addr := t.address()
+	t.events.add(transport.Event{Kind: transport.EventLost, Address: addr, Err: t.lastErr})
+	if t.blocked {
+		t.blocked = false // a new connection is blocked only once it publishes
+		t.events.add(transport.Event{Kind: transport.EventUnblocked, Address: addr})
+	}
+	t.events.add(transport.Event{Kind: transport.EventRecovered, Address: addr})
 }
 
 // shortstr checks what AMQP sends as a short string, with amqp091's words.
@@ -125,6 +144,7 @@ func (t *Transport) DeclareExchange(ctx context.Context, e transport.Exchange) e
 	if err := shortstr(e.Name); err != nil {
 		return fmt.Errorf("memory: %s: %w", what, err)
 	}
+	defer t.events.flush() // after the unlock: the events of a connection error
 	if err := t.begin(ctx); err != nil {
 		return err
 	}
@@ -206,6 +226,7 @@ func (t *Transport) DeclareQueue(ctx context.Context, q transport.Queue) error {
 	if err != nil {
 		return fmt.Errorf("memory: %s: %w", what, err)
 	}
+	defer t.events.flush() // after the unlock: the events of a connection error
 	if err := t.begin(ctx); err != nil {
 		return err
 	}
@@ -311,6 +332,15 @@ func (t *Transport) Bind(ctx context.Context, bd transport.Binding) error {
 	return nil
 }
 
+// Ping answers at once, unless t is closed or ctx has ended.
+func (t *Transport) Ping(ctx context.Context) error {
+	if err := t.begin(ctx); err != nil {
+		return err
+	}
+	t.b.mu.Unlock()
+	return nil
+}
+
 // InspectQueue reports a queue's ready messages and consumers (a passive
 // declare, which counts as a use for x-expires).
 func (t *Transport) InspectQueue(ctx context.Context, queue string) (transport.QueueState, error) {
@@ -410,16 +440,19 @@ func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*trans
 }
 
 // waitUnblocked holds a publish while the broker's alarm is raised, marking
-// t blocked as RabbitMQ does a connection that publishes during one; it fails
-// with transport.ErrBlocked when ctx ends first.
+// t blocked as RabbitMQ does a connection that publishes during one (and
+// reporting EventBlocked the first time); it fails with transport.ErrBlocked
+// when ctx ends first.
 func (t *Transport) waitUnblocked(ctx context.Context) error {
 	b := t.b
 	b.mu.Lock()
 	closed, reason, cleared := t.closed, b.alarm, b.alarmCleared
-	if !closed && reason != "" {
+	if !closed && reason != "" && !t.blocked {
 		t.blocked = true
+		t.events.add(transport.Event{Kind: transport.EventBlocked, Address: t.address(), Reason: reason})
 	}
 	b.mu.Unlock()
+	t.events.flush()
 	if closed || reason == "" {
 		return nil // a closed Transport fails in begin
 	}

@@ -179,6 +179,11 @@ func (t *Transport) InspectQueue(ctx context.Context, queue string) (transport.Q
 	return st, err
 }
 
+// Ping opens and closes a channel: two round trips to the broker.
+func (t *Transport) Ping(ctx context.Context) error {
+	return t.do(ctx, "ping the broker", func(*amqp.Channel) error { return nil })
+}
+
 // PurgeQueue removes a queue's ready messages and says how many.
 func (t *Transport) PurgeQueue(ctx context.Context, queue string) (int, error) {
 	var n int

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -83,6 +84,8 @@ type Transport struct {
 	pub   *publisher
 
 	consumers map[*consumerChannel]struct{} // open, so Close can send their held acks; under mu
+
+	notify atomic.Pointer[func(transport.Event)] // Notify's handler; nil for none
 }
 
 // Dial connects to url (amqp:// or amqps://), or failing that to one of
@@ -112,10 +115,11 @@ func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
 		return nil, err
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	w := listen(conn)
 	t.conn, t.cur, t.ready, t.connects = conn, cur, make(chan struct{}), 1
 	close(t.ready)
 	t.wg.Add(1)
-	go t.supervise(conn)
+	go t.supervise(w)
 	return t, nil
 }
 
@@ -253,25 +257,43 @@ func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, err
 	return conn, nil
 }
 
+// watched is a connection with its notifications, registered before
+// anything uses it: amqp091 drops a connection.blocked nobody listens for.
+type watched struct {
+	conn   *amqp.Connection
+	closes chan *amqp.Error
+	blocks chan amqp.Blocking
+}
+
+func listen(conn *amqp.Connection) *watched {
+	return &watched{
+		conn:   conn,
+		closes: conn.NotifyClose(make(chan *amqp.Error, 1)),
+		blocks: conn.NotifyBlocked(make(chan amqp.Blocking, 4)),
+	}
+}
+
 // supervise watches the connection and redials it when lost, until Close.
-func (t *Transport) supervise(conn *amqp.Connection) {
+func (t *Transport) supervise(w *watched) {
 	defer t.wg.Done()
-	for conn != nil {
-		err := t.watch(conn)
+	for w != nil {
+		err := t.watch(w)
 		if err == nil {
 			return
 		}
 		t.failed(err)
-		t.log.Warn("rabbitmq: connection lost", "address", t.address(), "error", err.Error())
-		conn = t.reconnect()
+		addr := t.address()
+		t.log.Warn("rabbitmq: connection lost", "address", addr, "error", err.Error())
+		t.emit(transport.Event{Kind: transport.EventLost, Address: addr, Err: err})
+		t.setBlocked(false, "") // the next connection starts unblocked
+		w = t.reconnect()
 	}
 }
 
-// watch follows conn's blocked state until conn closes (its error) or the
-// Transport does (nil).
-func (t *Transport) watch(conn *amqp.Connection) error {
-	closes := conn.NotifyClose(make(chan *amqp.Error, 1))
-	blocks := conn.NotifyBlocked(make(chan amqp.Blocking, 4))
+// watch follows the connection's blocked state until it closes (its error)
+// or the Transport does (nil).
+func (t *Transport) watch(w *watched) error {
+	blocks := w.blocks
 	for {
 		select {
 		case <-t.ctx.Done():
@@ -282,12 +304,11 @@ func (t *Transport) watch(conn *amqp.Connection) error {
 				continue
 			}
 			t.setBlocked(b.Active, b.Reason)
-		case e := <-closes:
+		case e := <-w.closes:
 			if t.ctx.Err() != nil {
 				return nil
 			}
-			t.lose(conn)
-			t.setBlocked(false, "")
+			t.lose(w.conn)
 			if e == nil {
 				return errors.New("connection closed")
 			}
@@ -296,6 +317,8 @@ func (t *Transport) watch(conn *amqp.Connection) error {
 	}
 }
 
+// setBlocked records whether the broker blocks the connection, logging and
+// reporting a change. Only supervise's goroutine calls it.
 func (t *Transport) setBlocked(blocked bool, reason string) {
 	t.mu.Lock()
 	was := t.blocked
@@ -305,19 +328,44 @@ func (t *Transport) setBlocked(blocked bool, reason string) {
 	} else if !was && blocked {
 		t.unblocked = make(chan struct{})
 	}
+	addr := RedactURL(t.urls[t.cur])
 	t.mu.Unlock()
 	switch {
 	case blocked && !was:
 		t.log.Warn("rabbitmq: connection blocked by the broker", "reason", reason)
+		t.emit(transport.Event{Kind: transport.EventBlocked, Address: addr, Reason: reason})
 	case !blocked && was:
 		t.log.Info("rabbitmq: connection unblocked")
+		t.emit(transport.Event{Kind: transport.EventUnblocked, Address: addr})
+	}
+}
+
+// Notify has f called with each connection event from now on (see
+// transport.Transport): a loss (EventLost, then EventUnblocked if it was
+// blocked), the recovery (EventRecovered), the broker's connection.blocked
+// and connection.unblocked. A failed reconnect is no event (State's
+// LastError has it). f is called from the Transport's own goroutine, which
+// Close waits for: no call comes after Close returns.
+func (t *Transport) Notify(f func(transport.Event)) {
+	if f == nil {
+		t.notify.Store(nil)
+		return
+	}
+	t.notify.Store(&f)
+}
+
+// emit calls Notify's handler with e; only supervise's goroutine calls it,
+// holding no lock.
+func (t *Transport) emit(e transport.Event) {
+	if f := t.notify.Load(); f != nil {
+		(*f)(e)
 	}
 }
 
 // reconnect redials with backoff until it succeeds (the new connection) or
 // the Transport closes (nil). Each attempt is a round of the addresses,
 // starting with the one after the address just lost.
-func (t *Transport) reconnect() *amqp.Connection {
+func (t *Transport) reconnect() *watched {
 	delay := t.opts.ReconnectDelay
 	t.mu.Lock()
 	next := (t.cur + 1) % len(t.urls)
@@ -340,6 +388,7 @@ func (t *Transport) reconnect() *amqp.Connection {
 			delay = min(2*delay, t.opts.MaxReconnectDelay)
 			continue
 		}
+		w := listen(conn)
 		t.mu.Lock()
 		if t.closed {
 			t.mu.Unlock()
@@ -350,8 +399,10 @@ func (t *Transport) reconnect() *amqp.Connection {
 		t.connects++
 		close(t.ready)
 		t.mu.Unlock()
-		t.log.Info("rabbitmq: connection recovered", "address", RedactURL(t.urls[cur]))
-		return conn
+		addr := RedactURL(t.urls[cur])
+		t.log.Info("rabbitmq: connection recovered", "address", addr)
+		t.emit(transport.Event{Kind: transport.EventRecovered, Address: addr})
+		return w
 	}
 }
 

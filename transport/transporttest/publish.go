@@ -27,6 +27,7 @@ func publishBehaviours() []behaviour {
 		{"an invalid expiration is refused", invalidExpiration},
 		{"a user id other than the connection's user is refused", foreignUserID},
 		{"publish with an ended context fails and sends nothing", publishEndedContext},
+		{"ping answers until the transport is closed", pingUntilClosed},
 	}
 }
 
@@ -388,4 +389,14 @@ func publishEndedContext(e *env) {
 		e.t.Errorf("Publish with a cancelled context = %v, %v; want an error matching context.Canceled", c, err)
 	}
 	e.wantState(q, 0, 0)
+}
+
+func pingUntilClosed(e *env) {
+	tr := e.connect()
+	e.ok("Ping", tr.Ping(e.ctx))
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	e.wantErr("Ping with an ended context", tr.Ping(ctx), context.Canceled)
+	e.ok("Close", tr.Close())
+	e.wantErr("Ping after Close", tr.Ping(e.ctx), transport.ErrClosed)
 }

@@ -1,0 +1,329 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Observer is told what a Conn does: every publish (the application's and
+// the library's own republishes), every delivery and how it was settled,
+// in-process waits, missing rungs, failed set-asides, consumers and the
+// connection's events. Adapters turn this into metrics (package acemqprom)
+// and traces (package acemqotel); the core depends on neither. Set it with
+// WithObserver; Observers combines several.
+//
+// Methods are called synchronously by the goroutine doing the work, from
+// many goroutines at once: they must be safe for concurrent use, quick,
+// and must not call back into the Conn. Embed NopObserver to implement only
+// some of them.
+type Observer interface {
+	// PublishStart is called before each publish. It may add headers to
+	// p.Headers (a trace context) and return a context for the publish,
+	// which PublishEnd then receives.
+	PublishStart(ctx context.Context, p *PublishInfo) context.Context
+	// PublishEnd is called once the publish is answered, or has failed.
+	PublishEnd(ctx context.Context, p *PublishInfo, r PublishResult)
+	// DeliveryStart is called when a delivery reaches a consumer, before
+	// it is decoded. The context it returns is the handler's, and is the
+	// one the delivery's republishes and DeliveryEnd receive.
+	DeliveryStart(ctx context.Context, d *DeliveryInfo) context.Context
+	// DeliveryEnd is called once the delivery is settled: acknowledged
+	// (after its republish, if any, was confirmed) or handed back.
+	DeliveryEnd(ctx context.Context, d *DeliveryInfo, s SettleResult)
+	// Event is called for everything else that happens.
+	Event(e Event)
+}
+
+// PublishInfo is a publish about to be made.
+type PublishInfo struct {
+	Exchange   string
+	RoutingKey string
+	// Headers are the message's headers. PublishStart may add to them (W3C
+	// trace context, say); x-acemq-* headers must be left alone.
+	Headers   transport.Table
+	MessageID string
+	Type      string
+	// Republish: the library republishes a delivery (a retry or a
+	// set-aside), in the context of that delivery's DeliveryStart.
+	Republish bool
+}
+
+// PublishOutcome is how a publish ended.
+type PublishOutcome uint8
+
+const (
+	PublishConfirmed  PublishOutcome = iota + 1 // the broker has it
+	PublishUnroutable                           // no queue took it; it came back
+	PublishRefused                              // the broker refused it (a negative confirm)
+	PublishTimedOut                             // no answer before the deadline, or blocked until then
+	PublishFailed                               // anything else: a codec error, a lost connection
+)
+
+func (o PublishOutcome) String() string {
+	switch o {
+	case PublishConfirmed:
+		return "confirmed"
+	case PublishUnroutable:
+		return "unroutable"
+	case PublishRefused:
+		return "refused"
+	case PublishTimedOut:
+		return "timed_out"
+	case PublishFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("PublishOutcome(%d)", o)
+}
+
+// publishOutcome classifies a publish's error.
+func publishOutcome(err error) PublishOutcome {
+	switch {
+	case err == nil:
+		return PublishConfirmed
+	case errors.Is(err, ErrUnroutable):
+		return PublishUnroutable
+	case errors.Is(err, ErrRefused):
+		return PublishRefused
+	case errors.Is(err, ErrTimeout), errors.Is(err, ErrBlocked), errors.Is(err, context.DeadlineExceeded):
+		return PublishTimedOut
+	}
+	return PublishFailed
+}
+
+// PublishResult is how a publish ended and how long it took, from
+// PublishStart to the broker's answer.
+type PublishResult struct {
+	Outcome  PublishOutcome
+	Err      error
+	Duration time.Duration
+}
+
+// DeliveryInfo is a delivery as it reached a consumer.
+type DeliveryInfo struct {
+	Queue      string
+	Exchange   string
+	RoutingKey string
+	// Headers are the delivery's headers; read them, do not change them.
+	Headers     transport.Table
+	MessageID   string
+	Type        string
+	Attempt     int
+	Redelivered bool
+	BodySize    int
+}
+
+// ReasonClass sorts the reasons a delivery was settled as it was into a
+// few kinds, fit for a metric label; the reason itself is free text.
+type ReasonClass string
+
+const (
+	ReasonNone            ReasonClass = ""                 // accepted
+	ReasonRetry           ReasonClass = "retry"            // the handler asked for a retry
+	ReasonUndecodable     ReasonClass = "undecodable"      // the body did not decode
+	ReasonRejected        ReasonClass = "rejected"         // the handler rejected it
+	ReasonFatal           ReasonClass = "fatal"            // the handler failed with a fatal error
+	ReasonPanicked        ReasonClass = "panicked"         // the handler panicked
+	ReasonParked          ReasonClass = "parked"           // the handler parked it
+	ReasonExhausted       ReasonClass = "exhausted"        // the policy's attempts were used
+	ReasonTooOld          ReasonClass = "too_old"          // older than the policy allows
+	ReasonNoDecision      ReasonClass = "no_decision"      // the handler returned no decision
+	ReasonRepublishFailed ReasonClass = "republish_failed" // its republish failed; handed back
+	ReasonShutdown        ReasonClass = "shutdown"         // handed back as the consumer closed
+	ReasonAckFailed       ReasonClass = "ack_failed"       // its ack failed; the broker delivers it again
+)
+
+// SettleResult is how a delivery was settled.
+type SettleResult struct {
+	Outcome Outcome
+	// Attempt is the attempt of the message as republished for a retry;
+	// else the delivery's.
+	Attempt int
+	// Delay is a retry's wait: in the consumer or on the rung.
+	Delay time.Duration
+	// Target is the queue the message was republished to, if any.
+	Target string
+	// Reason is why it was set aside (x-acemq-error), or handed back.
+	Reason      string
+	ReasonClass ReasonClass
+	// HandlerDuration is how long the handler ran; 0 when it did not run.
+	HandlerDuration time.Duration
+}
+
+// EventKind is what an Event reports.
+type EventKind uint8
+
+const (
+	// EventRungMissing: a wait meant for a rung (Target) is the consumer's
+	// instead: the rung is missing or returned the message.
+	EventRungMissing EventKind = iota + 1
+	// EventSetAsideFailed: a set-aside to Target failed (Err); the message
+	// goes back to its queue.
+	EventSetAsideFailed
+	// EventWaitStarted: a delivery is held in the consumer for Delay.
+	EventWaitStarted
+	// EventWaitEnded: a wait ended, its time up or, with CutShort, cut
+	// short by Close (the delivery is then handed back).
+	EventWaitEnded
+	// EventConsumerStarted: a consumer of Queue started, with its ladder.
+	EventConsumerStarted
+	// EventConsumerStopped: the consumer of Queue closed.
+	EventConsumerStopped
+	// EventConnectionLost: the connection broke (Err); the Conn reconnects.
+	EventConnectionLost
+	// EventConnectionRecovered: connected again (at Address).
+	EventConnectionRecovered
+	// EventConnectionBlocked: the broker blocks publishing (Reason).
+	EventConnectionBlocked
+	// EventConnectionUnblocked: publishing goes on.
+	EventConnectionUnblocked
+	// EventConnectionClosed: Close was called.
+	EventConnectionClosed
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventRungMissing:
+		return "rung missing"
+	case EventSetAsideFailed:
+		return "set-aside failed"
+	case EventWaitStarted:
+		return "wait started"
+	case EventWaitEnded:
+		return "wait ended"
+	case EventConsumerStarted:
+		return "consumer started"
+	case EventConsumerStopped:
+		return "consumer stopped"
+	case EventConnectionLost:
+		return "connection lost"
+	case EventConnectionRecovered:
+		return "connection recovered"
+	case EventConnectionBlocked:
+		return "connection blocked"
+	case EventConnectionUnblocked:
+		return "connection unblocked"
+	case EventConnectionClosed:
+		return "connection closed"
+	}
+	return fmt.Sprintf("EventKind(%d)", k)
+}
+
+// Event is something that happened to a Conn or one of its consumers.
+type Event struct {
+	Kind EventKind
+	// Queue is the consumer's queue, for consumer events.
+	Queue string
+	// Target is the rung or set-aside queue.
+	Target    string
+	MessageID string
+	Delay     time.Duration
+	CutShort  bool
+	// Ladder is the consumer's retry ladder (EventConsumerStarted).
+	Ladder RetryLadder
+	// Conn is the connection the event happened on, for an observer that
+	// wants to look further (the depth of a ladder's rungs, say).
+	Conn    *Conn
+	Address string
+	Reason  string
+	Err     error
+}
+
+// NopObserver does nothing; embed it in an Observer that implements only
+// some methods.
+type NopObserver struct{}
+
+func (NopObserver) PublishStart(ctx context.Context, _ *PublishInfo) context.Context   { return ctx }
+func (NopObserver) PublishEnd(context.Context, *PublishInfo, PublishResult)            {}
+func (NopObserver) DeliveryStart(ctx context.Context, _ *DeliveryInfo) context.Context { return ctx }
+func (NopObserver) DeliveryEnd(context.Context, *DeliveryInfo, SettleResult)           {}
+func (NopObserver) Event(Event)                                                        {}
+
+// Observers combines observers: each is told everything, in order; the
+// context one returns is the next one's.
+func Observers(os ...Observer) Observer {
+	switch len(os) {
+	case 0:
+		return NopObserver{}
+	case 1:
+		return os[0]
+	}
+	return observers(os)
+}
+
+type observers []Observer
+
+func (os observers) PublishStart(ctx context.Context, p *PublishInfo) context.Context {
+	for _, o := range os {
+		ctx = o.PublishStart(ctx, p)
+	}
+	return ctx
+}
+
+func (os observers) PublishEnd(ctx context.Context, p *PublishInfo, r PublishResult) {
+	for _, o := range os {
+		o.PublishEnd(ctx, p, r)
+	}
+}
+
+func (os observers) DeliveryStart(ctx context.Context, d *DeliveryInfo) context.Context {
+	for _, o := range os {
+		ctx = o.DeliveryStart(ctx, d)
+	}
+	return ctx
+}
+
+func (os observers) DeliveryEnd(ctx context.Context, d *DeliveryInfo, s SettleResult) {
+	for _, o := range os {
+		o.DeliveryEnd(ctx, d, s)
+	}
+}
+
+func (os observers) Event(e Event) {
+	for _, o := range os {
+		o.Event(e)
+	}
+}
+
+// WithObserver has o told what the Conn, its publishers and its consumers
+// do (see Observer). Several are combined with Observers.
+func WithObserver(o Observer) Option { return func(opts *connectOptions) { opts.observer = o } }
+
+// observedPublish is a publish told to an Observer: startPublish tells
+// PublishStart (which may add headers) and sends it; wait waits for the
+// broker's answer and tells PublishEnd.
+type observedPublish struct {
+	ctx      context.Context
+	observer Observer
+	t        transport.Transport
+	clock    transport.Clock
+	info     PublishInfo
+	start    time.Time
+	conf     *transport.Confirmation
+	err      error // the send's
+}
+
+func startPublish(ctx context.Context, observer Observer, t transport.Transport, clock transport.Clock, pub transport.Publishing, republish bool) *observedPublish {
+	op := &observedPublish{observer: observer, t: t, clock: clock, start: clock.Now(), info: PublishInfo{
+		Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, Headers: pub.Message.Headers,
+		MessageID: pub.Message.MessageID, Type: readString(pub.Message.Headers[HeaderType]), Republish: republish,
+	}}
+	op.ctx = observer.PublishStart(ctx, &op.info)
+	pub.Message.Headers = op.info.Headers
+	op.conf, op.err = t.Publish(op.ctx, pub)
+	return op
+}
+
+// wait returns the publish's outcome, its error as confirmErr words it.
+func (op *observedPublish) wait(ctx context.Context) error {
+	err := op.err
+	if err == nil {
+		err = op.conf.Wait(ctx)
+	}
+	err = confirmErr(ctx, op.t, err)
+	op.observer.PublishEnd(op.ctx, &op.info, PublishResult{Outcome: publishOutcome(err), Err: err, Duration: op.clock.Now().Sub(op.start)})
+	return err
+}
