@@ -189,11 +189,11 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		cons.stopHandlers()
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
+	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Ladder: ladder, Conn: c})
 	for range o.concurrency {
 		cons.workers.Go(cons.work)
 	}
 	c.consumers.Add(1)
-	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Ladder: ladder, Conn: c})
 	return cons, nil
 }
 
@@ -265,10 +265,12 @@ func (c *Consumer) work() {
 			continue
 		}
 		c.running.Add(1)
-		began := c.clock.Now()
+		// Real time, not the Conn's clock (a test's manual one): this is
+		// how long the handler took, not when anything is due.
+		began := time.Now()
 		in, panicErr := c.handle(h.ctx, d)
 		if in.DecodeErr == nil {
-			h.handled = c.clock.Now().Sub(began)
+			h.handled = time.Since(began)
 		}
 		c.running.Add(-1)
 		if panicErr != nil {
@@ -317,7 +319,7 @@ func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 		case s.Outcome == RetriedOnRung && errors.Is(err, transport.ErrUnroutable):
 			c.rungMissing.Add(1)
 			c.logger.Warn("acemq: retry rung missing; waiting in the consumer instead", "rung", s.Target, "message_id", h.info.MessageID)
-			c.observer.Event(Event{Kind: EventRungMissing, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Delay: s.Delay})
+			c.observer.Event(Event{Kind: EventRungMissing, Conn: c.conn, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Delay: s.Delay})
 			in.RungUnavailable = true
 			c.execute(h, in, settle(in, c.policy, c.ladder, c.random))
 		default:
@@ -331,13 +333,13 @@ func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 func (c *Consumer) republish(h inHand, s settlement) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), DefaultConfirmTimeout)
 	defer cancel()
-	return startPublish(ctx, c.observer, c.transport, c.clock, republication(h.Message, s), true).wait(ctx)
+	return startPublish(ctx, c.observer, c.transport, republication(h.Message, s), true).wait(ctx)
 }
 
 func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 	if s.Outcome == DeadLettered || s.Outcome == Parked {
 		c.setAsideFailures.Add(1)
-		c.observer.Event(Event{Kind: EventSetAsideFailed, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Err: err})
+		c.observer.Event(Event{Kind: EventSetAsideFailed, Conn: c.conn, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Err: err})
 	}
 	c.logger.Error("acemq: republish failed; the message goes back to its queue",
 		"message_id", h.info.MessageID, "target", s.Target, "outcome", s.Outcome.String(), "error", err)
@@ -379,14 +381,20 @@ func (c *Consumer) hold(h inHand, s settlement) {
 	if !c.stopping.Load() {
 		c.waits[w] = struct{}{}
 		c.settles.Add(1) // done when the timer's callback ends or Close cuts it short
+		// Told before the timer is set, so that it comes before its end.
+		c.observer.Event(c.event(EventWaitStarted, w))
 		w.stop = c.clock.AfterFunc(s.Wait, func() { c.endWait(w) })
 		c.mu.Unlock()
-		c.observer.Event(Event{Kind: EventWaitStarted, Queue: c.queue, MessageID: h.info.MessageID, Delay: s.Wait})
 		return
 	}
 	c.mu.Unlock()
 	c.requeue(h, ReasonShutdown) // closing: hand it back rather than start a wait
 	c.requeuedAtEnd.Add(1)
+}
+
+// event is a wait's event.
+func (c *Consumer) event(kind EventKind, w *wait) Event {
+	return Event{Kind: kind, Conn: c.conn, Queue: c.queue, MessageID: w.d.info.MessageID, Delay: w.s.Wait, Class: w.s.Class}
 }
 
 // endWait republishes a held delivery once its wait is over.
@@ -395,7 +403,7 @@ func (c *Consumer) endWait(w *wait) {
 	c.mu.Lock()
 	delete(c.waits, w)
 	c.mu.Unlock()
-	c.observer.Event(Event{Kind: EventWaitEnded, Queue: c.queue, MessageID: w.d.info.MessageID, Delay: w.s.Wait})
+	c.observer.Event(c.event(EventWaitEnded, w))
 	if w.s.Outcome == Requeued {
 		c.requeue(w.d, w.s.Class)
 		return
@@ -469,7 +477,9 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	}
 	c.mu.Unlock()
 	for _, w := range cut {
-		c.observer.Event(Event{Kind: EventWaitEnded, Queue: c.queue, MessageID: w.d.info.MessageID, Delay: w.s.Wait, CutShort: true})
+		e := c.event(EventWaitEnded, w)
+		e.CutShort = true
+		c.observer.Event(e)
 		c.requeue(w.d, ReasonShutdown)
 		c.settles.Done()
 	}

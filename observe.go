@@ -60,7 +60,7 @@ const (
 	PublishUnroutable                           // no queue took it; it came back
 	PublishRefused                              // the broker refused it (a negative confirm)
 	PublishTimedOut                             // no answer before the deadline, or blocked until then
-	PublishFailed                               // anything else: a codec error, a lost connection
+	PublishFailed                               // anything else: the body did not encode, the connection was lost
 )
 
 func (o PublishOutcome) String() string {
@@ -95,7 +95,7 @@ func publishOutcome(err error) PublishOutcome {
 }
 
 // PublishResult is how a publish ended and how long it took, from
-// PublishStart to the broker's answer.
+// PublishStart to the broker's answer, in real time.
 type PublishResult struct {
 	Outcome  PublishOutcome
 	Err      error
@@ -149,7 +149,8 @@ type SettleResult struct {
 	// Reason is why it was set aside (x-acemq-error), or handed back.
 	Reason      string
 	ReasonClass ReasonClass
-	// HandlerDuration is how long the handler ran; 0 when it did not run.
+	// HandlerDuration is how long the handler ran, in real time (not the
+	// Conn's clock); 0 when it did not run.
 	HandlerDuration time.Duration
 }
 
@@ -163,14 +164,18 @@ const (
 	// EventSetAsideFailed: a set-aside to Target failed (Err); the message
 	// goes back to its queue.
 	EventSetAsideFailed
-	// EventWaitStarted: a delivery is held in the consumer for Delay.
+	// EventWaitStarted: a delivery is held in the consumer for Delay:
+	// a retry's wait (Class ReasonRetry), or the pause before handing
+	// back a delivery whose republish failed (ReasonRepublishFailed).
 	EventWaitStarted
 	// EventWaitEnded: a wait ended, its time up or, with CutShort, cut
 	// short by Close (the delivery is then handed back).
 	EventWaitEnded
 	// EventConsumerStarted: a consumer of Queue started, with its ladder.
 	EventConsumerStarted
-	// EventConsumerStopped: the consumer of Queue closed.
+	// EventConsumerStopped: the consumer of Queue closed. When Close's
+	// context ended before every settlement was done, the rest of them
+	// may still be told after this.
 	EventConsumerStopped
 	// EventConnectionLost: the connection broke (Err); the Conn reconnects.
 	EventConnectionLost
@@ -222,6 +227,8 @@ type Event struct {
 	MessageID string
 	Delay     time.Duration
 	CutShort  bool
+	// Class is why a delivery waits (the wait events).
+	Class ReasonClass
 	// Ladder is the consumer's retry ladder (EventConsumerStarted).
 	Ladder RetryLadder
 	// Conn is the connection the event happened on, for an observer that
@@ -299,15 +306,14 @@ type observedPublish struct {
 	ctx      context.Context
 	observer Observer
 	t        transport.Transport
-	clock    transport.Clock
 	info     PublishInfo
 	start    time.Time
 	conf     *transport.Confirmation
 	err      error // the send's
 }
 
-func startPublish(ctx context.Context, observer Observer, t transport.Transport, clock transport.Clock, pub transport.Publishing, republish bool) *observedPublish {
-	op := &observedPublish{observer: observer, t: t, clock: clock, start: clock.Now(), info: PublishInfo{
+func startPublish(ctx context.Context, observer Observer, t transport.Transport, pub transport.Publishing, republish bool) *observedPublish {
+	op := &observedPublish{observer: observer, t: t, start: time.Now(), info: PublishInfo{
 		Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, Headers: pub.Message.Headers,
 		MessageID: pub.Message.MessageID, Type: readString(pub.Message.Headers[HeaderType]), Republish: republish,
 	}}
@@ -324,6 +330,14 @@ func (op *observedPublish) wait(ctx context.Context) error {
 		err = op.conf.Wait(ctx)
 	}
 	err = confirmErr(ctx, op.t, err)
-	op.observer.PublishEnd(op.ctx, &op.info, PublishResult{Outcome: publishOutcome(err), Err: err, Duration: op.clock.Now().Sub(op.start)})
+	op.observer.PublishEnd(op.ctx, &op.info, PublishResult{Outcome: publishOutcome(err), Err: err, Duration: time.Since(op.start)})
 	return err
+}
+
+// unsent tells observer of a publish that failed before it could be sent
+// (its body did not encode, say).
+func unsent(ctx context.Context, observer Observer, exchange, routingKey, id string, err error) {
+	info := PublishInfo{Exchange: exchange, RoutingKey: routingKey, MessageID: id}
+	ctx = observer.PublishStart(ctx, &info)
+	observer.PublishEnd(ctx, &info, PublishResult{Outcome: PublishFailed, Err: err})
 }

@@ -158,9 +158,10 @@ func (p *Publisher[T]) Publish(ctx context.Context, routingKey string, body T, o
 	defer cancel()
 	pub, id, err := p.prepare(routingKey, body, opts)
 	if err != nil {
+		unsent(ctx, p.observer, p.exchange, routingKey, id, err)
 		return p.fail(routingKey, id, err)
 	}
-	if err := startPublish(ctx, p.observer, p.transport, p.clock, pub, false).wait(ctx); err != nil {
+	if err := startPublish(ctx, p.observer, p.transport, pub, false).wait(ctx); err != nil {
 		return p.fail(routingKey, id, err)
 	}
 	return nil
@@ -221,13 +222,14 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 	for i, m := range msgs {
 		pub, id, err := p.prepare(m.RoutingKey, m.Body, m.Options)
 		if err != nil {
+			unsent(ctx, p.observer, p.exchange, m.RoutingKey, id, err)
 			fail(i, m.RoutingKey, id, err)
 			continue
 		}
 		if len(window) == cap(window) {
 			settleOldest()
 		}
-		window <- inFlight{i, id, m.RoutingKey, startPublish(ctx, p.observer, p.transport, p.clock, pub, false)}
+		window <- inFlight{i, id, m.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, false)}
 	}
 	for len(window) > 0 {
 		settleOldest()

@@ -1,0 +1,388 @@
+package acemqotel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/acemqotel"
+	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// policy retries twice: first after a wait in the consumer (500ms), then
+// on a rung (1s), so that the trace crosses both kinds of hop.
+var policy = acemq.Exponential(3, 500*time.Millisecond, 0).WithJitter(0).WaitInBrokerFrom(time.Second)
+
+// tracing is a tracer provider whose ended spans the test reads.
+type tracing struct {
+	provider *sdktrace.TracerProvider
+	recorder *tracetest.SpanRecorder
+}
+
+func newTracing(t *testing.T) tracing {
+	r := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tracing{provider: tp, recorder: r}
+}
+
+func (tr tracing) observer() acemq.Option {
+	return acemq.WithObserver(acemqotel.New(acemqotel.WithTracerProvider(tr.provider)))
+}
+
+// ended waits until n spans have ended: a delivery's span ends just after
+// the consumer counts its settlement.
+func (tr tracing) ended(t *testing.T, n int) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		spans := tr.recorder.Ended()
+		if len(spans) >= n {
+			return spans
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spans ended within 10s, not %d: %s", len(spans), n, names(spans))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func names(spans []sdktrace.ReadOnlySpan) string {
+	var b strings.Builder
+	for _, s := range spans {
+		fmt.Fprintf(&b, "[%s %s parent %s] ", s.SpanKind(), s.Name(), s.Parent().SpanID())
+	}
+	return b.String()
+}
+
+func attr(s sdktrace.ReadOnlySpan, key string) attribute.Value {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value
+		}
+	}
+	return attribute.Value{}
+}
+
+// wantAttrs fails t for each of want that s does not have.
+func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		if got := attr(s, k).AsInterface(); got != v {
+			t.Errorf("%s: %s = %v (%T), want %v (%T)", s.Name(), k, got, got, v, v)
+		}
+	}
+}
+
+// handler fails the first two attempts and accepts the third, each in a
+// span of its own started from the handler's context.
+func handler(tp trace.TracerProvider) acemq.Handler[string] {
+	return func(ctx context.Context, m acemq.Message[string]) acemq.Decision {
+		_, span := tp.Tracer("handler").Start(ctx, "handle")
+		span.SetAttributes(attribute.Int("attempt", m.Envelope.Attempt))
+		span.End()
+		if m.Envelope.Attempt < 3 {
+			return acemq.Retry(errors.New("not yet"))
+		}
+		return acemq.Accept()
+	}
+}
+
+// retried publishes a message under a parent span to q, whose consumer (on
+// conn, traced by tr) retries it in the consumer and then on a rung; settle
+// lets the retries happen. It checks the trace: one trace, and a parent at
+// every hop.
+func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*acemq.Consumer)) {
+	ctx := context.Background()
+	c, err := acemq.Consume(ctx, conn, q, handler(tr.provider), acemq.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.Close(context.Background()) })
+	pctx, parent := tr.provider.Tracer("test").Start(ctx, "parent")
+	if err := acemq.NewPublisher[string](conn, "").Publish(pctx, q, "hello", acemq.WithMessageID("m-1")); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+	settle(c)
+	acemqtest.WaitFor(t, c, "the accept", func(s acemq.Stats) bool { return s.Accepted == 1 })
+
+	// parent, publish, 3 × (process, handle), 2 republishes.
+	spans := tr.ended(t, 10)
+	if len(spans) != 10 {
+		t.Fatalf("%d spans: %s", len(spans), names(spans))
+	}
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	children := map[trace.SpanID][]sdktrace.ReadOnlySpan{}
+	var root sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		byID[s.SpanContext().SpanID()] = s
+		children[s.Parent().SpanID()] = append(children[s.Parent().SpanID()], s)
+		if s.Name() == "parent" {
+			root = s
+		}
+		if s.SpanContext().TraceID() != parent.SpanContext().TraceID() {
+			t.Errorf("%s is in trace %s, not the publisher's %s", s.Name(), s.SpanContext().TraceID(), parent.SpanContext().TraceID())
+		}
+	}
+	// only returns the single child of s of the given kind.
+	only := func(s sdktrace.ReadOnlySpan, kind trace.SpanKind) sdktrace.ReadOnlySpan {
+		t.Helper()
+		var found []sdktrace.ReadOnlySpan
+		for _, c := range children[s.SpanContext().SpanID()] {
+			if c.SpanKind() == kind {
+				found = append(found, c)
+			}
+		}
+		if len(found) != 1 {
+			t.Fatalf("%s has %d children of kind %s: %s", s.Name(), len(found), kind, names(found))
+		}
+		return found[0]
+	}
+
+	publish := only(root, trace.SpanKindProducer)
+	if publish.Name() != "publish "+q {
+		t.Errorf("the publish span is named %q", publish.Name())
+	}
+	wantAttrs(t, publish, map[string]any{"messaging.system": "rabbitmq", "messaging.operation.name": "publish",
+		"messaging.operation.type": "send", "messaging.destination.name": q, "messaging.rabbitmq.destination.routing_key": q,
+		"messaging.message.id": "m-1", "acemq.republish": false})
+
+	rung := acemq.RetryQueue(q, time.Second)
+	hops := []struct {
+		outcome string
+		target  string // republished to
+		delay   int64
+		status  codes.Code
+	}{
+		{"retried in consumer", q, 500, codes.Error},
+		{"retried on rung", rung, 1000, codes.Error},
+		{"accepted", "", 0, codes.Unset},
+	}
+	from := publish // the producer span each delivery came from
+	for i, hop := range hops {
+		attempt := int64(i + 1)
+		process := only(from, trace.SpanKindConsumer)
+		if process.Name() != "process "+q {
+			t.Errorf("attempt %d: the delivery span is named %q", attempt, process.Name())
+		}
+		if links := process.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != from.SpanContext().SpanID() {
+			t.Errorf("attempt %d: links %+v, want one to its producer span", attempt, links)
+		}
+		wantAttrs(t, process, map[string]any{"messaging.system": "rabbitmq", "messaging.operation.name": "process",
+			"messaging.operation.type": "process", "messaging.message.id": "m-1", "messaging.message.body.size": int64(len("hello")),
+			"acemq.attempt": attempt, "acemq.outcome": hop.outcome})
+		if process.Status().Code != hop.status {
+			t.Errorf("attempt %d: status %+v, want %s", attempt, process.Status(), hop.status)
+		}
+		if h := only(process, trace.SpanKindInternal); h.Name() != "handle" || attr(h, "attempt").AsInt64() != attempt {
+			t.Errorf("attempt %d: the handler's span is %s, attempt %d", attempt, h.Name(), attr(h, "attempt").AsInt64())
+		}
+		if hop.target == "" {
+			if n := len(children[process.SpanContext().SpanID()]); n != 1 {
+				t.Errorf("the accepted delivery has %d child spans, want the handler's only", n)
+			}
+			break
+		}
+		wantAttrs(t, process, map[string]any{"acemq.target": hop.target, "acemq.retry.attempt": attempt + 1,
+			"acemq.retry.delay_ms": hop.delay, "acemq.reason_class": "retry", "error.type": "retry"})
+		republish := only(process, trace.SpanKindProducer)
+		if republish.Name() != "publish "+hop.target {
+			t.Errorf("attempt %d: the republish span is named %q", attempt, republish.Name())
+		}
+		wantAttrs(t, republish, map[string]any{"acemq.republish": true, "messaging.destination.name": hop.target,
+			"messaging.message.id": "m-1"})
+		if republish.Status().Code != codes.Unset {
+			t.Errorf("attempt %d: the republish span's status is %+v", attempt, republish.Status())
+		}
+		from = republish
+	}
+}
+
+// A message retried in the consumer and on a rung is one trace, with a
+// parent link at every hop, on memory://.
+func TestRetriedMessageIsOneTrace(t *testing.T) {
+	tr := newTracing(t)
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t, tr.observer())
+	declare(t, conn, "orders")
+	retried(t, tr, conn, "orders", func(c *acemq.Consumer) {
+		acemqtest.WaitFor(t, c, "the wait in the consumer", func(s acemq.Stats) bool { return s.Waiting == 1 })
+		b.Advance(500 * time.Millisecond)
+		acemqtest.WaitFor(t, c, "the retry on the rung", func(s acemq.Stats) bool { return s.RetriedOnRung == 1 })
+		b.Advance(time.Second)
+	})
+}
+
+// The same on RabbitMQ, with real waits.
+func TestRetriedMessageIsOneTraceOnRabbitMQ(t *testing.T) {
+	url := brokertest.URL(t)
+	tr := newTracing(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := acemq.Connect(ctx, url, tr.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	q := brokertest.UniqueName(t, "acemqotel")
+	declare(t, conn, q)
+	t.Cleanup(func() {
+		ladder, _ := acemq.NewRetryLadder(q, policy)
+		for _, name := range append([]string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
+			_, _ = conn.Transport().DeleteQueue(context.Background(), name)
+		}
+	})
+	retried(t, tr, conn, q, func(*acemq.Consumer) {})
+}
+
+func declare(t *testing.T, conn *acemq.Conn, q string) {
+	t.Helper()
+	if err := conn.Transport().DeclareQueue(context.Background(), transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A message that comes without a trace context starts a trace of its own.
+func TestUntracedMessageStartsATrace(t *testing.T) {
+	tr := newTracing(t)
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t, tr.observer())
+	declare(t, conn, "orders")
+	ctx := context.Background()
+	if err := acemq.NewPublisher[string](b.Connect(t), "").Publish(ctx, "orders", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if m := b.Messages(t, "orders"); len(m) != 1 || m[0].Headers["traceparent"] != nil {
+		t.Fatalf("the queue holds %+v", m)
+	}
+	c, err := acemq.Consume(ctx, conn, "orders", func(ctx context.Context, m acemq.Message[string]) acemq.Decision {
+		_, span := tr.provider.Tracer("handler").Start(ctx, "handle")
+		span.End()
+		return acemq.Accept()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	spans := tr.ended(t, 2)
+	var process, handle sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		switch s.Name() {
+		case "process orders":
+			process = s
+		case "handle":
+			handle = s
+		}
+	}
+	if process == nil || handle == nil {
+		t.Fatalf("spans %s", names(spans))
+	}
+	if process.Parent().IsValid() || len(process.Links()) != 0 || process.SpanKind() != trace.SpanKindConsumer {
+		t.Errorf("the delivery span has parent %v, links %v, kind %s; want a new root", process.Parent(), process.Links(), process.SpanKind())
+	}
+	wantAttrs(t, process, map[string]any{"acemq.outcome": "accepted", "acemq.attempt": int64(1), "acemq.redelivered": false})
+	if process.Status().Code != codes.Unset {
+		t.Errorf("status %+v", process.Status())
+	}
+	if handle.Parent().SpanID() != process.SpanContext().SpanID() {
+		t.Errorf("the handler's span is not the delivery span's child")
+	}
+}
+
+// A publish the broker returns is an error span, and the message carries
+// the span's context.
+func TestUnroutablePublish(t *testing.T) {
+	tr := newTracing(t)
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t, tr.observer())
+	err := acemq.NewPublisher[string](conn, "").Publish(context.Background(), "nowhere", "hello")
+	if !errors.Is(err, acemq.ErrUnroutable) {
+		t.Fatalf("publish: %v", err)
+	}
+	spans := tr.ended(t, 1)
+	s := spans[0]
+	if s.Name() != "publish nowhere" || s.SpanKind() != trace.SpanKindProducer || s.Status().Code != codes.Error {
+		t.Errorf("span %s, kind %s, status %+v", s.Name(), s.SpanKind(), s.Status())
+	}
+	wantAttrs(t, s, map[string]any{"error.type": "unroutable", "acemq.republish": false})
+	if len(s.Events()) != 1 || s.Events()[0].Name != "exception" {
+		t.Errorf("events %+v, want the error recorded", s.Events())
+	}
+}
+
+// PublishStart writes the trace context as string headers, into a table
+// it makes when there is none, and never into a reserved header.
+func TestPublishStartInjects(t *testing.T) {
+	tr := newTracing(t)
+	tracer := acemqotel.New(acemqotel.WithTracerProvider(tr.provider),
+		acemqotel.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, reserved{})))
+	p := &acemq.PublishInfo{Exchange: "orders", RoutingKey: "order.new"}
+	ctx := tracer.PublishStart(context.Background(), p)
+	tracer.PublishEnd(ctx, p, acemq.PublishResult{Outcome: acemq.PublishConfirmed})
+	s := tr.ended(t, 1)[0]
+	want := fmt.Sprintf("00-%s-%s-01", s.SpanContext().TraceID(), s.SpanContext().SpanID())
+	if got := p.Headers["traceparent"]; got != want {
+		t.Errorf("traceparent %#v, want %q", got, want)
+	}
+	if _, ok := p.Headers["X-AceMQ-Id"]; ok {
+		t.Errorf("a propagator wrote X-AceMQ-Id")
+	}
+	if s.Name() != "publish orders" {
+		t.Errorf("span %q", s.Name())
+	}
+	wantAttrs(t, s, map[string]any{"messaging.destination.name": "orders:order.new", "messaging.rabbitmq.destination.routing_key": "order.new"})
+}
+
+// reserved is a propagator that tries to write a header of the library's.
+type reserved struct{}
+
+func (reserved) Inject(_ context.Context, c propagation.TextMapCarrier) {
+	c.Set("X-AceMQ-Id", "stolen")
+}
+func (reserved) Extract(ctx context.Context, _ propagation.TextMapCarrier) context.Context {
+	return ctx
+}
+func (reserved) Fields() []string { return []string{"X-AceMQ-Id"} }
+
+// messaging.destination.name as the RabbitMQ conventions build it.
+func TestDestinationName(t *testing.T) {
+	tr := newTracing(t)
+	tracer := acemqotel.New(acemqotel.WithTracerProvider(tr.provider))
+	for _, c := range []struct {
+		exchange, key, queue, want string
+	}{
+		{"", "", "", "amq.default"},
+		{"", "orders", "", "orders"},
+		{"events", "", "", "events"},
+		{"events", "order.new", "", "events:order.new"},
+		{"", "orders", "orders", "orders"},
+		{"events", "order.new", "orders", "events:order.new:orders"},
+		{"events", "", "orders", "events:orders"},
+	} {
+		if c.queue == "" {
+			p := &acemq.PublishInfo{Exchange: c.exchange, RoutingKey: c.key}
+			tracer.PublishEnd(tracer.PublishStart(context.Background(), p), p, acemq.PublishResult{Outcome: acemq.PublishConfirmed})
+		} else {
+			d := &acemq.DeliveryInfo{Queue: c.queue, Exchange: c.exchange, RoutingKey: c.key}
+			tracer.DeliveryEnd(tracer.DeliveryStart(context.Background(), d), d, acemq.SettleResult{Outcome: acemq.Accepted})
+		}
+		spans := tr.recorder.Ended()
+		if got := attr(spans[len(spans)-1], "messaging.destination.name").AsString(); got != c.want {
+			t.Errorf("exchange %q, routing key %q, queue %q: %q, want %q", c.exchange, c.key, c.queue, got, c.want)
+		}
+	}
+}

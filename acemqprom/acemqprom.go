@@ -1,0 +1,429 @@
+// Package acemqprom keeps Prometheus metrics of what an acemq Conn does: it
+// is an acemq.Observer, and a prometheus.Collector that New registers.
+//
+//	reg := prometheus.NewRegistry()
+//	m, err := acemqprom.New(reg)
+//	conn, err := acemq.Connect(ctx, url, acemq.WithObserver(m))
+//
+// The metrics, under the namespace "acemq" unless WithNamespace says
+// otherwise:
+//
+//	acemq_publish_total{exchange,kind,outcome}           counter
+//	acemq_publish_duration_seconds{exchange}             histogram
+//	acemq_consume_total{queue,outcome,reason_class}      counter
+//	acemq_handler_duration_seconds{queue}                histogram
+//	acemq_consume_in_flight{queue}                       gauge
+//	acemq_retry_waiting{queue,where}                     gauge
+//	acemq_retry_rung_inspect_errors_total{queue,rung}    counter
+//	acemq_retry_rung_missing_total{queue,rung}           counter
+//	acemq_set_aside_failed_total{queue,target}           counter
+//	acemq_connection_state{state}                        gauge
+//	acemq_connection_events_total{event}                 counter
+//
+// Labels are names of exchanges and queues and a few fixed words; a message
+// id, an error or a reason's text never becomes one, so that the number of
+// series stays bounded. The default exchange is exchange="".
+//
+// retry_waiting{where="rung"} is read from the broker at each scrape: one
+// passive queue declaration per rung of each queue consumed, at most two
+// seconds for them all; a rung that cannot be read is left out and counted
+// in retry_rung_inspect_errors_total.
+//
+// One Metrics is meant for one Conn: connection_state is that of the Conn
+// it observes, "connected" until an event says otherwise (Connect returns
+// a Conn only once connected). For several Conns, give each its own Metrics
+// and tell them apart with a constant label, on every one of them (series
+// of one name must all have the same labels):
+//
+//	m, err := acemqprom.New(prometheus.WrapRegistererWith(prometheus.Labels{"conn": "orders"}, reg))
+package acemqprom
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/acemq-go/acemq"
+)
+
+// DefaultNamespace prefixes every metric's name unless WithNamespace says
+// otherwise.
+const DefaultNamespace = "acemq"
+
+// inspectTimeout bounds the rung inspections of one scrape, all of them
+// together, so that a slow or reconnecting broker cannot hold a scrape up.
+const inspectTimeout = 2 * time.Second
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	namespace string
+	buckets   []float64
+}
+
+// WithNamespace prefixes the metrics' names with ns instead of
+// DefaultNamespace ("" for no prefix).
+func WithNamespace(ns string) Option { return func(o *options) { o.namespace = ns } }
+
+// WithBuckets sets the upper bounds, in seconds, of the buckets of the
+// publish and handler duration histograms (none: prometheus.DefBuckets).
+func WithBuckets(b ...float64) Option { return func(o *options) { o.buckets = slices.Clone(b) } }
+
+// Metrics is an acemq.Observer that keeps Prometheus metrics (see the
+// package documentation), and the prometheus.Collector of them. Make one
+// with New.
+type Metrics struct {
+	publishes       *prometheus.CounterVec
+	publishDuration *prometheus.HistogramVec
+	consumes        *prometheus.CounterVec
+	handlerDuration *prometheus.HistogramVec
+	inFlight        *prometheus.GaugeVec
+	// waiting holds the consumer waits (where="consumer"); the rung waits
+	// of the same metric are read from the broker at each scrape.
+	waiting      *prometheus.GaugeVec
+	rungDesc     *prometheus.Desc
+	inspectFails *prometheus.CounterVec
+	rungMissing  *prometheus.CounterVec
+	setAsideFail *prometheus.CounterVec
+	connDesc     *prometheus.Desc
+	connEvents   *prometheus.CounterVec
+
+	mu      sync.Mutex
+	watched map[string]*watch // by source queue
+	// conn is read at each scrape, so that the one-hot series of
+	// connection_state always agree.
+	conn connState
+}
+
+// watch is a source queue whose rungs are read at each scrape: its ladder,
+// and the Conns that consume it (a consumer started on each), any of which
+// can inspect the rungs.
+type watch struct {
+	ladder acemq.RetryLadder
+	conns  []*acemq.Conn
+}
+
+// connState is what the connection events said last; lost, blocked and
+// closed are kept apart because the transport reports a blocked connection
+// that is lost as lost then unblocked, while it is still reconnecting.
+type connState struct{ lost, blocked, closed bool }
+
+func (s connState) String() string {
+	switch {
+	case s.closed:
+		return "closed"
+	case s.lost:
+		return "reconnecting"
+	case s.blocked:
+		return "blocked"
+	}
+	return "connected"
+}
+
+var (
+	connStates = []string{"connected", "reconnecting", "blocked", "closed"}
+	connEvents = map[acemq.EventKind]string{
+		acemq.EventConnectionLost:      "lost",
+		acemq.EventConnectionRecovered: "recovered",
+		acemq.EventConnectionBlocked:   "blocked",
+		acemq.EventConnectionUnblocked: "unblocked",
+	}
+)
+
+// New returns an observer whose metrics are registered with reg (a
+// prometheus.NewRegistry(), or prometheus.DefaultRegisterer); it fails if
+// they clash with metrics registered there already. Pass it to
+// acemq.WithObserver.
+func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("acemqprom: the Registerer is nil")
+	}
+	o := options{namespace: DefaultNamespace, buckets: prometheus.DefBuckets}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	ns := o.namespace
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, labels)
+	}
+	histogram := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: o.buckets}, labels)
+	}
+	const waitingHelp = "Messages waiting for a retry: where=\"consumer\" held in the consumer now; where=\"rung\" on the queue's retry rungs, read from the broker at scrape time."
+	m := &Metrics{
+		publishes: counter("publish_total",
+			"Publishes by how they ended (outcome: confirmed, unroutable, refused, timed_out, failed); kind=\"republish\" are the library's own retries and set-asides.",
+			"exchange", "kind", "outcome"),
+		publishDuration: histogram("publish_duration_seconds",
+			"Time from a publish to the broker's answer, whatever it was, in seconds.", "exchange"),
+		consumes: counter("consume_total",
+			"Deliveries settled, by outcome (accepted, retried_in_consumer, retried_on_rung, dead_lettered, parked, requeued) and by the kind of reason (none when accepted).",
+			"queue", "outcome", "reason_class"),
+		handlerDuration: histogram("handler_duration_seconds",
+			"Time the handler ran on a delivery, in seconds; deliveries it never saw (undecodable ones, those handed back at shutdown) are left out.", "queue"),
+		inFlight: gauge("consume_in_flight",
+			"Deliveries received and not yet settled, those waiting in the consumer included.", "queue"),
+		waiting:  gauge("retry_waiting", waitingHelp, "queue", "where"),
+		rungDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "retry_waiting"), waitingHelp, []string{"queue", "where"}, nil),
+		inspectFails: counter("retry_rung_inspect_errors_total",
+			"Scrapes that could not read the depth of a retry rung (missing, or the broker did not answer in time); that rung was left out of retry_waiting.",
+			"queue", "rung"),
+		rungMissing: counter("retry_rung_missing_total",
+			"Retries meant for a rung that waited in the consumer instead, because the rung was missing or returned the message.",
+			"queue", "rung"),
+		setAsideFail: counter("set_aside_failed_total",
+			"Messages that could not be set aside in their dead-letter or parked queue (target) and went back to their queue.",
+			"queue", "target"),
+		connDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "connection_state"),
+			"The connection's state: 1 for the state it is in (connected, reconnecting, blocked, closed), 0 for the others.",
+			[]string{"state"}, nil),
+		connEvents: counter("connection_events_total",
+			"Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).", "event"),
+		watched: map[string]*watch{},
+	}
+	// Known label values start at 0, so that their series exist and rate()
+	// sees the first event.
+	for _, e := range connEvents {
+		m.connEvents.WithLabelValues(e)
+	}
+	if err := reg.Register(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// vecs are the metrics kept as events come, collected as they are.
+func (m *Metrics) vecs() []prometheus.Collector {
+	return []prometheus.Collector{m.publishes, m.publishDuration, m.consumes, m.handlerDuration, m.inFlight,
+		m.waiting, m.rungMissing, m.setAsideFail, m.connEvents}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.vecs() {
+		c.Describe(ch)
+	}
+	ch <- m.rungDesc
+	m.inspectFails.Describe(ch)
+	ch <- m.connDesc
+}
+
+// Collect implements prometheus.Collector: the metrics kept so far, and the
+// messages on the rungs of every queue consumed, read from the broker now.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.vecs() {
+		c.Collect(ch)
+	}
+	m.mu.Lock()
+	state := m.conn.String()
+	m.mu.Unlock()
+	for _, st := range connStates {
+		v := 0.0
+		if st == state {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(m.connDesc, prometheus.GaugeValue, v, st)
+	}
+	m.collectRungs(ch)
+	// After the inspections, so that this scrape counts its own failures.
+	m.inspectFails.Collect(ch)
+}
+
+// collectRungs reports, for each queue consumed, the messages on its rungs.
+// A rung that cannot be inspected is left out and counted; a queue none of
+// whose rungs could be inspected is not reported, rather than reported 0.
+func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
+	type target struct {
+		queue string
+		rungs []acemq.Rung
+		conn  *acemq.Conn
+	}
+	m.mu.Lock()
+	targets := make([]target, 0, len(m.watched))
+	for q, w := range m.watched {
+		targets = append(targets, target{q, w.ladder.Rungs(), w.conns[len(w.conns)-1]})
+	}
+	m.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), inspectTimeout)
+	defer cancel()
+	for _, t := range targets {
+		// A Conn reconnecting would keep every inspection waiting until
+		// the timeout: the rungs are counted as unreadable at once.
+		connected := t.conn.Transport().State().Connected
+		var sum float64
+		read := 0
+		for _, r := range t.rungs {
+			if connected {
+				st, err := t.conn.Transport().InspectQueue(ctx, r.Queue)
+				if err == nil {
+					sum += float64(st.Messages)
+					read++
+					continue
+				}
+			}
+			m.inspectFails.WithLabelValues(t.queue, r.Queue).Inc()
+		}
+		if read > 0 {
+			ch <- prometheus.MustNewConstMetric(m.rungDesc, prometheus.GaugeValue, sum, t.queue, "rung")
+		}
+	}
+}
+
+// PublishStart implements acemq.Observer; it changes nothing.
+func (m *Metrics) PublishStart(ctx context.Context, _ *acemq.PublishInfo) context.Context { return ctx }
+
+// PublishEnd implements acemq.Observer: it counts the publish by its
+// outcome and records its duration.
+func (m *Metrics) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
+	kind := "publish"
+	if p.Republish {
+		kind = "republish"
+	}
+	m.publishes.WithLabelValues(p.Exchange, kind, r.Outcome.String()).Inc()
+	m.publishDuration.WithLabelValues(p.Exchange).Observe(r.Duration.Seconds())
+}
+
+// DeliveryStart implements acemq.Observer: the delivery is in flight.
+func (m *Metrics) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) context.Context {
+	m.inFlight.WithLabelValues(d.Queue).Inc()
+	return ctx
+}
+
+// DeliveryEnd implements acemq.Observer: it counts the settlement and
+// records the handler's duration.
+//
+// The duration is recorded when the handler ran: when HandlerDuration is
+// above 0, or when the outcome is the handler's decision (anything but a
+// requeue or an undecodable body), even at 0 (a clock too coarse to see a
+// quick handler). A requeue whose HandlerDuration is 0 (handed back at
+// shutdown before its handler ran, or after a failed republish of an
+// undecodable message) is left out.
+func (m *Metrics) DeliveryEnd(_ context.Context, d *acemq.DeliveryInfo, s acemq.SettleResult) {
+	m.inFlight.WithLabelValues(d.Queue).Dec()
+	class := string(s.ReasonClass)
+	if class == "" {
+		class = "none"
+	}
+	m.consumes.WithLabelValues(d.Queue, outcomeLabel(s.Outcome), class).Inc()
+	if s.HandlerDuration > 0 || s.Outcome != acemq.Requeued && s.ReasonClass != acemq.ReasonUndecodable {
+		m.handlerDuration.WithLabelValues(d.Queue).Observe(s.HandlerDuration.Seconds())
+	}
+}
+
+// outcomeLabel is o as a label value, in snake case.
+func outcomeLabel(o acemq.Outcome) string {
+	switch o {
+	case acemq.Accepted:
+		return "accepted"
+	case acemq.RetriedInConsumer:
+		return "retried_in_consumer"
+	case acemq.RetriedOnRung:
+		return "retried_on_rung"
+	case acemq.DeadLettered:
+		return "dead_lettered"
+	case acemq.Parked:
+		return "parked"
+	case acemq.Requeued:
+		return "requeued"
+	}
+	return "unknown"
+}
+
+// Event implements acemq.Observer.
+func (m *Metrics) Event(e acemq.Event) {
+	switch e.Kind {
+	// Only retries: a delivery held before it is handed back after a
+	// failed republish is not waiting for a retry.
+	case acemq.EventWaitStarted:
+		if e.Class == acemq.ReasonRetry {
+			m.waiting.WithLabelValues(e.Queue, "consumer").Inc()
+		}
+	case acemq.EventWaitEnded:
+		if e.Class == acemq.ReasonRetry {
+			m.waiting.WithLabelValues(e.Queue, "consumer").Dec()
+		}
+	case acemq.EventRungMissing:
+		m.rungMissing.WithLabelValues(e.Queue, e.Target).Inc()
+	case acemq.EventSetAsideFailed:
+		m.setAsideFail.WithLabelValues(e.Queue, e.Target).Inc()
+	case acemq.EventConsumerStarted:
+		m.watch(e)
+	case acemq.EventConsumerStopped:
+		m.unwatch(e.Queue, e.Conn)
+	case acemq.EventConnectionLost, acemq.EventConnectionRecovered, acemq.EventConnectionBlocked,
+		acemq.EventConnectionUnblocked, acemq.EventConnectionClosed:
+		m.connectionEvent(e)
+	}
+}
+
+// watch has the rungs of a consumer's queue read at each scrape.
+func (m *Metrics) watch(e acemq.Event) {
+	if e.Ladder.Empty() || e.Conn == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.watched[e.Queue]
+	if w == nil {
+		w = &watch{ladder: e.Ladder}
+		m.watched[e.Queue] = w
+	}
+	w.conns = append(w.conns, e.Conn)
+}
+
+// unwatch forgets a consumer of queue on conn ("" for every queue, as when
+// conn closes); a queue no consumer is left on is no longer read.
+func (m *Metrics) unwatch(queue string, conn *acemq.Conn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for q, w := range m.watched {
+		if queue != "" && q != queue {
+			continue
+		}
+		for i := len(w.conns) - 1; i >= 0; i-- {
+			if w.conns[i] == conn {
+				w.conns = slices.Delete(w.conns, i, i+1)
+				if queue != "" {
+					break // one consumer stopped
+				}
+			}
+		}
+		if len(w.conns) == 0 {
+			delete(m.watched, q)
+		}
+	}
+}
+
+func (m *Metrics) connectionEvent(e acemq.Event) {
+	if name, ok := connEvents[e.Kind]; ok {
+		m.connEvents.WithLabelValues(name).Inc()
+	}
+	if e.Kind == acemq.EventConnectionClosed {
+		m.unwatch("", e.Conn) // its rungs can no longer be read
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch e.Kind {
+	case acemq.EventConnectionLost:
+		m.conn.lost = true
+	case acemq.EventConnectionRecovered:
+		m.conn.lost = false
+	case acemq.EventConnectionBlocked:
+		m.conn.blocked = true
+	case acemq.EventConnectionUnblocked:
+		m.conn.blocked = false
+	case acemq.EventConnectionClosed:
+		m.conn.closed = true
+	}
+}
+
+var _ acemq.Observer = (*Metrics)(nil)
