@@ -84,6 +84,9 @@ test-unit:
 lint:
 	@unformatted=$$($(GOFILES) | xargs -r gofmt -l); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
+	@# The core stays free of telemetry SDKs: only the adapters import them.
+	@sdks=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin | grep -E '^(github.com/prometheus|go.opentelemetry.io)/' || true); \
+	if [ -n "$$sdks" ]; then echo "the core imports a telemetry SDK:"; echo "$$sdks"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 	$(GO) -C bench vet ./...

@@ -357,7 +357,7 @@ func (c *Consumer) ack(h inHand, s settlement) {
 	c.counts[s.Outcome].Add(1)
 	if s.Outcome == DeadLettered || s.Outcome == Parked {
 		c.logger.Warn("acemq: message set aside", "message_id", h.info.MessageID, "outcome", s.Outcome.String(),
-			"target", s.Target, "reason_class", string(s.Class))
+			"target", s.Target, "reason_class", string(s.Class), "reason", s.Reason)
 	}
 	c.end(h, s.Outcome, s)
 }
