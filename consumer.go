@@ -291,16 +291,6 @@ func (c *Consumer) start(d transport.Delivery) inHand {
 	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
 }
 
-// end tells the observer how a delivery was settled.
-func (c *Consumer) end(h inHand, outcome Outcome, s settlement) {
-	attempt := s.Attempt
-	if attempt == 0 {
-		attempt = h.info.Attempt
-	}
-	c.observer.DeliveryEnd(h.ctx, h.info, SettleResult{Outcome: outcome, Attempt: attempt, Delay: s.Delay,
-		Target: s.Target, Reason: s.Reason, ReasonClass: s.Class, HandlerDuration: h.handled})
-}
-
 // execute carries out a settlement: ack, republish then ack, or hold the
 // delivery for an in-process wait.
 func (c *Consumer) execute(h inHand, in delivered, s settlement) {
@@ -350,16 +340,14 @@ func (c *Consumer) ack(h inHand, s settlement) {
 	if err := h.Ack(); err != nil {
 		// The broker delivers it again: at least once, never lost.
 		c.logger.Warn("acemq: ack failed; the broker will deliver the message again", "message_id", h.info.MessageID, "error", err)
-		c.counts[Requeued].Add(1)
-		c.end(h, Requeued, settlement{Reason: err.Error(), Class: ReasonAckFailed})
+		c.settled(h, Requeued, settlement{Reason: err.Error(), Class: ReasonAckFailed})
 		return
 	}
-	c.counts[s.Outcome].Add(1)
 	if s.Outcome == DeadLettered || s.Outcome == Parked {
 		c.logger.Warn("acemq: message set aside", "message_id", h.info.MessageID, "outcome", s.Outcome.String(),
 			"target", s.Target, "reason_class", string(s.Class), "reason", s.Reason)
 	}
-	c.end(h, s.Outcome, s)
+	c.settled(h, s.Outcome, s)
 }
 
 // requeue hands h back to the broker, for class.
@@ -369,8 +357,19 @@ func (c *Consumer) requeue(h inHand, class ReasonClass) {
 		c.logger.Warn("acemq: requeue failed; the broker will deliver the message again", "message_id", h.info.MessageID, "error", err)
 		s.Reason = err.Error()
 	}
-	c.counts[Requeued].Add(1)
-	c.end(h, Requeued, s)
+	c.settled(h, Requeued, s)
+}
+
+// settled tells the observer how h was settled, then counts it: what waits
+// on Stats finds the observer told already.
+func (c *Consumer) settled(h inHand, outcome Outcome, s settlement) {
+	attempt := s.Attempt
+	if attempt == 0 {
+		attempt = h.info.Attempt
+	}
+	c.observer.DeliveryEnd(h.ctx, h.info, SettleResult{Outcome: outcome, Attempt: attempt, Delay: s.Delay,
+		Target: s.Target, Reason: s.Reason, ReasonClass: s.Class, HandlerDuration: h.handled})
+	c.counts[outcome].Add(1)
 }
 
 // hold keeps h until s.Wait has passed, without a goroutine while it

@@ -41,16 +41,17 @@ type demoSummary struct {
 }
 
 type demoOptions struct {
-	url      string
-	messages int
-	timeout  time.Duration
-	json     bool
+	url         string
+	messages    int
+	timeout     time.Duration
+	json        bool
+	metricsAddr string
 }
 
 func newDemoCmd() *cobra.Command {
 	var o demoOptions
 	cmd := &cobra.Command{
-		Use:   "demo [--url URL] [--messages N] [--json]",
+		Use:   "demo [--url URL] [--messages N] [--json] [--metrics-addr ADDR]",
 		Short: "Publish orders to a flaky handler and account for every one",
 		Long: `demo publishes a stream of orders to a handler that accepts most, fails some
 for a while, fails some for good and cannot read some (they are not JSON).
@@ -61,7 +62,12 @@ or parked, and lost, which must be 0.
 
 It runs on the in-process broker memory://acemq-demo unless --url names a
 RabbitMQ broker. The demo declares exchange ` + demoExchange + ` and queue ` + demoQueue + `
-with its dead-letter queues and rungs, and purges them first.`,
+with its dead-letter queues and rungs, and purges them first.
+
+With --metrics-addr it serves its Prometheus metrics (package acemqprom) at
+/metrics, and the connection's liveness and readiness at /livez and /readyz,
+while it runs, and prints the message counts as a scrape shows them at the
+end.`,
 		Args:                  cobra.NoArgs,
 		DisableFlagsInUseLine: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -91,6 +97,7 @@ with its dead-letter queues and rungs, and purges them first.`,
 	cmd.Flags().IntVar(&o.messages, "messages", 100, "how many orders to publish")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
+	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve metrics and health over HTTP at `ADDR` (such as :9090) while the demo runs")
 	return cmd
 }
 
@@ -152,11 +159,27 @@ type rawJSON struct{ acemq.Codec }
 func (rawJSON) ContentType() string { return "application/json" }
 
 func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, error) {
-	conn, err := acemq.Connect(ctx, o.url, acemq.WithConnectionName("acemq demo"))
+	opts := []acemq.Option{acemq.WithConnectionName("acemq demo")}
+	var metrics *demoMetrics
+	if o.metricsAddr != "" {
+		var err error
+		if metrics, err = newDemoMetrics(o.metricsAddr); err != nil {
+			return demoSummary{}, err
+		}
+		defer metrics.stop()
+		opts = append(opts, acemq.WithObserver(metrics.observer))
+	}
+	conn, err := acemq.Connect(ctx, o.url, opts...)
 	if err != nil {
 		return demoSummary{}, err
 	}
 	defer conn.Close()
+	if metrics != nil {
+		metrics.serve(conn)
+		if !o.json {
+			fmt.Fprintf(out, "metrics: %s (health: /livez, /readyz) while the demo runs\n", metrics.URL())
+		}
+	}
 	t := conn.Transport()
 	topology := acemq.Topology{
 		Exchanges: []acemq.ExchangeSpec{{Name: demoExchange, Type: transport.Topic}},
@@ -206,6 +229,12 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 			return summary, fmt.Errorf("%d orders not settled within %s: %s", summary.Lost, o.timeout, summary)
 		case <-ctx.Done():
 			return summary, ctx.Err()
+		}
+	}
+	if metrics != nil && !o.json {
+		fmt.Fprintf(out, "\nas %s shows them at the end:\n", metrics.URL())
+		if err := metrics.write(out, "acemq_publish_total", "acemq_consume_total"); err != nil {
+			return summary, err
 		}
 	}
 	return summary, nil

@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/internal/brokertest"
 )
 
@@ -38,6 +42,60 @@ func TestDemoOnMemory(t *testing.T) {
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// With --metrics-addr the demo prints its message counts as a scrape shows
+// them, which agree with its own.
+func TestDemoMetrics(t *testing.T) {
+	r := run(t, "", "demo", "--messages", "20", "--metrics-addr", "127.0.0.1:0")
+	for _, want := range []string{
+		`acemq_consume_total{outcome="accepted",queue="acemq.demo.orders",reason_class="none"} 16`,
+		`acemq_consume_total{outcome="dead_lettered",queue="acemq.demo.orders",reason_class="exhausted"} 2`,
+		`acemq_consume_total{outcome="parked",queue="acemq.demo.orders",reason_class="undecodable"} 2`,
+		`acemq_consume_total{outcome="retried_in_consumer",queue="acemq.demo.orders",reason_class="retry"} 6`,
+		`acemq_consume_total{outcome="retried_on_rung",queue="acemq.demo.orders",reason_class="retry"} 6`,
+		`acemq_publish_total{exchange="",kind="republish",outcome="confirmed"} 16`,
+		`acemq_publish_total{exchange="acemq.demo",kind="publish",outcome="confirmed"} 20`,
+		"final: published 20, accepted 16, retried in consumer 6, retried on rungs 6, dead-lettered 2, parked 2, lost 0",
+	} {
+		if !strings.Contains(r.stdout, want+"\n") {
+			t.Errorf("the demo's output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != 0 || !regexp.MustCompile(`(?m)^metrics: http://127\.0\.0\.1:\d+/metrics `).MatchString(r.stdout) {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// What the demo serves: metrics, liveness and readiness.
+func TestDemoServesMetricsAndHealth(t *testing.T) {
+	m, err := newDemoMetrics("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.stop()
+	conn, err := acemq.Connect(t.Context(), "memory://demo-metrics-test", acemq.WithObserver(m.observer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	m.serve(conn)
+	base := strings.TrimSuffix(m.URL(), "/metrics")
+	for path, want := range map[string]string{
+		"/metrics": `acemq_connection_state{state="connected"} 1`,
+		"/livez":   `"live":true`,
+		"/readyz":  `"ready":true`,
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d\n%s\nwant 200 with %q", path, resp.StatusCode, body, want)
 		}
 	}
 }
