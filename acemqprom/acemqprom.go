@@ -14,7 +14,8 @@
 //	acemq_handler_duration_seconds{queue}                histogram
 //	acemq_consume_in_flight{queue}                       gauge
 //	acemq_retry_waiting{queue,where}                     gauge
-//	acemq_retry_rung_inspect_errors_total{queue,rung}    counter
+//	acemq_set_aside_messages{queue,where}                gauge
+//	acemq_inspect_errors_total{queue,target}             counter
 //	acemq_retry_rung_missing_total{queue,rung}           counter
 //	acemq_set_aside_failed_total{queue,target}           counter
 //	acemq_connection_state{state}                        gauge
@@ -24,10 +25,11 @@
 // id, an error or a reason's text never becomes one, so that the number of
 // series stays bounded. The default exchange is exchange="".
 //
-// retry_waiting{where="rung"} is read from the broker at each scrape: one
-// passive queue declaration per rung of each queue consumed, at most two
-// seconds for them all; a rung that cannot be read is left out and counted
-// in retry_rung_inspect_errors_total.
+// retry_waiting{where="rung"} and set_aside_messages (where="dlq" for Q.dlq,
+// "parked" for Q.parked) are read from the broker at each scrape: one
+// passive queue declaration per rung, dead-letter and parked queue of each
+// queue consumed, at most two seconds for them all; a queue that cannot be
+// read is left out and counted in inspect_errors_total.
 //
 // One Metrics is meant for one Conn: connection_state is that of the Conn
 // it observes, "connected" until an event says otherwise (Connect returns
@@ -87,6 +89,7 @@ type Metrics struct {
 	// of the same metric are read from the broker at each scrape.
 	waiting      *prometheus.GaugeVec
 	rungDesc     *prometheus.Desc
+	setAsideDesc *prometheus.Desc
 	inspectFails *prometheus.CounterVec
 	rungMissing  *prometheus.CounterVec
 	setAsideFail *prometheus.CounterVec
@@ -173,9 +176,12 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			"Deliveries received and not yet settled, those waiting in the consumer included.", "queue"),
 		waiting:  gauge("retry_waiting", waitingHelp, "queue", "where"),
 		rungDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "retry_waiting"), waitingHelp, []string{"queue", "where"}, nil),
-		inspectFails: counter("retry_rung_inspect_errors_total",
-			"Scrapes that could not read the depth of a retry rung (missing, or the broker did not answer in time); that rung was left out of retry_waiting.",
-			"queue", "rung"),
+		setAsideDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "set_aside_messages"),
+			"Messages in a consumed queue's dead-letter queue (where=\"dlq\") and parked queue (where=\"parked\"), read from the broker at scrape time.",
+			[]string{"queue", "where"}, nil),
+		inspectFails: counter("inspect_errors_total",
+			"Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time); it was left out.",
+			"queue", "target"),
 		rungMissing: counter("retry_rung_missing_total",
 			"Retries meant for a rung that waited in the consumer instead, because the rung was missing or returned the message.",
 			"queue", "rung"),
@@ -212,6 +218,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 		c.Describe(ch)
 	}
 	ch <- m.rungDesc
+	ch <- m.setAsideDesc
 	m.inspectFails.Describe(ch)
 	ch <- m.connDesc
 }
@@ -237,9 +244,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.inspectFails.Collect(ch)
 }
 
-// collectRungs reports, for each queue consumed, the messages on its rungs.
-// A rung that cannot be inspected is left out and counted; a queue none of
-// whose rungs could be inspected is not reported, rather than reported 0.
+// collectRungs reports, for each queue consumed, the messages on its rungs
+// and in its dead-letter and parked queues. A queue that cannot be
+// inspected is left out and counted; a sum none of whose queues could be
+// read is not reported, rather than reported 0.
 func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 	type target struct {
 		queue string
@@ -257,23 +265,33 @@ func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 	defer cancel()
 	for _, t := range targets {
 		// A Conn reconnecting would keep every inspection waiting until
-		// the timeout: the rungs are counted as unreadable at once.
+		// the timeout: the queues are counted as unreadable at once.
 		connected := t.conn.Transport().State().Connected
-		var sum float64
-		read := 0
-		for _, r := range t.rungs {
-			if connected {
-				st, err := t.conn.Transport().InspectQueue(ctx, r.Queue)
-				if err == nil {
-					sum += float64(st.Messages)
-					read++
-					continue
+		depth := func(queues ...string) (sum float64, ok bool) {
+			for _, q := range queues {
+				if connected {
+					if st, err := t.conn.Transport().InspectQueue(ctx, q); err == nil {
+						sum += float64(st.Messages)
+						ok = true
+						continue
+					}
 				}
+				m.inspectFails.WithLabelValues(t.queue, q).Inc()
 			}
-			m.inspectFails.WithLabelValues(t.queue, r.Queue).Inc()
+			return sum, ok
 		}
-		if read > 0 {
-			ch <- prometheus.MustNewConstMetric(m.rungDesc, prometheus.GaugeValue, sum, t.queue, "rung")
+		rungs := make([]string, len(t.rungs))
+		for i, r := range t.rungs {
+			rungs[i] = r.Queue
+		}
+		if n, ok := depth(rungs...); ok {
+			ch <- prometheus.MustNewConstMetric(m.rungDesc, prometheus.GaugeValue, n, t.queue, "rung")
+		}
+		if n, ok := depth(acemq.DeadLetterQueue(t.queue)); ok {
+			ch <- prometheus.MustNewConstMetric(m.setAsideDesc, prometheus.GaugeValue, n, t.queue, "dlq")
+		}
+		if n, ok := depth(acemq.ParkedQueue(t.queue)); ok {
+			ch <- prometheus.MustNewConstMetric(m.setAsideDesc, prometheus.GaugeValue, n, t.queue, "parked")
 		}
 	}
 }
@@ -367,7 +385,7 @@ func (m *Metrics) Event(e acemq.Event) {
 
 // watch has the rungs of a consumer's queue read at each scrape.
 func (m *Metrics) watch(e acemq.Event) {
-	if e.Ladder.Empty() || e.Conn == nil {
+	if e.Conn == nil {
 		return
 	}
 	m.mu.Lock()

@@ -232,6 +232,7 @@ func runScenario(t *testing.T, w world) {
 		consumed("parked", "undecodable"):     1,
 	}
 	waiting := func(where string) string { return series("retry_waiting", "queue", q, "where", where) }
+	setAside := func(where string) string { return series("set_aside_messages", "queue", q, "where", where) }
 	inFlight, handled := series("consume_in_flight", "queue", q), series("handler_duration_seconds_count", "queue", q)
 	retriedOnRung := consumed("retried_on_rung", "retry")
 
@@ -241,6 +242,7 @@ func runScenario(t *testing.T, w world) {
 		// (a dead letter and two parked: three republishes).
 		want = merge(connectionSeries("connected"), pubs(3), settled, map[string]float64{
 			handled: 4, inFlight: 2, waiting("consumer"): 2, waiting("rung"): 0,
+			setAside("dlq"): 1, setAside("parked"): 2,
 		})
 		eventually(t, w.reg, "two waits in the consumer", exactly(want))
 
@@ -266,13 +268,17 @@ func runScenario(t *testing.T, w world) {
 		consumed("dead_lettered", "exhausted"):   1,
 		handled:                                  9, // not the undecodable one
 		inFlight:                                 0, waiting("consumer"): 0, waiting("rung"): 0,
+		setAside("dlq"): 2, setAside("parked"): 2,
 	})
 	eventually(t, w.reg, "every message settled", exactly(want))
 
 	if _, err := c.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	delete(want, waiting("rung")) // no consumer: its rungs are no longer read
+	// No consumer: its queues are no longer read.
+	delete(want, waiting("rung"))
+	delete(want, setAside("dlq"))
+	delete(want, setAside("parked"))
 	if msg := exactly(want)(sample(t, w.reg)); msg != "" {
 		t.Errorf("after the consumer closed:\n%s", msg)
 	}
@@ -401,7 +407,7 @@ func TestRungMissingOnMemory(t *testing.T) {
 	}
 
 	missing := series("retry_rung_missing_total", "queue", "orders", "rung", rung)
-	inspectErrors := series("retry_rung_inspect_errors_total", "queue", "orders", "rung", rung)
+	inspectErrors := series("inspect_errors_total", "queue", "orders", "target", rung)
 	got := eventually(t, reg, "the retry waiting in the consumer", including(map[string]float64{
 		missing: 1,
 		series("publish_total", "exchange", "", "kind", "republish", "outcome", "unroutable"): 1,
