@@ -37,6 +37,7 @@ type config struct {
 	only         string
 	noWatermill  bool
 	noEnvelope   bool
+	noObservers  bool
 	micro        bool
 	benchtime    string
 	out          string
@@ -57,6 +58,7 @@ func main() {
 	flag.StringVar(&c.only, "only", "", "comma-separated scenario names to run (default all)")
 	flag.BoolVar(&c.noWatermill, "no-watermill", false, "leave Watermill out")
 	flag.BoolVar(&c.noEnvelope, "no-raw-envelope", false, "leave out raw+envelope (raw amqp091-go sending AceMQ's headers)")
+	flag.BoolVar(&c.noObservers, "no-observers", false, "leave out acemq+observers (AceMQ with the Prometheus and OpenTelemetry adapters)")
 	flag.BoolVar(&c.micro, "micro", true, "run the root package's Go benchmarks too")
 	flag.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime for the micro benchmarks (default 1s, quick 2000x)")
 	flag.StringVar(&c.out, "out", "results/latest.json", "where to write the JSON report")
@@ -132,10 +134,21 @@ func run(ctx context.Context, c config, stdout, log io.Writer) error {
 		}
 		defer runner.RawEnvelope.Close()
 	}
-	if runner.AceMQ, err = harness.NewAceMQ(ctx, c.url); err != nil {
+	if runner.AceMQ, err = harness.NewAceMQ(ctx, c.url, "acemq"); err != nil {
 		return err
 	}
 	defer runner.AceMQ.Close()
+	if !c.noObservers {
+		observer, stop, err := harness.Observers()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		if runner.AceMQObserved, err = harness.NewAceMQ(ctx, c.url, "acemq+observers", acemq.WithObserver(observer)); err != nil {
+			return err
+		}
+		defer runner.AceMQObserved.Close()
+	}
 	if !c.noWatermill {
 		if runner.Watermill, err = harness.NewWatermill(c.url); err != nil {
 			return err

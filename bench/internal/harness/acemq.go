@@ -12,19 +12,21 @@ import (
 
 // AceMQ is this library, through its public API only.
 type AceMQ struct {
+	name string
 	conn *acemq.Conn
 }
 
-// NewAceMQ opens AceMQ's connection.
-func NewAceMQ(ctx context.Context, url string) (*AceMQ, error) {
-	conn, err := acemq.Connect(ctx, url, acemq.WithConnectionName("acemq-bench"))
+// NewAceMQ opens AceMQ's connection, as name ("acemq", or a variant with
+// options such as an observer).
+func NewAceMQ(ctx context.Context, url, name string, opts ...acemq.Option) (*AceMQ, error) {
+	conn, err := acemq.Connect(ctx, url, append([]acemq.Option{acemq.WithConnectionName("bench " + name)}, opts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("acemq: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &AceMQ{conn: conn}, nil
+	return &AceMQ{name: name, conn: conn}, nil
 }
 
-func (a *AceMQ) Name() string { return "acemq" }
+func (a *AceMQ) Name() string { return a.name }
 
 func (a *AceMQ) Close() error { return a.conn.Close() }
 

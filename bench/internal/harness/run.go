@@ -62,6 +62,8 @@ type Runner struct {
 	// RawEnvelope (raw amqp091-go with AceMQ's headers) may be nil.
 	RawEnvelope *Raw
 	AceMQ       *AceMQ
+	// AceMQObserved (AceMQ with both telemetry adapters) may be nil.
+	AceMQObserved *AceMQ
 	// Watermill may be nil to leave it out.
 	Watermill *Watermill
 	Options   Options
@@ -130,6 +132,9 @@ func (r *Runner) contenders(measure func(Implementation) run) []contender {
 		impls = append(impls, r.RawEnvelope)
 	}
 	impls = append(impls, r.AceMQ)
+	if r.AceMQObserved != nil {
+		impls = append(impls, r.AceMQObserved)
+	}
 	if r.Watermill != nil {
 		impls = append(impls, r.Watermill)
 	}

@@ -1,5 +1,5 @@
-// Package micro runs the root package's Go benchmarks and reads their
-// results from `go test -bench` output.
+// Package micro runs the Go benchmarks of the root package and of the
+// telemetry adapters, and reads their results from `go test -bench` output.
 package micro
 
 import (
@@ -15,8 +15,14 @@ import (
 	"golang.org/x/tools/benchmark/parse"
 )
 
+// Packages are the packages whose benchmarks Run runs, relative to the
+// acemq module: the core, and the adapters (their cost per message).
+var Packages = []string{".", "./acemqprom", "./acemqotel"}
+
 // Result is one benchmark's line of output.
 type Result struct {
+	// Package is the benchmark's package, as in Packages.
+	Package     string  `json:"package"`
 	Name        string  `json:"name"`
 	Iterations  int64   `json:"iterations"`
 	NsPerOp     float64 `json:"ns_per_op"`
@@ -24,19 +30,30 @@ type Result struct {
 	AllocsPerOp int64   `json:"allocs_per_op"`
 }
 
-// Run runs `go test -run '^$' -bench . -benchmem` in dir with benchtime
-// (e.g. "1s" or "2000x") and returns what it measured. The raw output is
-// copied to log.
+// Run runs `go test -run '^$' -bench . -benchmem` on each of Packages in
+// dir with benchtime (e.g. "1s" or "2000x") and returns what it measured.
+// The raw output is copied to log.
 func Run(ctx context.Context, dir, benchtime string, log io.Writer) ([]Result, error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, ".")
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&out, log)
-	cmd.Stderr = log
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go test -bench in %s: %w", dir, err)
+	var all []Result
+	for _, pkg := range Packages {
+		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, pkg)
+		cmd.Dir = dir
+		var out bytes.Buffer
+		cmd.Stdout = io.MultiWriter(&out, log)
+		cmd.Stderr = log
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("go test -bench %s in %s: %w", pkg, dir, err)
+		}
+		results, err := Parse(&out)
+		if err != nil {
+			return nil, err
+		}
+		for i := range results {
+			results[i].Package = pkg
+		}
+		all = append(all, results...)
 	}
-	return Parse(&out)
+	return all, nil
 }
 
 // Parse reads the benchmark result lines of `go test -bench` output (with

@@ -57,7 +57,11 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Micro) > 0 {
 		b.WriteString("\n| micro benchmark | ns/op | B/op | allocs/op |\n|---|--:|--:|--:|\n")
 		for _, m := range r.Micro {
-			fmt.Fprintf(&b, "| %s | %.1f | %d | %d |\n", m.Name, m.NsPerOp, m.BytesPerOp, m.AllocsPerOp)
+			name := m.Name
+			if m.Package != "." && m.Package != "" {
+				name = strings.TrimPrefix(m.Package, "./") + " " + name
+			}
+			fmt.Fprintf(&b, "| %s | %.1f | %d | %d |\n", name, m.NsPerOp, m.BytesPerOp, m.AllocsPerOp)
 		}
 	}
 	if len(r.Notes) > 0 {

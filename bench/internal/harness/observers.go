@@ -1,0 +1,37 @@
+package harness
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/acemqotel"
+	"github.com/acemq-go/acemq/acemqprom"
+)
+
+// Observers are both telemetry adapters as a service would run them: the
+// Prometheus metrics on a registry of their own, and every span sampled and
+// handed to a batching processor, whose exporter drops them (exporting is
+// the collector's cost, not the library's). stop shuts the tracing down.
+func Observers() (o acemq.Observer, stop func(), err error) {
+	metrics, err := acemqprom.New(prometheus.NewRegistry())
+	if err != nil {
+		return nil, nil, err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discard{}))
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = tp.Shutdown(ctx)
+	}
+	return acemq.Observers(metrics, acemqotel.New(acemqotel.WithTracerProvider(tp))), stop, nil
+}
+
+// discard is a span exporter that keeps nothing.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
