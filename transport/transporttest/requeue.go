@@ -61,12 +61,7 @@ func (e *env) requeueQueue(typ transport.QueueType, bodies ...string) string {
 // basic.get): "A/redelivered/1".
 func (e *env) readBack(queue string) []string {
 	e.t.Helper()
-	var out []string
-	for {
-		d, ok := e.get(queue)
-		if !ok {
-			return out
-		}
+	return e.drainAs(queue, func(d transport.Delivery) string {
 		s := string(d.Body) + "/fresh"
 		if d.Redelivered {
 			s = string(d.Body) + "/redelivered"
@@ -74,9 +69,8 @@ func (e *env) readBack(queue string) []string {
 		if n, ok := d.Headers["x-delivery-count"]; ok {
 			s += fmt.Sprintf("/%v", n)
 		}
-		out = append(out, s)
-		e.ok("Ack", d.Ack())
-	}
+		return s
+	})
 }
 
 // wantBack asserts what readBack finds in queue, a queue of type typ:

@@ -520,13 +520,20 @@ func bodies(ds []transport.Delivery) []string {
 // drain takes every ready message from queue, acks it, and returns the bodies.
 func (e *env) drain(queue string) []string {
 	e.t.Helper()
+	return e.drainAs(queue, func(d transport.Delivery) string { return string(d.Body) })
+}
+
+// drainAs takes every ready message from queue in turn (Get, then Ack) and
+// returns each as describe says.
+func (e *env) drainAs(queue string, describe func(transport.Delivery) string) []string {
+	e.t.Helper()
 	var out []string
 	for {
 		d, ok := e.get(queue)
 		if !ok {
 			return out
 		}
-		out = append(out, string(d.Body))
+		out = append(out, describe(d))
 		e.ok("Ack", d.Ack())
 	}
 }
