@@ -571,19 +571,24 @@ func TestReplayInterruptedLosesNone(t *testing.T) {
 		if both > p.Doubtful+window {
 			t.Errorf("%d messages are in both queues; the replay counted %d doubtful, and at most %d more acks can be lost", both, p.Doubtful, window)
 		}
-		rest, err := deadletter.Replay(t.Context(), again, dlq, "", deadletter.Options{})
-		if err != nil {
-			t.Fatal(err)
+		// The broker puts back what the closed channel held on its own
+		// time: replay until the dead-letter queue stays empty.
+		var rest []deadletter.Progress
+		for deadline := time.Now().Add(30 * time.Second); len(rest) == 0 || depth(t, again, dlq) > 0; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still holds %d after replays %+v", dlq, depth(t, again, dlq), rest)
+			}
+			r, err := deadletter.Replay(t.Context(), again, dlq, "", deadletter.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest = append(rest, r)
 		}
-		got := drain(t, again, source)
-		dup := wantNoneLost(t, n, got, nil)
-		if d := depth(t, again, dlq); d != 0 {
-			t.Errorf("%d left in %s after the second replay", d, dlq)
+		dup := wantNoneLost(t, n, drain(t, again, source), nil)
+		if dup > p.Doubtful+window {
+			t.Errorf("%d duplicates in %s; the replay counted %d doubtful, and at most %d more acks can be lost", dup, source, p.Doubtful, window)
 		}
-		if dup != both {
-			t.Errorf("%d duplicates in %s after the second replay, want the %d that were in both queues", dup, source, both)
-		}
-		t.Logf("second replay %+v; %d duplicates", rest, dup)
+		t.Logf("then replays %+v; %d duplicates", rest, dup)
 	})
 }
 
