@@ -61,10 +61,7 @@ type mover struct {
 }
 
 func newMover(o Options, src source, dst sink, max int) *mover {
-	m := &mover{o: o, src: src, dst: dst, max: max, now: time.Now}
-	if o.Now != nil {
-		m.now = o.Now
-	}
+	m := &mover{o: o, src: src, dst: dst, max: max, now: o.clock()}
 	if o.Rate > 0 {
 		m.limiter = rate.NewLimiter(rate.Limit(o.Rate), 1)
 	}

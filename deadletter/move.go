@@ -29,6 +29,14 @@ type Options struct {
 	Now func() time.Time
 }
 
+// clock is o.Now, or time.Now without one.
+func (o Options) clock() func() time.Time {
+	if o.Now != nil {
+		return o.Now
+	}
+	return time.Now
+}
+
 // Progress counts a move's messages so far; at the end it is the result.
 type Progress struct {
 	// Total is how many messages the queue held when the move started: no
@@ -63,10 +71,7 @@ func Replay(ctx context.Context, t transport.Transport, from, to string, o Optio
 		}
 		to = source
 	}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
+	now := o.clock()
 	return move(ctx, t, from, to, o, func(m *transport.Message) {
 		m.Persistent = true
 		h := maps.Clone(m.Headers)
