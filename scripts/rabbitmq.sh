@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Start (default) or stop a local RabbitMQ node for AceMQ's integration tests.
 #
-#   scripts/rabbitmq.sh [start]   install Debian's rabbitmq-server if needed, start a
-#                                 node (or reuse one already answering on the port),
+#   scripts/rabbitmq.sh [start]   install RabbitMQ if needed, start a node (or
+#                                 reuse one already answering on the port),
 #                                 print the AMQP URL
 #   scripts/rabbitmq.sh stop      stop the node started by this script
 #   scripts/rabbitmq.sh run CMD   start a node, run CMD with it, and stop the node
@@ -12,6 +12,21 @@
 # RABBITMQ_NODENAME, RABBITMQ_NODE_PORT, ACEMQ_RABBITMQ_MGMT_PORT and
 # ACEMQ_RABBITMQ_DIR choose the node, its ports and its data directory, so that
 # `make test` runs a private node beside any other.
+#
+# ACEMQ_RABBITMQ_SERIES chooses the RabbitMQ:
+#   3.10 (default)  Debian bookworm's rabbitmq-server (3.10.8), installed on
+#                   the host with apt-get.
+#   4.0             Debian trixie's rabbitmq-server (4.0.5, Erlang 27), in a
+#                   trixie chroot at ACEMQ_TRIXIE_ROOT (default
+#                   /var/cache/acemq/trixie), made with debootstrap from the
+#                   Debian mirror the host's apt sources name and reused once
+#                   made. The host's packages and apt sources are never
+#                   touched (debootstrap itself is installed from bookworm).
+#                   The node runs as root inside the chroot, with /proc
+#                   mounted there while a node runs, its data directory at
+#                   ACEMQ_TRIXIE_ROOT/srv/acemq/NODE (ACEMQ_RABBITMQ_DIR, if
+#                   set, must lie inside the chroot), registering with the
+#                   host's epmd.
 #
 # The node runs as the current user (root on dev/CI machines), not through the
 # Debian service: there is no systemd here, and the /usr/sbin wrappers would
@@ -24,21 +39,42 @@ ROOT=$PWD
 PORT=${RABBITMQ_NODE_PORT:-5672}
 MGMT_PORT=${ACEMQ_RABBITMQ_MGMT_PORT:-15672}
 NODE=${RABBITMQ_NODENAME:-acemq@localhost} # @localhost: no dependence on the hostname resolving
-DIR=${ACEMQ_RABBITMQ_DIR:-$ROOT/.rabbitmq} # gitignored; a fresh clone (CI) gets a fresh broker
-TIMEOUT=${ACEMQ_RABBITMQ_TIMEOUT:-120}     # seconds to wait for the node to boot
-URL="amqp://guest:guest@localhost:$PORT/"  # guest may log in from localhost only
+SERIES=${ACEMQ_RABBITMQ_SERIES:-3.10}
+TIMEOUT=${ACEMQ_RABBITMQ_TIMEOUT:-120}    # seconds to wait for the node to boot
+URL="amqp://guest:guest@localhost:$PORT/" # guest may log in from localhost only
+
+log() { echo "rabbitmq.sh: $*" >&2; }
 
 # Erlang finds its cookie in $HOME; pin HOME to the user's real home so that
 # rabbitmqctl run later from another shell (or CI) shares the node's cookie.
 HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
 export HOME LC_ALL=C.UTF-8 # Elixir CLI tools warn (and misbehave) under a non-UTF-8 locale
 
-log() { echo "rabbitmq.sh: $*" >&2; }
-
 # Debian puts the real scripts here; /usr/sbin only has wrappers that `su rabbitmq`
 # (that user cannot write our data dir). Called again after a fresh install.
 use_real_scripts() { if [[ -d /usr/lib/rabbitmq/bin ]]; then PATH=/usr/lib/rabbitmq/bin:$PATH; fi; }
-use_real_scripts
+
+case $SERIES in
+3.10)
+	DIR=${ACEMQ_RABBITMQ_DIR:-$ROOT/.rabbitmq} # gitignored; a fresh clone (CI) gets a fresh broker
+	NODE_DIR=$DIR                              # the data directory as the node sees it
+	IN_NODE=(env)                              # runs a RabbitMQ program (rabbitmq-server, rabbitmqctl)
+	use_real_scripts
+	;;
+4.0)
+	ROOTFS=${ACEMQ_TRIXIE_ROOT:-/var/cache/acemq/trixie}
+	ROOTFS=${ROOTFS%/}
+	DIR=${ACEMQ_RABBITMQ_DIR:-$ROOTFS/srv/acemq/$NODE}
+	[[ $DIR == "$ROOTFS"/* ]] || { log "ACEMQ_RABBITMQ_DIR=$DIR: a 4.0 node's data directory must be inside $ROOTFS"; exit 2; }
+	NODE_DIR=${DIR#"$ROOTFS"}
+	# Inside the chroot, with a clean environment: only what is passed as
+	# NAME=VALUE words before the program.
+	IN_NODE=(chroot "$ROOTFS" /usr/bin/env -i HOME=/root LC_ALL=C.UTF-8 PATH=/usr/lib/rabbitmq/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+	;;
+*) log "ACEMQ_RABBITMQ_SERIES=$SERIES: use 3.10 (Debian bookworm's, on the host) or 4.0 (Debian trixie's, in a chroot)"; exit 2 ;;
+esac
+
+ctl() { "${IN_NODE[@]}" rabbitmqctl -q -n "$NODE" "$@"; }
 
 # True if something on $PORT speaks AMQP: send the 0-9-1 protocol header and
 # expect the first byte of a method frame (connection.start) back. Runs in a
@@ -52,13 +88,13 @@ amqp_up() (
 
 port_open() ( exec 3<>"/dev/tcp/127.0.0.1/$1" ) 2>/dev/null
 
-install_rabbitmq() {
-	command -v rabbitmq-server >/dev/null && command -v rabbitmqctl >/dev/null && return
-	[[ $(id -u) == 0 ]] || { log "rabbitmq-server is missing; run as root to install it"; exit 1; }
-	log "installing rabbitmq-server with apt-get"
+# apt_install PKG...: Debian packages on the host, keeping their postinst from
+# starting a system service (invoke-rc.d honours policy-rc.d exit 101; the
+# file is only added if the image lacks one).
+apt_install() {
+	[[ $(id -u) == 0 ]] || { log "$* missing; run as root to install"; exit 1; }
+	log "installing $* with apt-get"
 	local t0=$SECONDS
-	# Keep the package's postinst from starting the system service (invoke-rc.d
-	# honours policy-rc.d exit 101); only add the file if the image lacks one.
 	if [[ ! -e /usr/sbin/policy-rc.d ]]; then
 		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
 		chmod +x /usr/sbin/policy-rc.d
@@ -66,9 +102,85 @@ install_rabbitmq() {
 	fi
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get -q update
-	apt-get -q install -y --no-install-recommends -o DPkg::Lock::Timeout=300 rabbitmq-server
-	log "installed in $((SECONDS - t0))s"
+	apt-get -q install -y --no-install-recommends -o DPkg::Lock::Timeout=300 "$@"
+	log "installed $* in $((SECONDS - t0))s"
+}
+
+install_rabbitmq() {
+	command -v rabbitmq-server >/dev/null && command -v rabbitmqctl >/dev/null && return
+	apt_install rabbitmq-server
 	use_real_scripts
+}
+
+# debian_mirror: the Debian archive the host's apt sources name (deb822
+# .sources files or one-line sources.list), the one that serves bookworm
+# itself rather than its security updates. ACEMQ_DEBIAN_MIRROR overrides it.
+debian_mirror() {
+	if [[ -n ${ACEMQ_DEBIAN_MIRROR:-} ]]; then echo "$ACEMQ_DEBIAN_MIRROR"; return; fi
+	local f uri
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[[ -r $f ]] || continue
+		uri=$(awk '
+			/^[[:space:]]*$/ { if (deb && suite) { print uri; exit } deb = suite = 0; uri = "" }
+			tolower($1) == "types:" && / deb( |$)/ { deb = 1 }
+			tolower($1) == "uris:" { uri = $2 }
+			tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == "bookworm") suite = 1 }
+			END { if (deb && suite) print uri }' "$f" | head -n 1)
+		[[ -n $uri ]] && { echo "$uri"; return; }
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[[ -r $f ]] || continue
+		uri=$(awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++; if ($(i + 1) == "bookworm") { print $i; exit } }' "$f")
+		[[ -n $uri ]] && { echo "$uri"; return; }
+	done
+	log "no Debian bookworm mirror in the host's apt sources; set ACEMQ_DEBIAN_MIRROR"
+	exit 1
+}
+
+# install_rootfs makes the trixie chroot with rabbitmq-server in it, unless
+# it is there already. It is built beside its final place and renamed into
+# it, so that a build cut short is never taken for a finished one.
+install_rootfs() {
+	[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmq-server ]] && return
+	[[ $(id -u) == 0 ]] || { log "the RabbitMQ 4.0 chroot $ROOTFS is missing; run as root to make it"; exit 1; }
+	command -v debootstrap >/dev/null || apt_install debootstrap
+	local mirror t0=$SECONDS tmp=$ROOTFS.partial
+	mirror=$(debian_mirror)
+	log "making a Debian trixie chroot with rabbitmq-server in $ROOTFS (mirror $mirror)"
+	rm -rf "$tmp"
+	mkdir -p "$(dirname "$ROOTFS")"
+	debootstrap --variant=minbase trixie "$tmp" "$mirror" >"$tmp.log" 2>&1 ||
+		{ tail -n 20 "$tmp.log" >&2; log "debootstrap failed (log: $tmp.log)"; exit 1; }
+	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+	chmod +x "$tmp/usr/sbin/policy-rc.d"
+	chroot "$tmp" /usr/bin/env -i DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		sh -c 'apt-get -q update && apt-get -q install -y --no-install-recommends rabbitmq-server && apt-get clean' \
+		>>"$tmp.log" 2>&1 || { tail -n 20 "$tmp.log" >&2; log "installing rabbitmq-server in the chroot failed (log: $tmp.log)"; exit 1; }
+	mv "$tmp" "$ROOTFS"
+	rm -f "$tmp.log"
+	log "made $ROOTFS in $((SECONDS - t0))s ($(du -sh "$ROOTFS" | cut -f1))"
+}
+
+# rootfs_in_use: some process runs with the chroot as its root.
+rootfs_in_use() {
+	local p
+	for p in /proc/[0-9]*; do
+		[[ $(readlink "$p/root" 2>/dev/null) == "$ROOTFS" ]] && return 0
+	done
+	return 1
+}
+
+# prepare_rootfs: what a node in the chroot needs from the host: /proc (the
+# memory monitor reads it) and the host's epmd, which the host's 3.10 nodes
+# share, started from the host when the host has one.
+prepare_rootfs() {
+	mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
+	if command -v epmd >/dev/null; then epmd -daemon; fi
+}
+
+# release_rootfs: unmounts the chroot's /proc once no process runs in it.
+release_rootfs() {
+	if mountpoint -q "$ROOTFS/proc" && ! rootfs_in_use; then umount "$ROOTFS/proc"; fi
 }
 
 start() {
@@ -80,24 +192,30 @@ start() {
 		echo "$URL"
 		return
 	fi
-	install_rabbitmq
+	if [[ $SERIES == 4.0 ]]; then
+		install_rootfs
+		prepare_rootfs
+	else
+		install_rabbitmq
+	fi
 	mkdir -p "$DIR/log" "$DIR/mnesia"
 
 	# Everything the node reads lives in $DIR, so /etc/rabbitmq is never consulted.
 	echo '[rabbitmq_management].' >"$DIR/enabled_plugins"
 	printf 'management.tcp.port = %s\n' "$MGMT_PORT" >"$DIR/rabbitmq.conf"
 	: >"$DIR/rabbitmq-env.conf"
-	export RABBITMQ_NODENAME=$NODE RABBITMQ_NODE_PORT=$PORT \
-		RABBITMQ_MNESIA_BASE=$DIR/mnesia RABBITMQ_LOG_BASE=$DIR/log \
-		RABBITMQ_PID_FILE=$DIR/rabbit.pid \
-		RABBITMQ_ENABLED_PLUGINS_FILE=$DIR/enabled_plugins \
-		RABBITMQ_CONFIG_FILE=$DIR/rabbitmq.conf \
-		RABBITMQ_ADVANCED_CONFIG_FILE=$DIR/advanced.config \
-		RABBITMQ_CONF_ENV_FILE=$DIR/rabbitmq-env.conf
+	local env=(RABBITMQ_NODENAME="$NODE" RABBITMQ_NODE_PORT="$PORT"
+		RABBITMQ_MNESIA_BASE="$NODE_DIR/mnesia" RABBITMQ_LOG_BASE="$NODE_DIR/log"
+		RABBITMQ_PID_FILE="$NODE_DIR/rabbit.pid"
+		RABBITMQ_ENABLED_PLUGINS_FILE="$NODE_DIR/enabled_plugins"
+		RABBITMQ_CONFIG_FILE="$NODE_DIR/rabbitmq.conf"
+		RABBITMQ_ADVANCED_CONFIG_FILE="$NODE_DIR/advanced.config"
+		RABBITMQ_CONF_ENV_FILE="$NODE_DIR/rabbitmq-env.conf")
+	[[ -n ${RABBITMQ_DIST_PORT:-} ]] && env+=(RABBITMQ_DIST_PORT="$RABBITMQ_DIST_PORT")
 
 	# Share the Debian service's cookie if root has none yet, so that both
 	# /usr/sbin/rabbitmqctl (runs as user rabbitmq) and the real one can talk to the node.
-	if [[ ! -e $HOME/.erlang.cookie && -r /var/lib/rabbitmq/.erlang.cookie ]]; then
+	if [[ $SERIES == 3.10 && ! -e $HOME/.erlang.cookie && -r /var/lib/rabbitmq/.erlang.cookie ]]; then
 		install -m 400 /var/lib/rabbitmq/.erlang.cookie "$HOME/.erlang.cookie"
 	fi
 
@@ -106,11 +224,11 @@ start() {
 		exit 1
 	fi
 
-	log "starting node $NODE (data in $DIR)"
+	log "starting RabbitMQ $SERIES node $NODE (data in $DIR)"
 	local t0=$SECONDS pid
 	# setsid + redirected stdio: detach fully, so that no caller (make, CI) waits
 	# on a pipe the broker still holds open (nor on the lock, fd 9).
-	setsid rabbitmq-server </dev/null >"$DIR/log/startup.log" 2>&1 9>&- &
+	setsid "${IN_NODE[@]}" "${env[@]}" rabbitmq-server </dev/null >"$DIR/log/startup.log" 2>&1 9>&- &
 	pid=$!
 
 	# The AMQP listener opens before plugins start; wait for management too.
@@ -124,23 +242,31 @@ start() {
 		sleep 0.5
 	done
 	# Checks that rabbitmqctl reaches the node (cookie) and that boot finished.
-	rabbitmqctl -q -n "$NODE" await_startup --timeout 30 >/dev/null
-	log "started in $((SECONDS - t0))s; management UI on http://localhost:$MGMT_PORT/"
+	ctl await_startup --timeout 30 >/dev/null
+	log "started RabbitMQ $(ctl version) in $((SECONDS - t0))s; management UI on http://localhost:$MGMT_PORT/"
 	echo "$URL"
 }
 
 stop() {
-	command -v rabbitmqctl >/dev/null || { log "rabbitmqctl not installed; nothing to stop"; return; }
-	if ! rabbitmqctl -q -n "$NODE" ping >/dev/null 2>&1; then
+	if [[ $SERIES == 4.0 ]]; then
+		[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmqctl ]] || { log "no RabbitMQ 4.0 chroot at $ROOTFS; nothing to stop"; return; }
+		mountpoint -q "$ROOTFS/proc" || { log "node $NODE is not running"; return; }
+	else
+		command -v rabbitmqctl >/dev/null || { log "rabbitmqctl not installed; nothing to stop"; return; }
+	fi
+	if ! ctl ping >/dev/null 2>&1; then
 		log "node $NODE is not running"
+		[[ $SERIES == 4.0 ]] && release_rootfs
 		return
 	fi
 	# Given the pid file, `stop` returns only once the OS process has exited
 	# (absent if another checkout started the node; then it returns sooner).
 	local pidfile=()
-	[[ -f $DIR/rabbit.pid ]] && pidfile=("$DIR/rabbit.pid")
-	rabbitmqctl -q -n "$NODE" stop "${pidfile[@]}" >/dev/null
+	[[ -f $DIR/rabbit.pid ]] && pidfile=("$NODE_DIR/rabbit.pid")
+	ctl stop "${pidfile[@]}" >/dev/null
 	log "stopped $NODE"
+	[[ $SERIES == 4.0 ]] && release_rootfs
+	return 0
 }
 
 # run starts a node (or reuses one), runs "$@", and stops the node only if
@@ -164,7 +290,7 @@ run)
 	;;
 ctl)
 	shift
-	exec rabbitmqctl -q -n "$NODE" "$@"
+	ctl "$@"
 	;;
 *) echo "usage: $0 [start|stop|run COMMAND...|ctl ARG...]" >&2; exit 2 ;;
 esac
