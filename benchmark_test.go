@@ -59,7 +59,7 @@ func BenchmarkReadEnvelope(b *testing.B) {
 // common outcomes.
 func BenchmarkSettle(b *testing.B) {
 	policy := Exponential(5, time.Second, time.Minute).WaitInBrokerFrom(4 * time.Second) // 1s, 2s in the consumer; 4s, 8s on rungs
-	ladder, err := NewRetryLadder("orders", policy)
+	ladder, err := NewRetryLadder("orders", policy, ContractRungs)
 	if err != nil {
 		b.Fatal(err)
 	}

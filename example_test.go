@@ -31,7 +31,7 @@ func ExampleParsePolicy() {
 }
 
 func ExampleNewRetryLadder() {
-	ladder, err := acemq.NewRetryLadder("orders.new", acemq.Exponential(6, 10*time.Second, 5*time.Minute))
+	ladder, err := acemq.NewRetryLadder("orders.new", acemq.Exponential(6, 10*time.Second, 5*time.Minute), acemq.ContractRungs)
 	if err != nil {
 		panic(err)
 	}

@@ -10,29 +10,86 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// Rung is one queue of a retry ladder: a classic queue that nothing consumes,
-// whose time-to-live is the wait and whose dead-letter target is the source
-// queue, through RetryExchange.
+// RungKind is the kind of queue a ladder's rungs are, chosen per source
+// queue.
+type RungKind string
+
+const (
+	// ContractRungs are the rungs every AceMQ library declares (CONTRACT.md
+	// section 2): classic queues named Q.retry.<delay>. RabbitMQ
+	// dead-letters from a classic queue at most once, so a message due home
+	// while the source queue cannot take it (a quorum source without a
+	// leader during a broker restart or a failover, a full source) is
+	// dropped without a word. The default, for queues shared with the other
+	// libraries' consumers.
+	ContractRungs RungKind = "contract"
+	// AtLeastOnceRungs are this library's extension of the contract: quorum
+	// queues named Q.retry.quorum.<delay>, dead-lettering at least once
+	// (x-dead-letter-strategy at-least-once, x-overflow reject-publish,
+	// RabbitMQ 3.10 and later): a rung keeps each message until its source
+	// queue has confirmed it. No other AceMQ library declares them; a queue
+	// whose Go consumers use them and whose other consumers use contract
+	// rungs works, every rung coming home through RetryExchange.
+	AtLeastOnceRungs RungKind = "at-least-once"
+)
+
+// ParseRungKind reads "contract" or "at-least-once"; "" is ContractRungs.
+func ParseRungKind(s string) (RungKind, error) {
+	switch k := RungKind(s); k {
+	case "", ContractRungs:
+		return ContractRungs, nil
+	case AtLeastOnceRungs:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown kind of rungs %q: use %s (the AceMQ contract's classic rungs) or %s (quorum rungs that dead-letter at least once)",
+		s, ContractRungs, AtLeastOnceRungs)
+}
+
+// The arguments of an at-least-once rung beyond the contract's three.
+const (
+	argDeadLetterStrategy = "x-dead-letter-strategy"
+	argOverflow           = "x-overflow"
+	// at-least-once dead-lettering needs reject-publish: under the default
+	// drop-head RabbitMQ falls back to at most once.
+	atLeastOnce   = "at-least-once"
+	rejectPublish = "reject-publish"
+)
+
+// Rung is one queue of a retry ladder, nothing consumes it: its
+// time-to-live is the wait, and its dead-letter target is the source queue,
+// through RetryExchange.
 type Rung struct {
 	Queue  string
 	Delay  time.Duration
 	Source string
+	Kind   RungKind
 }
 
-// Arguments are the rung's exactly three queue arguments (CONTRACT.md
-// section 2); x-message-ttl is whole milliseconds as an AMQP long.
+// Arguments are the rung's queue arguments: for a contract rung exactly the
+// three of CONTRACT.md section 2 (x-message-ttl in whole milliseconds as an
+// AMQP long, x-dead-letter-exchange and -routing-key); an at-least-once rung
+// adds x-dead-letter-strategy at-least-once and x-overflow reject-publish.
 func (r Rung) Arguments() transport.Table {
-	return transport.Table{
-		"x-message-ttl":             r.Delay.Milliseconds(),
-		"x-dead-letter-exchange":    RetryExchange,
-		"x-dead-letter-routing-key": r.Source,
+	args := transport.Table{
+		"x-message-ttl":         r.Delay.Milliseconds(),
+		argDeadLetterExchange:   RetryExchange,
+		argDeadLetterRoutingKey: r.Source,
 	}
+	if r.Kind == AtLeastOnceRungs {
+		args[argDeadLetterStrategy] = atLeastOnce
+		args[argOverflow] = rejectPublish
+	}
+	return args
 }
 
-// Declaration is the rung as it is declared: classic, durable, not
-// exclusive, not auto-delete.
+// Declaration is the rung as it is declared: durable, not exclusive, not
+// auto-delete; classic for a contract rung, quorum for an at-least-once one.
 func (r Rung) Declaration() transport.Queue {
-	return transport.Queue{Name: r.Queue, Type: transport.Classic, Durable: true, Arguments: r.Arguments()}
+	typ := transport.Classic
+	if r.Kind == AtLeastOnceRungs {
+		typ = transport.Quorum
+	}
+	return transport.Queue{Name: r.Queue, Type: typ, Durable: true, Arguments: r.Arguments()}
 }
 
 // RetryLadder is the set of rungs a retry policy needs for one source queue,
@@ -40,21 +97,27 @@ func (r Rung) Declaration() transport.Queue {
 type RetryLadder struct {
 	source string
 	policy RetryPolicy
+	kind   RungKind
 	rungs  []Rung
 }
 
-// NewRetryLadder builds the ladder of source under policy. It touches no
-// broker; it fails only on a blank source or an invalid policy.
-func NewRetryLadder(source string, policy RetryPolicy) (RetryLadder, error) {
+// NewRetryLadder builds the ladder of source under policy, with rungs of
+// kind ("" is ContractRungs). It touches no broker; it fails only on a blank
+// source, an invalid policy or an unknown kind.
+func NewRetryLadder(source string, policy RetryPolicy, kind RungKind) (RetryLadder, error) {
 	if strings.TrimSpace(source) == "" {
 		return RetryLadder{}, errors.New("retry ladder: the source queue name is blank")
 	}
 	if err := policy.Validate(); err != nil {
 		return RetryLadder{}, fmt.Errorf("retry ladder for %s: %w", source, err)
 	}
-	l := RetryLadder{source: source, policy: policy}
+	kind, err := ParseRungKind(string(kind))
+	if err != nil {
+		return RetryLadder{}, fmt.Errorf("retry ladder for %s: %w", source, err)
+	}
+	l := RetryLadder{source: source, policy: policy, kind: kind}
 	for _, d := range policy.BrokerRungs() {
-		l.rungs = append(l.rungs, Rung{Queue: RetryQueue(source, d), Delay: d, Source: source})
+		l.rungs = append(l.rungs, Rung{Queue: rungQueue(source, d, kind), Delay: d, Source: source, Kind: kind})
 	}
 	return l, nil
 }
@@ -64,6 +127,14 @@ func (l RetryLadder) Source() string { return l.source }
 
 // Policy is the policy the ladder was built from.
 func (l RetryLadder) Policy() RetryPolicy { return l.policy }
+
+// Kind is the kind of the ladder's rungs.
+func (l RetryLadder) Kind() RungKind {
+	if l.kind == "" { // the zero RetryLadder
+		return ContractRungs
+	}
+	return l.kind
+}
 
 // Rungs are the ladder's rungs in schedule order.
 func (l RetryLadder) Rungs() []Rung { return append([]Rung(nil), l.rungs...) }

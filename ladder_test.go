@@ -13,7 +13,7 @@ import (
 
 func mustLadder(t *testing.T, source string, p RetryPolicy) RetryLadder {
 	t.Helper()
-	l, err := NewRetryLadder(source, p)
+	l, err := NewRetryLadder(source, p, ContractRungs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +50,67 @@ func TestRungDeclaration(t *testing.T) {
 	}
 }
 
+// An at-least-once rung: quorum, durable, its own name, the contract's three
+// arguments and the two that make RabbitMQ dead-letter it at least once.
+func TestAtLeastOnceRungDeclaration(t *testing.T) {
+	l, err := NewRetryLadder("orders.new", Exponential(6, 10*sec, 5*minute), AtLeastOnceRungs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Kind() != AtLeastOnceRungs {
+		t.Errorf("Kind = %q", l.Kind())
+	}
+	wantNames := []string{"orders.new.retry.quorum.40s", "orders.new.retry.quorum.80s", "orders.new.retry.quorum.160s"}
+	if !slices.Equal(l.Queues(), wantNames) {
+		t.Fatalf("queues %q, want %q", l.Queues(), wantNames)
+	}
+	for i, r := range l.Rungs() {
+		got := r.Declaration()
+		want := transport.Queue{Name: wantNames[i], Type: transport.Quorum, Durable: true, Arguments: transport.Table{
+			"x-message-ttl": r.Delay.Milliseconds(), "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "orders.new",
+			"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"}}
+		if got.String() != want.String() || r.Kind != AtLeastOnceRungs {
+			t.Errorf("rung %d = %v (%s), want %v", i, got, r.Kind, want)
+		}
+		if _, ok := got.Arguments["x-message-ttl"].(int64); !ok || got.WireArguments()["x-queue-type"] != "quorum" {
+			t.Errorf("rung %d wire arguments %#v, want an int64 TTL and x-queue-type quorum", i, got.WireArguments())
+		}
+	}
+	// The rest of the ladder is the contract's: the same exchange, binding
+	// and dead-letter half, so the two kinds come home the same way.
+	contract := mustLadder(t, "orders.new", Exponential(6, 10*sec, 5*minute))
+	other := func(ds []transport.Declaration) (out []string) {
+		for _, d := range ds {
+			if q, ok := d.(transport.Queue); !ok || !strings.Contains(q.Name, ".retry.") {
+				out = append(out, d.String())
+			}
+		}
+		return out
+	}
+	if !slices.Equal(other(l.Declarations()), other(contract.Declarations())) {
+		t.Errorf("besides the rungs, the declarations differ:\n%q\n%q", other(l.Declarations()), other(contract.Declarations()))
+	}
+}
+
+func TestParseRungKind(t *testing.T) {
+	for in, want := range map[string]RungKind{"": ContractRungs, "contract": ContractRungs, "at-least-once": AtLeastOnceRungs} {
+		if got, err := ParseRungKind(in); err != nil || got != want {
+			t.Errorf("ParseRungKind(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"quorum", "Contract", "at-most-once"} {
+		if _, err := ParseRungKind(bad); err == nil || !strings.Contains(err.Error(), `"`+bad+`"`) {
+			t.Errorf("ParseRungKind(%q): %v", bad, err)
+		}
+	}
+	if _, err := NewRetryLadder("q", Fixed(2, minute), "quorum"); err == nil || !strings.Contains(err.Error(), "retry ladder for q: unknown kind of rungs") {
+		t.Errorf("NewRetryLadder with an unknown kind: %v", err)
+	}
+	if (RetryLadder{}).Kind() != ContractRungs {
+		t.Error("the zero ladder's kind is not contract")
+	}
+}
+
 // A rung's TTL keeps the milliseconds that its name truncates away.
 func TestRungTTLIsWholeMilliseconds(t *testing.T) {
 	l := mustLadder(t, "q", Fixed(2, 1500*ms+999*time.Microsecond).WaitInBrokerFrom(sec))
@@ -60,10 +121,10 @@ func TestRungTTLIsWholeMilliseconds(t *testing.T) {
 }
 
 func TestNewRetryLadderRefuses(t *testing.T) {
-	if _, err := NewRetryLadder(" ", NoRetry()); err == nil || !strings.Contains(err.Error(), "blank") {
+	if _, err := NewRetryLadder(" ", NoRetry(), ContractRungs); err == nil || !strings.Contains(err.Error(), "blank") {
 		t.Errorf("blank source: %v", err)
 	}
-	if _, err := NewRetryLadder("q", Fixed(0, sec)); !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "retry ladder for q") {
+	if _, err := NewRetryLadder("q", Fixed(0, sec), ContractRungs); !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "retry ladder for q") {
 		t.Errorf("invalid policy: %v", err)
 	}
 }

@@ -6,7 +6,9 @@
 package acemq
 
 import (
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,10 +30,71 @@ func DeadLetterQueue(source string) string { return source + ".dlq" }
 // look at, most often ones that could not be decoded: "Q.parked".
 func ParkedQueue(source string) string { return source + ".parked" }
 
-// RetryQueue names the rung of source that holds messages for delay:
-// "Q.retry.<delay>" with the delay rendered by RenderDelay.
+// RetryQueue names the contract rung of source that holds messages for
+// delay: "Q.retry.<delay>" with the delay rendered by RenderDelay.
 func RetryQueue(source string, delay time.Duration) string {
-	return source + ".retry." + RenderDelay(delay)
+	return rungQueue(source, delay, ContractRungs)
+}
+
+// The infixes of rung names: the contract's (CONTRACT.md section 1), and
+// this library's own for at-least-once rungs, which no other AceMQ library
+// declares, so that the two kinds (a classic and a quorum queue) never
+// share a name.
+const (
+	contractRungInfix    = ".retry."
+	atLeastOnceRungInfix = ".retry.quorum."
+)
+
+func rungQueue(source string, delay time.Duration, kind RungKind) string {
+	return source + kind.infix() + RenderDelay(delay)
+}
+
+// infix is what stands between the source and the delay in a rung's name.
+func (k RungKind) infix() string {
+	if k == AtLeastOnceRungs {
+		return atLeastOnceRungInfix
+	}
+	return contractRungInfix
+}
+
+// rungDelayPart is the delay part of a rung's name: whole seconds, minutes
+// or hours, or milliseconds as the Java and .NET libraries name a sub-second
+// or fractional wait.
+var rungDelayPart = regexp.MustCompile(`^[0-9]+(ms|s|m|h)$`)
+
+// RungName is a rung's name read back: its source queue, its kind and its
+// delay as the name renders it ("40s", or "500ms" as Java names a rung).
+type RungName struct {
+	Source string
+	Kind   RungKind
+	Delay  string
+}
+
+// String is the queue name: "Q.retry.40s" or "Q.retry.quorum.40s".
+func (n RungName) String() string { return n.Source + n.Kind.infix() + n.Delay }
+
+// ParseRungName reads a queue name as a rung of either kind:
+// "orders.new.retry.40s" is a contract rung of orders.new,
+// "orders.new.retry.quorum.40s" an at-least-once one. A name can be read
+// more than one way ("a.retry.1s.retry.2s"); isSource picks the source among
+// the candidates, leftmost first (nil accepts the first). ok is false when
+// the name is no rung of a source isSource accepts.
+func ParseRungName(name string, isSource func(string) bool) (n RungName, ok bool) {
+	for i := strings.Index(name, contractRungInfix); i >= 0; {
+		source := name[:i]
+		for _, k := range []RungKind{AtLeastOnceRungs, ContractRungs} {
+			delay, found := strings.CutPrefix(name[i:], k.infix())
+			if found && source != "" && rungDelayPart.MatchString(delay) && (isSource == nil || isSource(source)) {
+				return RungName{Source: source, Kind: k, Delay: delay}, true
+			}
+		}
+		j := strings.Index(name[i+1:], contractRungInfix)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return RungName{}, false
 }
 
 // RenderDelay writes a delay the way every AceMQ library names a rung: whole

@@ -1,6 +1,7 @@
 package acemq
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -51,6 +52,41 @@ func TestRenderDelay(t *testing.T) {
 		}
 		if got, want := RetryQueue("orders.new", tt.delay), "orders.new.retry."+tt.want; got != want {
 			t.Errorf("RetryQueue(orders.new, %v) = %q, want %q", tt.delay, got, want)
+		}
+	}
+}
+
+// Both kinds of rung name read back, the source picked among the readings of
+// an ambiguous name; Java's millisecond names count as rungs too.
+func TestParseRungName(t *testing.T) {
+	known := func(sources ...string) func(string) bool {
+		return func(s string) bool { return slices.Contains(sources, s) }
+	}
+	tests := []struct {
+		name     string
+		isSource func(string) bool
+		want     RungName
+		ok       bool
+	}{
+		{"orders.new.retry.40s", nil, RungName{"orders.new", ContractRungs, "40s"}, true},
+		{"orders.new.retry.quorum.40s", nil, RungName{"orders.new", AtLeastOnceRungs, "40s"}, true},
+		{"orders.new.retry.500ms", nil, RungName{"orders.new", ContractRungs, "500ms"}, true},
+		{"a.retry.1s.retry.2s", nil, RungName{"a.retry.1s", ContractRungs, "2s"}, true},
+		{"a.retry.1s.retry.2s", known("a.retry.1s"), RungName{"a.retry.1s", ContractRungs, "2s"}, true},
+		{"a.retry.quorum.retry.quorum.5m", known("a.retry.quorum"), RungName{"a.retry.quorum", AtLeastOnceRungs, "5m"}, true},
+		{"orders.new.retry.40s", known("other"), RungName{}, false},
+		{"orders.new.retry.later", nil, RungName{}, false},
+		{"orders.new.retry.quorum", nil, RungName{}, false},
+		{".retry.1s", nil, RungName{}, false},
+		{"orders.new.dlq", nil, RungName{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseRungName(tt.name, tt.isSource)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseRungName(%q) = %+v, %t; want %+v, %t", tt.name, got, ok, tt.want, tt.ok)
+		}
+		if ok && got.String() != tt.name {
+			t.Errorf("%+v.String() = %q, want %q", got, got.String(), tt.name)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func TestRungHomeIntoAFullQueueIsDroppedOnMemory(t *testing.T) {
 func rungLoss(t *testing.T, conn *acemq.Conn, q string, expire func()) {
 	ctx := context.Background()
 	tr := conn.Transport()
-	ladder, err := acemq.NewRetryLadder(q, acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second))
+	ladder, err := acemq.NewRetryLadder(q, acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second), acemq.ContractRungs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,10 @@ type QueueSpec struct {
 	DeadLetter bool
 	// Retry, when set, adds the queue's retry ladder to the plan.
 	Retry *RetryPolicy
+	// Rungs is the kind of the ladder's rungs: ContractRungs when empty, or
+	// AtLeastOnceRungs. Consumers of the queue must use the same kind
+	// (WithRungs).
+	Rungs RungKind
 	// Arguments are further queue arguments, such as x-max-length.
 	Arguments transport.Table
 	Bindings  []BindingSpec
@@ -120,13 +124,23 @@ const (
 	argDeadLetterRoutingKey = "x-dead-letter-routing-key"
 )
 
-// Validate reports every problem of the topology at once, or nil.
+// Validate reports every problem of the topology at once, or nil. What is
+// valid but can lose messages is reported by Warnings instead.
 func (t Topology) Validate() error {
-	_, problems := t.build()
+	_, problems, _ := t.build()
 	if len(problems) > 0 {
 		return &ValidationError{Problems: problems}
 	}
 	return nil
+}
+
+// Warnings are what the topology declares that works but can lose messages
+// on the broker's routine events: today, a quorum queue with contract rungs,
+// whose messages due home while the broker restarts or the queue's leader
+// fails over are dropped. Each names its queue, as a problem does.
+func (t Topology) Warnings() []string {
+	_, _, warnings := t.build()
+	return warnings
 }
 
 // Plan is the ordered list of declarations: exchanges, then queues, then
@@ -134,7 +148,7 @@ func (t Topology) Validate() error {
 // what Apply sends. An invalid topology has no plan: the error is a
 // *ValidationError.
 func (t Topology) Plan() ([]transport.Declaration, error) {
-	plan, problems := t.build()
+	plan, problems, _ := t.build()
 	if len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
@@ -151,9 +165,8 @@ func (t Topology) Apply(ctx context.Context, d transport.Declarer) error {
 	return declareAll(ctx, d, plan)
 }
 
-// build makes the plan and collects every problem on the way.
-func (t Topology) build() ([]transport.Declaration, []string) {
-	var problems []string
+// build makes the plan and collects every problem and warning on the way.
+func (t Topology) build() (plan []transport.Declaration, problems, warnings []string) {
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
 	var all []transport.Declaration
@@ -241,8 +254,11 @@ func (t Topology) build() ([]transport.Declaration, []string) {
 		if q.DeadLetter {
 			all = append(all, deadLetterDeclarations(q.Name, dlx)...)
 		}
+		if q.Retry == nil && q.Rungs != "" {
+			problem("%s: rungs is %q but the queue has no retry policy, so it has no rungs; set retry or drop rungs", subject, q.Rungs)
+		}
 		if q.Retry != nil {
-			ladder, err := NewRetryLadder(q.Name, *q.Retry)
+			ladder, err := NewRetryLadder(q.Name, *q.Retry, q.Rungs)
 			if err != nil {
 				problem("%s: %v", subject, err)
 				continue
@@ -250,8 +266,13 @@ func (t Topology) build() ([]transport.Declaration, []string) {
 			for _, w := range q.Retry.Warnings() {
 				problem("%s: %s", subject, w)
 			}
-			if !ladder.Empty() {
+			if !ladder.Empty() && ladder.Kind() == ContractRungs {
 				checkOverflow(subject, q, problem)
+				if typ == transport.Quorum {
+					warnings = append(warnings, fmt.Sprintf("%s: a quorum queue with contract rungs, which RabbitMQ dead-letters from at most once: "+
+						"a message due home while the broker restarts (the classic rungs recover before the queue has a leader) "+
+						"or while the queue's leader fails over is dropped without a word; rungs: %s keeps it", subject, AtLeastOnceRungs))
+				}
 			}
 			for _, r := range ladder.Rungs() {
 				if len(r.Queue) > maxNameBytes {
@@ -270,12 +291,13 @@ func (t Topology) build() ([]transport.Declaration, []string) {
 	plan, conflicts := dedupe(all)
 	problems = append(problems, conflicts...)
 	slices.SortStableFunc(plan, func(a, b transport.Declaration) int { return kindOrder(a) - kindOrder(b) })
-	return plan, problems
+	return plan, problems, warnings
 }
 
 // checkOverflow refuses a length limit that would drop a message coming
-// home from a rung: RabbitMQ dead-letters from a (classic) rung at most once,
-// so when the full source queue rejects it, nobody hears of it.
+// home from a contract rung: RabbitMQ dead-letters from a classic rung at
+// most once, so when the full source queue rejects it, nobody hears of it.
+// (An at-least-once rung keeps it until the queue has room.)
 func checkOverflow(subject string, q QueueSpec, problem func(string, ...any)) {
 	_, maxLen := q.Arguments["x-max-length"]
 	_, maxBytes := q.Arguments["x-max-length-bytes"]

@@ -241,7 +241,7 @@ func TestRetriedMessageIsOneTraceOnRabbitMQ(t *testing.T) {
 	q := brokertest.UniqueName(t, "acemqotel")
 	declare(t, conn, q)
 	t.Cleanup(func() {
-		ladder, _ := acemq.NewRetryLadder(q, policy)
+		ladder, _ := acemq.NewRetryLadder(q, policy, acemq.ContractRungs)
 		for _, name := range append([]string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
 			_, _ = conn.Transport().DeleteQueue(context.Background(), name)
 		}

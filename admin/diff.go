@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -58,11 +57,6 @@ func (r Report) Conflicts() []Finding {
 	}
 	return c
 }
-
-// rungSuffix is the delay part of a rung's name (CONTRACT.md section 1):
-// whole seconds, minutes or hours, or milliseconds as the Java and .NET
-// libraries name a sub-second or fractional wait.
-var rungSuffix = regexp.MustCompile(`^[0-9]+(ms|s|m|h)$`)
 
 // The rung arguments the contract fixes (CONTRACT.md section 2).
 const (
@@ -133,7 +127,8 @@ func Diff(plan []transport.Declaration, live State) Report {
 			if len(diffs) == 0 {
 				continue
 			}
-			if source, ok := rungOf(d.Name, rungSources); ok && rungTargetDiffers(d, got) {
+			if rung, ok := rungOf(d.Name, rungSources); ok && rungTargetDiffers(d, got) {
+				source := rung.Source
 				add(Finding{Kind: RungDrift, Object: "queue " + d.Name, Differences: diffs,
 					Meaning: fmt.Sprintf("this rung of %s does not hold its messages for the wait the contract gives it, or does not send them home through %s under %q; redeclaring it will fail with PRECONDITION_FAILED, so consumers of %s cannot declare their ladder",
 						source, acemq.RetryExchange, source, source),
@@ -163,11 +158,13 @@ func Diff(plan []transport.Declaration, live State) Report {
 		if _, ok := planned[q.Name]; ok {
 			continue
 		}
-		if source, ok := rungOf(q.Name, planned); ok {
-			add(Finding{Kind: LeftoverRung, Object: "queue " + q.Name,
-				Meaning: fmt.Sprintf("a rung of %s that no retry policy in the file produces: consumers no longer send messages to it, but what it holds still comes home to %s when it expires", source, source),
-				Action:  "once it is empty (its messages expired home), delete it"})
+		rung, ok := rungOf(q.Name, planned)
+		if !ok || plannedCounterpart(rung, planned) {
+			continue
 		}
+		add(Finding{Kind: LeftoverRung, Object: "queue " + q.Name,
+			Meaning: fmt.Sprintf("a rung of %s that no retry policy in the file produces: consumers no longer send messages to it, but what it holds still comes home to %s when it expires", rung.Source, rung.Source),
+			Action:  "once it is empty (its messages expired home), delete it"})
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
 		// Leftovers after everything the plan declares; the rest stay in plan order.
@@ -199,10 +196,10 @@ func missingQueue(name string, planned map[string]transport.Queue, rungSources m
 		f.Kind = MissingParkedQueue
 		f.Meaning = fmt.Sprintf("messages of %s that cannot be decoded have nowhere to go and are dropped", source)
 	default:
-		if source, ok := rungOf(name, rungSources); ok {
+		if rung, ok := rungOf(name, rungSources); ok {
 			f.Kind = MissingRung
-			f.Meaning = fmt.Sprintf("consumers of %s cannot wait on this rung: they hold the message in the consumer instead, and a crash or deploy cuts the wait short", source)
-			f.Action = "apply the topology, or start a consumer of " + source + " (it declares its ladder)"
+			f.Meaning = fmt.Sprintf("consumers of %s cannot wait on this rung: they hold the message in the consumer instead, and a crash or deploy cuts the wait short", rung.Source)
+			f.Action = "apply the topology, or start a consumer of " + rung.Source + " (it declares its ladder)"
 		}
 	}
 	return f
@@ -216,21 +213,26 @@ func isRole(name, suffix string, planned map[string]transport.Queue) bool {
 	return ok && declared
 }
 
-// rungOf finds the source queue (a key of sources) whose rung name is
-// "<source>.retry.<delay>".
-func rungOf[V any](name string, sources map[string]V) (string, bool) {
-	for i := strings.Index(name, ".retry."); i >= 0; {
-		source, delay := name[:i], name[i+len(".retry."):]
-		if _, ok := sources[source]; ok && rungSuffix.MatchString(delay) {
-			return source, true
-		}
-		j := strings.Index(name[i+1:], ".retry.")
-		if j < 0 {
-			break
-		}
-		i += 1 + j
+// rungOf reads name as a rung, of either kind, of a key of sources.
+func rungOf[V any](name string, sources map[string]V) (acemq.RungName, bool) {
+	return acemq.ParseRungName(name, func(source string) bool {
+		_, ok := sources[source]
+		return ok
+	})
+}
+
+// plannedCounterpart says whether the plan declares the rung of the other
+// kind for the same wait: then this one is not left over but another
+// consumer's, one of another AceMQ library (contract rungs) or a Go
+// consumer configured with the other kind, sharing the queue.
+func plannedCounterpart(rung acemq.RungName, planned map[string]transport.Queue) bool {
+	other := rung
+	other.Kind = acemq.ContractRungs
+	if rung.Kind == acemq.ContractRungs {
+		other.Kind = acemq.AtLeastOnceRungs
 	}
-	return "", false
+	_, ok := planned[other.String()]
+	return ok
 }
 
 // rungTargetDiffers says whether the broker's rung waits a different time or

@@ -243,3 +243,70 @@ func TestEndpointFor(t *testing.T) {
 		}
 	}
 }
+
+// atLeastOncePlan is the reference topology with at-least-once rungs:
+// orders.new.retry.quorum.40s, .80s and .160s.
+func atLeastOncePlan(t *testing.T) []transport.Declaration {
+	t.Helper()
+	top, err := topologyfile.Read("../examples/topology.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top.Queues[0].Rungs = acemq.AtLeastOnceRungs
+	plan, err := top.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// Both kinds of rung are known: missing ones, drifting ones, leftovers.
+// A rung of the other kind for a wait the file has is no leftover: another
+// library's consumer of the queue (or a Go one configured otherwise) uses it.
+func TestDiffKnowsBothKindsOfRung(t *testing.T) {
+	classic := func(name string) transport.Queue {
+		return transport.Queue{Name: name, Type: transport.Classic, Durable: true}
+	}
+	quorum := func(name string) transport.Queue {
+		return transport.Queue{Name: name, Type: transport.Quorum, Durable: true}
+	}
+	tests := []struct {
+		name  string
+		plan  func(*testing.T) []transport.Declaration
+		drift func(s *State)
+		want  []string
+	}{
+		{"at-least-once plan, the contract rungs of its waits beside", atLeastOncePlan, func(s *State) {
+			s.Queues = append(s.Queues, classic("orders.new.retry.40s"), classic("orders.new.retry.80s"), classic("orders.new.retry.160s"))
+		}, nil},
+		{"contract plan, the at-least-once rungs of its waits beside", referencePlan, func(s *State) {
+			s.Queues = append(s.Queues, quorum("orders.new.retry.quorum.40s"), quorum("orders.new.retry.quorum.160s"))
+		}, nil},
+		{"at-least-once plan, a rung missing", atLeastOncePlan, func(s *State) {
+			s.Queues = without(s.Queues, func(q transport.Queue) bool { return q.Name == "orders.new.retry.quorum.80s" })
+		}, []string{"missing-rung queue orders.new.retry.quorum.80s"}},
+		{"at-least-once plan, a rung with another TTL", atLeastOncePlan, func(s *State) {
+			queue(s, "orders.new.retry.quorum.40s").Arguments["x-message-ttl"] = float64(1000)
+		}, []string{"rung-drift queue orders.new.retry.quorum.40s"}},
+		{"at-least-once plan, a rung declared at most once", atLeastOncePlan, func(s *State) {
+			delete(queue(s, "orders.new.retry.quorum.40s").Arguments, "x-dead-letter-strategy")
+		}, []string{"queue-drift queue orders.new.retry.quorum.40s"}},
+		{"leftovers of either kind for waits the file does not have", atLeastOncePlan, func(s *State) {
+			s.Queues = append(s.Queues, quorum("orders.new.retry.quorum.5m"), classic("orders.new.retry.20s"))
+		}, []string{"leftover-rung queue orders.new.retry.quorum.5m", "leftover-rung queue orders.new.retry.20s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := tt.plan(t)
+			live := brokerHolding(plan)
+			tt.drift(&live)
+			r := Diff(plan, live)
+			if got := kinds(r); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("findings\n got %q\nwant %q", got, tt.want)
+			}
+			if r.InSync() != (len(tt.want) == 0) {
+				t.Errorf("InSync = %t with findings %q", r.InSync(), kinds(r))
+			}
+		})
+	}
+}

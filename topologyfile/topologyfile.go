@@ -14,13 +14,14 @@
 //	    deadLetter: true
 //	    retry: "exponential(6, 10s, 5m)"   # the notation of acemq.ParsePolicy
 //	    threshold: 1m                 # overrides the policy's waitInBrokerFrom
+//	    rungs: at-least-once          # or contract, the default; see acemq.RungKind
 //	    arguments: {x-max-length: 1000}
 //	    bindings:
 //	      - {exchange: orders, routingKey: "order.*"}
 //
 // Parse reports the problems of the file's form, each with its line: unknown
 // keys, values of the wrong kind, a retry notation or threshold that does not
-// read. It does not validate the topology itself (names declared, queue types
+// read, a kind of rungs that is unknown or given without retry. It does not validate the topology itself (names declared, queue types
 // that cannot be combined, conflicting arguments): Topology.Validate does.
 package topologyfile
 
@@ -124,6 +125,7 @@ type queueDoc struct {
 	// Kept as nodes, so that a problem with one names its line.
 	Retry     yaml.Node    `yaml:"retry"`
 	Threshold yaml.Node    `yaml:"threshold"`
+	Rungs     yaml.Node    `yaml:"rungs"`
 	Arguments yaml.Node    `yaml:"arguments"`
 	Bindings  []bindingDoc `yaml:"bindings"`
 }
@@ -188,6 +190,7 @@ func (p *parser) topology(doc fileDoc) acemq.Topology {
 			AutoDelete: q.AutoDelete,
 			DeadLetter: q.DeadLetter,
 			Retry:      p.retry(subject, &q.Retry, &q.Threshold),
+			Rungs:      p.rungs(subject, &q.Rungs, &q.Retry),
 			Arguments:  p.arguments(subject, &q.Arguments),
 		}
 		for _, b := range q.Bindings {
@@ -230,6 +233,25 @@ func (p *parser) retry(subject string, retryNode, thresholdNode *yaml.Node) *ace
 		}
 	}
 	return &policy
+}
+
+// rungs reads the kind of a queue's rungs; "" when not given or it does
+// not read.
+func (p *parser) rungs(subject string, rungsNode, retryNode *yaml.Node) acemq.RungKind {
+	s, ok := p.scalar(subject, "rungs", rungsNode)
+	if !ok {
+		return ""
+	}
+	if retryNode.IsZero() {
+		p.add(rungsNode.Line, "%s: rungs is given without retry; it chooses the kind of a retry policy's rungs, so add retry or remove rungs", subject)
+		return ""
+	}
+	kind, err := acemq.ParseRungKind(s)
+	if err != nil {
+		p.add(rungsNode.Line, "%s: %v", subject, err)
+		return ""
+	}
+	return kind
 }
 
 // scalar reads an optional string-valued key; absent or null is not given.

@@ -195,6 +195,10 @@ func TestParseValues(t *testing.T) {
 			"list":  []any{int64(1), "a", []any{int64(2)}},
 			"table": transport.Table{"a": transport.Table{"b": int64(1)}},
 		}}}}},
+		{"at-least-once rungs", "queues: [{name: q, retry: \"fixed(3, 1m)\", rungs: at-least-once}]",
+			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: acemq.AtLeastOnceRungs}}}},
+		{"contract rungs, said", "queues: [{name: q, retry: \"fixed(3, 1m)\", rungs: contract}]",
+			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: acemq.ContractRungs}}}},
 		{"a trailing document end marker", "queues: [{name: q}]\n...\n",
 			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q"}}}},
 	}
@@ -214,7 +218,7 @@ func TestParseValues(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestParseErrors(t *testing.T) {
-	const queueKeys = "name, type, durable, exclusive, autoDelete, deadLetter, retry, threshold, arguments, bindings"
+	const queueKeys = "name, type, durable, exclusive, autoDelete, deadLetter, retry, threshold, rungs, arguments, bindings"
 	tests := []struct {
 		name string
 		yaml string
@@ -237,6 +241,10 @@ queues:
 		{"unknown binding key", "queues:\n  - name: q\n    bindings:\n      - {exchange: x, routing_key: a}\n",
 			`topology file line 4: unknown key "routing_key" in a binding; the keys are exchange, routingKey`},
 
+		{"an unknown kind of rungs", "queues:\n  - name: q\n    retry: fixed(3, 1m)\n    rungs: quorum\n",
+			`topology file line 4: queue "q": unknown kind of rungs "quorum": use contract (the AceMQ contract's classic rungs) or at-least-once (quorum rungs that dead-letter at least once)`},
+		{"rungs without retry", "queues:\n  - name: q\n    rungs: at-least-once\n",
+			`topology file line 3: queue "q": rungs is given without retry; it chooses the kind of a retry policy's rungs, so add retry or remove rungs`},
 		{"bad retry notation", "queues:\n  - name: q\n    retry: exponential(6, 10s)\n",
 			`topology file line 3: queue "q": retry policy "exponential(6, 10s)": at position 1: exponential takes 3 arguments, found 2`},
 		{"invalid retry policy", "queues:\n  - name: q\n    retry: fixed(0, 1s)\n",
@@ -332,7 +340,7 @@ func TestRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Read(path)
-	want := "topology file " + path + ` line 2: unknown key "nam" in a queue; the keys are name, type, durable, exclusive, autoDelete, deadLetter, retry, threshold, arguments, bindings`
+	want := "topology file " + path + ` line 2: unknown key "nam" in a queue; the keys are name, type, durable, exclusive, autoDelete, deadLetter, retry, threshold, rungs, arguments, bindings`
 	if err == nil || err.Error() != want {
 		t.Errorf("Read of a bad file: %v; want %s", err, want)
 	}

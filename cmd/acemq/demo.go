@@ -42,6 +42,7 @@ type demoSummary struct {
 
 type demoOptions struct {
 	url         string
+	rungs       acemq.RungKind
 	messages    int
 	timeout     time.Duration
 	json        bool
@@ -49,14 +50,19 @@ type demoOptions struct {
 }
 
 func newDemoCmd() *cobra.Command {
-	var o demoOptions
+	var (
+		o     demoOptions
+		rungs string
+	)
 	cmd := &cobra.Command{
-		Use:   "demo [--url URL] [--messages N] [--json] [--metrics-addr ADDR]",
+		Use:   "demo [--url URL] [--messages N] [--rungs KIND] [--json] [--metrics-addr ADDR]",
 		Short: "Publish orders to a flaky handler and account for every one",
 		Long: `demo publishes a stream of orders to a handler that accepts most, fails some
 for a while, fails some for good and cannot read some (they are not JSON).
 The retry policy ` + demoPolicy.String() + ` waits 500ms in the
-consumer, then 1s and 2s on rungs of the retry ladder. It prints a live
+consumer, then 1s and 2s on rungs of the retry ladder: at-least-once rungs
+(quorum queues) by default, the contract's classic ones with --rungs
+contract. It prints a live
 summary, then the final count: every published order accepted, dead-lettered
 or parked, and lost, which must be 0.
 
@@ -74,6 +80,11 @@ end.`,
 			if o.messages < 1 {
 				return fmt.Errorf("--messages is %d but must be at least 1", o.messages)
 			}
+			kind, err := acemq.ParseRungKind(rungs)
+			if err != nil {
+				return fmt.Errorf("--rungs: %w", err)
+			}
+			o.rungs = kind
 			return nil
 		}, func(cmd *cobra.Command, _ []string) error {
 			summary, err := runDemo(cmd.Context(), cmd.OutOrStdout(), o)
@@ -85,7 +96,7 @@ end.`,
 					return err
 				}
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "final: %s\n\n%s", summary, summary.explain())
+				fmt.Fprintf(cmd.OutOrStdout(), "final: %s\n\n%s", summary, summary.explain(demoLadder(o.rungs)))
 			}
 			if summary.Lost != 0 {
 				return fmt.Errorf("%d orders are not accounted for", summary.Lost)
@@ -95,6 +106,7 @@ end.`,
 	}
 	cmd.Flags().StringVar(&o.url, "url", "memory://acemq-demo", "the broker: an AMQP `URL` such as amqp://guest:guest@localhost:5672/, or memory://NAME")
 	cmd.Flags().IntVar(&o.messages, "messages", 100, "how many orders to publish")
+	cmd.Flags().StringVar(&rungs, "rungs", string(acemq.AtLeastOnceRungs), "the `KIND` of rungs: at-least-once or contract")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve metrics and health over HTTP at `ADDR` (such as :9090) while the demo runs")
@@ -112,9 +124,17 @@ func (s demoSummary) progress(waiting int64) string {
 		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRungs, s.DeadLettered, s.Parked, s.Lost, waiting)
 }
 
+// demoLadder is the demo queue's ladder with rungs of kind (a valid one).
+func demoLadder(kind acemq.RungKind) acemq.RetryLadder {
+	ladder, err := acemq.NewRetryLadder(demoQueue, demoPolicy, kind)
+	if err != nil {
+		panic(err) // the demo's own policy and a parsed kind
+	}
+	return ladder
+}
+
 // explain says what the user just saw, from the counts.
-func (s demoSummary) explain() string {
-	ladder, _ := acemq.NewRetryLadder(demoQueue, demoPolicy)
+func (s demoSummary) explain(ladder acemq.RetryLadder) string {
 	rungs := ladder.Queues()
 	return fmt.Sprintf(`What happened, with the policy %s:
 - Orders ending in 0 to 5 were accepted at once.
@@ -183,21 +203,20 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 	t := conn.Transport()
 	topology := acemq.Topology{
 		Exchanges: []acemq.ExchangeSpec{{Name: demoExchange, Type: transport.Topic}},
-		Queues: []acemq.QueueSpec{{Name: demoQueue, DeadLetter: true, Retry: &demoPolicy,
+		Queues: []acemq.QueueSpec{{Name: demoQueue, DeadLetter: true, Retry: &demoPolicy, Rungs: o.rungs,
 			Bindings: []acemq.BindingSpec{{Exchange: demoExchange, RoutingKey: "order.*"}}}},
 	}
 	if err := topology.Apply(ctx, t); err != nil {
 		return demoSummary{}, err
 	}
-	ladder, _ := acemq.NewRetryLadder(demoQueue, demoPolicy)
-	for _, q := range append([]string{demoQueue, acemq.DeadLetterQueue(demoQueue), acemq.ParkedQueue(demoQueue)}, ladder.Queues()...) {
+	for _, q := range append([]string{demoQueue, acemq.DeadLetterQueue(demoQueue), acemq.ParkedQueue(demoQueue)}, demoLadder(o.rungs).Queues()...) {
 		if _, err := t.PurgeQueue(ctx, q); err != nil {
 			return demoSummary{}, err
 		}
 	}
 
 	consumer, err := acemq.Consume(ctx, conn, demoQueue, flakyHandler,
-		acemq.WithPolicy(demoPolicy), acemq.WithConcurrency(4), acemq.WithPrefetch(50))
+		acemq.WithPolicy(demoPolicy), acemq.WithRungs(o.rungs), acemq.WithConcurrency(4), acemq.WithPrefetch(50))
 	if err != nil {
 		return demoSummary{}, err
 	}

@@ -12,37 +12,57 @@ import (
 	"github.com/acemq-go/acemq/internal/brokertest"
 )
 
-// The demo on the test broker accounts for every order: for 50 orders, 40
-// accepted (10 of them after retries), 5 dead-lettered, 5 parked, none lost.
+// The demo on the test broker accounts for every order, with either kind of
+// rungs: for 50 orders, 40 accepted (10 of them after retries), 5
+// dead-lettered, 5 parked, none lost. (One after the other: they share the
+// demo's queue.)
 func TestDemo(t *testing.T) {
-	r := run(t, "", "demo", "--url", brokertest.URL(t), "--messages", "50", "--json")
-	if r.code != exitOK {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	var got demoSummary
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("%v: %s", err, r.stdout)
-	}
-	want := demoSummary{Published: 50, Accepted: 40, RetriedInConsumer: 15, RetriedOnRungs: 15, DeadLettered: 5, Parked: 5}
-	if got != want {
-		t.Errorf("summary %+v, want %+v", got, want)
+	for _, rungs := range []string{"at-least-once", "contract"} {
+		r := run(t, "", "demo", "--url", brokertest.URL(t), "--messages", "50", "--rungs", rungs, "--json")
+		if r.code != exitOK {
+			t.Fatalf("--rungs %s: exit %d: %s", rungs, r.code, r.stderr)
+		}
+		var got demoSummary
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatalf("--rungs %s: %v: %s", rungs, err, r.stdout)
+		}
+		want := demoSummary{Published: 50, Accepted: 40, RetriedInConsumer: 15, RetriedOnRungs: 15, DeadLettered: 5, Parked: 5}
+		if got != want {
+			t.Errorf("--rungs %s: summary %+v, want %+v", rungs, got, want)
+		}
 	}
 }
 
-// Without --url the demo runs on memory:// and explains what happened.
+// Without --url the demo runs on memory:// and explains what happened, on
+// at-least-once rungs unless told otherwise.
 func TestDemoOnMemory(t *testing.T) {
-	r := run(t, "", "demo", "--messages", "20")
-	if r.code != exitOK {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	for _, want := range []string{
-		"final: published 20, accepted 16, retried in consumer 6, retried on rungs 6, dead-lettered 2, parked 2, lost 0",
-		"acemq.demo.orders.retry.1s and acemq.demo.orders.retry.2s",
-		"Lost: 0.",
+	for _, tt := range []struct {
+		args  []string
+		rungs string
+	}{
+		{nil, "acemq.demo.orders.retry.quorum.1s and acemq.demo.orders.retry.quorum.2s"},
+		{[]string{"--rungs", "contract"}, "acemq.demo.orders.retry.1s and acemq.demo.orders.retry.2s"},
 	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("the demo's output lacks %q:\n%s", want, r.stdout)
+		r := run(t, "", append([]string{"demo", "--messages", "20"}, tt.args...)...)
+		if r.code != exitOK {
+			t.Fatalf("%q: exit %d: %s", tt.args, r.code, r.stderr)
 		}
+		for _, want := range []string{
+			"final: published 20, accepted 16, retried in consumer 6, retried on rungs 6, dead-lettered 2, parked 2, lost 0",
+			tt.rungs,
+			"Lost: 0.",
+		} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%q: the demo's output lacks %q:\n%s", tt.args, want, r.stdout)
+			}
+		}
+	}
+}
+
+func TestDemoRefusesAnUnknownKindOfRungs(t *testing.T) {
+	r := run(t, "", "demo", "--rungs", "quorum")
+	if r.code != exitFailure || !strings.Contains(r.stderr, `--rungs: unknown kind of rungs "quorum"`) {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

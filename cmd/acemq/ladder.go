@@ -18,8 +18,9 @@ type ladderOptions struct {
 	queue     string
 	policy    string
 	threshold *time.Duration // nil: the policy's own
-	attempt   int            // 0: no decision asked for
-	age       time.Duration  // acemq.UnknownAge when not given
+	rungs     acemq.RungKind
+	attempt   int           // 0: no decision asked for
+	age       time.Duration // acemq.UnknownAge when not given
 	json      bool
 }
 
@@ -27,9 +28,10 @@ func newLadderCmd() *cobra.Command {
 	var (
 		o         ladderOptions
 		threshold time.Duration
+		rungs     string
 	)
 	cmd := &cobra.Command{
-		Use:   "ladder QUEUE --policy NOTATION [--threshold D] [--attempt N [--age D]] [--json]",
+		Use:   "ladder QUEUE --policy NOTATION [--threshold D] [--rungs KIND] [--attempt N [--age D]] [--json]",
 		Short: "Show the retry ladder a policy gives a queue",
 		Long: `ladder shows what a retry policy does to the messages of QUEUE: the wait
 before each retry and whether the consumer or a rung (a broker queue) holds
@@ -38,12 +40,18 @@ declares, in order. With --attempt it also shows the decision for a failure
 at that attempt, of a message --age old (without --age the age is unknown,
 which counts as young enough).
 
+--rungs chooses the kind of rungs: contract (the default), the classic
+queues Q.retry.<delay> every AceMQ library declares, or at-least-once, this
+library's quorum queues Q.retry.quorum.<delay>, which keep each message until
+its queue has it through a broker restart or a failover.
+
 The policy is written in the notation every AceMQ library reads:
   none()
   fixed(4, 30s)
   exponential(5, 1s, 24h).giveUpAfter(2m).withJitter(0.1).waitInBrokerFrom(1m)`,
 		Example: `  acemq ladder orders.new --policy 'exponential(6, 10s, 5m)'
   acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' --attempt 3
+  acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' --rungs at-least-once
   acemq ladder orders.new --policy 'fixed(4, 30s).giveUpAfter(2m)' --attempt 2 --age 3m --json`,
 		Args:                  exactArgs("QUEUE"),
 		DisableFlagsInUseLine: true,
@@ -54,6 +62,11 @@ The policy is written in the notation every AceMQ library reads:
 				if flags.Changed("threshold") {
 					o.threshold = &threshold
 				}
+				kind, err := acemq.ParseRungKind(rungs)
+				if err != nil {
+					return fmt.Errorf("--rungs: %w", err)
+				}
+				o.rungs = kind
 				switch {
 				case flags.Changed("attempt") && o.attempt < 1:
 					return fmt.Errorf("--attempt is %d but counts from 1 (the first delivery)", o.attempt)
@@ -72,6 +85,7 @@ The policy is written in the notation every AceMQ library reads:
 	flags.StringVar(&o.policy, "policy", "", "the retry policy's `NOTATION`, such as 'exponential(6, 10s, 5m)'")
 	flags.DurationVar(&threshold, "threshold", 0,
 		"waits at least this long are the broker's, 0 none; overrides the policy's waitInBrokerFrom (default 30s)")
+	flags.StringVar(&rungs, "rungs", string(acemq.ContractRungs), "the `KIND` of rungs: contract or at-least-once")
 	flags.IntVar(&o.attempt, "attempt", 0, "show the decision for a failure at attempt `N` (1 is the first delivery)")
 	flags.DurationVar(&o.age, "age", 0, "with --attempt, the age of the message (default unknown)")
 	flags.BoolVar(&o.json, "json", false, "print JSON")
@@ -87,7 +101,7 @@ func runLadder(w io.Writer, o ladderOptions) error {
 	if o.threshold != nil {
 		policy = policy.WaitInBrokerFrom(*o.threshold)
 	}
-	ladder, err := acemq.NewRetryLadder(o.queue, policy)
+	ladder, err := acemq.NewRetryLadder(o.queue, policy, o.rungs)
 	if err != nil {
 		return err
 	}
@@ -108,6 +122,7 @@ type ladderReport struct {
 	Policy          string                  `json:"policy"`
 	ThresholdMillis int64                   `json:"thresholdMillis"`
 	ScheduleMillis  []int64                 `json:"scheduleMillis"`
+	RungKind        acemq.RungKind          `json:"rungKind"`
 	Rungs           []rungReport            `json:"rungs"`
 	Declarations    []transport.Declaration `json:"declarations"`
 	Warnings        []string                `json:"warnings"`
@@ -138,6 +153,7 @@ func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderR
 		Policy:          p.String(),
 		ThresholdMillis: p.BrokerWaitThreshold().Milliseconds(),
 		ScheduleMillis:  []int64{},
+		RungKind:        l.Kind(),
 		Rungs:           []rungReport{},
 		Declarations:    l.Declarations(),
 		Warnings:        append([]string{}, p.Warnings()...),
@@ -199,7 +215,7 @@ func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision
 	if l.Empty() {
 		b.WriteString(" none; every wait is the consumer's\n")
 	} else {
-		b.WriteString("\n")
+		fmt.Fprintf(&b, " %s\n", rungKindText[l.Kind()])
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, r := range l.Rungs() {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Queue, acemq.FormatDuration(r.Delay), transport.FormatTable(r.Arguments()))
@@ -244,6 +260,12 @@ func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// rungKindText says what each kind of rungs is, for the rungs heading.
+var rungKindText = map[acemq.RungKind]string{
+	acemq.ContractRungs:    "contract (classic queues, as every AceMQ library declares them; dead-lettered home at most once)",
+	acemq.AtLeastOnceRungs: "at-least-once (quorum queues of this library; dead-lettered home at least once)",
 }
 
 // waitsIn says who holds a wait of d: "consumer", or the rung's name.

@@ -49,6 +49,9 @@ func TestGolden(t *testing.T) {
 		{"ladder-fixed-no-jitter", []string{"ladder", "q", "--policy", "fixed(4, 10s)", "--attempt", "9"}, ""},
 		{"ladder-warnings", []string{"ladder", "q", "--policy", "exponential(5, 1500ms, 1m).waitInBrokerFrom(1s)"}, ""},
 		{"ladder-json", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--json"}, ""},
+		{"ladder-at-least-once", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "at-least-once", "--attempt", "4"}, ""},
+		{"ladder-json-at-least-once", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "at-least-once", "--json"}, ""},
+		{"ladder-bad-rungs", []string{"ladder", "q", "--policy", "none()", "--rungs", "quorum"}, ""},
 		{"ladder-json-attempt-3", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--attempt", "3", "--json"}, ""},
 		{"ladder-bad-policy", []string{"ladder", "q", "--policy", "exponential(6, 10s)"}, ""},
 		{"ladder-invalid-policy", []string{"ladder", "q", "--policy", "fixed(2, 1s)", "--threshold", "-1s"}, ""},
@@ -60,6 +63,8 @@ func TestGolden(t *testing.T) {
 
 		{"plan", []string{"topology", "plan", "-f", reference}, ""},
 		{"plan-json", []string{"topology", "plan", "-f", reference, "--json"}, ""},
+		{"plan-at-least-once", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    retry: fixed(3, 1m)\n    rungs: at-least-once\n"},
+		{"plan-rungs-without-retry", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    rungs: at-least-once\n"},
 		{"plan-stdin", []string{"topology", "plan", "-f", "-"}, "exchanges: [{name: x, type: fanout, durable: false}]\nqueues: [{name: q, durable: false, bindings: [{exchange: x}]}]\n"},
 		{"plan-stdin-bad", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    bindings: [{exchange: x, key: a}]\n"},
 		{"diff-stdin-bad", []string{"topology", "diff", "-f", "-"}, "queues:\n  - name: q\n    bindings: [{exchange: x, key: a}]\n"},
@@ -112,7 +117,8 @@ func TestExitCodes(t *testing.T) {
 		stderrHead string // stderr starts so
 	}{
 		{[]string{"ladder", "q", "--policy", "none()"}, exitOK, false, ""},
-		{[]string{"topology", "plan", "-f", reference}, exitOK, false, ""},
+		// The reference queue is quorum with contract rungs: valid, with a warning.
+		{[]string{"topology", "plan", "-f", reference}, exitOK, false, "acemq: warning: queue 1 (\"orders.new\"): a quorum queue with contract rungs"},
 		{[]string{"version"}, exitOK, false, ""},
 		{[]string{"topology", "plan", "-f", "testdata/invalid.yaml"}, exitInvalid, false, "acemq: invalid topology\n  - "},
 		{[]string{"topology", "plan", "-f", "testdata/invalid.yaml", "--json"}, exitInvalid, false, ""},
@@ -202,12 +208,15 @@ func TestLadderJSONReference(t *testing.T) {
 	}
 	out := decodeJSON(t, r.stdout)
 
-	wantKeys := []string{"declarations", "policy", "rungs", "scheduleMillis", "source", "thresholdMillis", "warnings"}
+	wantKeys := []string{"declarations", "policy", "rungKind", "rungs", "scheduleMillis", "source", "thresholdMillis", "warnings"}
 	if got := keys(out); !reflect.DeepEqual(got, wantKeys) {
 		t.Errorf("keys %v, want %v", got, wantKeys)
 	}
 	if out["source"] != "orders.new" || out["policy"] != "exponential(6, 10s, 5m)" || out["thresholdMillis"] != json.Number("30000") {
 		t.Errorf("source %v, policy %v, thresholdMillis %v", out["source"], out["policy"], out["thresholdMillis"])
+	}
+	if out["rungKind"] != "contract" {
+		t.Errorf("rungKind %v, want contract (the default)", out["rungKind"])
 	}
 	wantSchedule := []any{json.Number("10000"), json.Number("20000"), json.Number("40000"), json.Number("80000"), json.Number("160000")}
 	if !reflect.DeepEqual(out["scheduleMillis"], wantSchedule) {
@@ -329,8 +338,11 @@ func TestPlanJSON(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	out := decodeJSON(t, r.stdout)
-	if got := keys(out); !reflect.DeepEqual(got, []string{"declarations"}) {
-		t.Errorf("keys %v, want [declarations]", got)
+	if got := keys(out); !reflect.DeepEqual(got, []string{"declarations", "warnings"}) {
+		t.Errorf("keys %v, want [declarations warnings]", got)
+	}
+	if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.Contains(fmt.Sprint(w[0]), "a quorum queue with contract rungs") {
+		t.Errorf("warnings %v, want the one about the quorum queue's contract rungs", out["warnings"])
 	}
 	var got []string
 	for _, d := range out["declarations"].([]any) {

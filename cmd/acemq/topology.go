@@ -36,7 +36,9 @@ func newTopologyPlanCmd() *cobra.Command {
 		Long: `plan reads a topology file and prints every declaration applying it makes,
 in order: exchanges, then queues (dead-letter queues and retry rungs
 included), then bindings. A topology that does not validate prints every
-problem and exits with status 1. FILE "-" is the standard input.`,
+problem and exits with status 1. What validates but can lose messages (a
+quorum queue with contract rungs) is printed as a warning on the standard
+error. FILE "-" is the standard input.`,
 		Example: `  acemq topology plan -f examples/topology.yaml
   acemq topology plan -f examples/topology.yaml --json`,
 		Args:                  cobra.NoArgs,
@@ -98,13 +100,27 @@ func runPlan(stdout, stderr io.Writer, t acemq.Topology, jsonOut bool) error {
 	case err != nil:
 		return err
 	}
+	warnings := t.Warnings()
 	if jsonOut {
 		return writeJSON(stdout, struct {
 			Declarations []transport.Declaration `json:"declarations"`
-		}{append([]transport.Declaration{}, plan...)})
+			Warnings     []string                `json:"warnings"`
+		}{append([]transport.Declaration{}, plan...), append([]string{}, warnings...)})
 	}
 	var b strings.Builder
 	writeNumbered(&b, plan)
-	_, err = io.WriteString(stdout, b.String())
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
+		return err
+	}
+	return writeWarnings(stderr, warnings)
+}
+
+// writeWarnings writes each warning on a line of its own.
+func writeWarnings(w io.Writer, warnings []string) error {
+	var b strings.Builder
+	for _, warning := range warnings {
+		fmt.Fprintf(&b, "acemq: warning: %s\n", warning)
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -37,7 +37,7 @@ Exit status: 0 applied (or would apply), 1 refused, 2 on any error.`,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
 			o.stdin = cmd.InOrStdin()
-			return runApply(cmd.Context(), cmd.OutOrStdout(), o)
+			return runApply(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		}),
 	}
 	o.addFlags(cmd)
@@ -45,7 +45,7 @@ Exit status: 0 applied (or would apply), 1 refused, 2 on any error.`,
 	return cmd
 }
 
-func runApply(ctx context.Context, stdout io.Writer, o applyOptions) error {
+func runApply(ctx context.Context, stdout, stderr io.Writer, o applyOptions) error {
 	t, plan, endpoint, report, err := diffFile(ctx, o.diffOptions)
 	if err != nil {
 		return err
@@ -92,6 +92,8 @@ func runApply(ctx context.Context, stdout io.Writer, o applyOptions) error {
 	for _, f := range leftovers {
 		fmt.Fprintf(&b, "left alone: %s: %s\n", f.Object, f.Meaning)
 	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
+		return err
+	}
+	return writeWarnings(stderr, t.Warnings())
 }

@@ -53,7 +53,7 @@ does not read or validate, a management API that does not answer).`,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
 			o.stdin = cmd.InOrStdin()
-			return runDiff(cmd.Context(), cmd.OutOrStdout(), o)
+			return runDiff(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		}),
 	}
 	o.addFlags(cmd)
@@ -71,8 +71,8 @@ func (o *diffOptions) addFlags(cmd *cobra.Command) {
 	_ = cmd.MarkFlagRequired("file")
 }
 
-func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {
-	_, plan, endpoint, report, err := diffFile(ctx, o)
+func runDiff(ctx context.Context, stdout, stderr io.Writer, o diffOptions) error {
+	t, plan, endpoint, report, err := diffFile(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -85,11 +85,17 @@ func runDiff(ctx context.Context, stdout io.Writer, o diffOptions) error {
 			Vhost  string `json:"vhost"`
 			InSync bool   `json:"inSync"`
 			admin.Report
-		}{endpoint.URL, endpoint.Vhost, report.InSync(), report}); err != nil {
+			Warnings []string `json:"warnings"`
+		}{endpoint.URL, endpoint.Vhost, report.InSync(), report, append([]string{}, t.Warnings()...)}); err != nil {
 			return err
 		}
-	} else if _, err := io.WriteString(stdout, formatReport(o.name(), endpoint, len(plan), report)); err != nil {
-		return err
+	} else {
+		if _, err := io.WriteString(stdout, formatReport(o.name(), endpoint, len(plan), report)); err != nil {
+			return err
+		}
+		if err := writeWarnings(stderr, t.Warnings()); err != nil {
+			return err
+		}
 	}
 	if !report.InSync() {
 		return &exitError{code: exitDrift}

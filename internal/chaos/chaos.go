@@ -75,7 +75,9 @@ type Config struct {
 	QueueType transport.QueueType
 	// Policy is the consumer's retry policy (default Policy). The handler
 	// fails by number as the package comment says whatever it is.
-	Policy   string
+	Policy string
+	// Rungs is the kind of the ladder's rungs (default contract).
+	Rungs    acemq.RungKind
 	Scenario string // Kill, Close, Restart, Alarm or Failover
 	Faults   int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
@@ -290,6 +292,8 @@ type run struct {
 	tr      transport.Transport
 	logPath string
 	rungs   []string
+	// ladderKind is the kind of rungs the consumer process uses.
+	ladderKind acemq.RungKind
 
 	mu          sync.Mutex
 	confirmed   map[int]bool
@@ -359,11 +363,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	ladder, err := acemq.NewRetryLadder(cfg.Queue, policy)
+	ladder, err := acemq.NewRetryLadder(cfg.Queue, policy, cfg.Rungs)
 	if err != nil {
 		return rep, err
 	}
-	r.rungs = ladder.Queues()
+	r.rungs, r.ladderKind = ladder.Queues(), ladder.Kind()
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	r.conn, err = acemq.Connect(cctx, cfg.URL, acemq.WithConnectionName(cfg.Name+"-harness"), acemq.WithFallbackURLs(cfg.Fallbacks...))
@@ -863,7 +867,7 @@ func (r *run) startConsumer(ctx context.Context) error {
 	}
 	defer errLog.Close()
 	args := []string{"--url", r.cfg.URL, "--queue", r.cfg.Queue,
-		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy}
+		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy, "--rungs", string(r.ladderKind)}
 	for _, u := range r.cfg.Fallbacks {
 		args = append(args, "--fallback", u)
 	}

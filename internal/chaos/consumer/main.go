@@ -40,19 +40,20 @@ func main() {
 	logPath := flag.String("log", "", "file every accepted message number is appended to")
 	name := flag.String("name", "", "client-provided connection name")
 	policyText := flag.String("policy", DefaultPolicy, "retry policy notation")
+	rungs := flag.String("rungs", string(acemq.ContractRungs), "kind of rungs: contract or at-least-once")
 	var fallbacks []string
 	flag.Func("fallback", "another cluster node's AMQP URL (repeatable)", func(u string) error {
 		fallbacks = append(fallbacks, u)
 		return nil
 	})
 	flag.Parse()
-	if err := run(*url, fallbacks, *queue, *logPath, *name, *policyText); err != nil {
+	if err := run(*url, fallbacks, *queue, *logPath, *name, *policyText, acemq.RungKind(*rungs)); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos consumer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, fallbacks []string, queue, logPath, name, policyText string) error {
+func run(url string, fallbacks []string, queue, logPath, name, policyText string, rungs acemq.RungKind) error {
 	if url == "" || queue == "" || logPath == "" {
 		return errors.New("--url, --queue and --log are required")
 	}
@@ -111,7 +112,7 @@ func run(url string, fallbacks []string, queue, logPath, name, policyText string
 		return acemq.Accept()
 	}
 	consumer, err := acemq.Consume(ctx, conn, queue, handler,
-		acemq.WithPolicy(policy), acemq.WithConcurrency(8), acemq.WithPrefetch(64))
+		acemq.WithPolicy(policy), acemq.WithRungs(rungs), acemq.WithConcurrency(8), acemq.WithPrefetch(64))
 	if err != nil {
 		return err
 	}
