@@ -33,7 +33,7 @@ func testQueue(t *testing.T, conn *acemq.Conn, policy acemq.RetryPolicy) string 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ladder, _ := acemq.NewRetryLadder(q, policy)
+		ladder, _ := acemq.NewRetryLadder(q, policy, acemq.ContractRungs)
 		for _, name := range append([]string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
 			_, _ = tr.DeleteQueue(context.Background(), name)
 		}
@@ -316,13 +316,65 @@ func TestMissingDeadLetterQueueKeepsTheMessage(t *testing.T) {
 	}
 }
 
+// A quorum queue counts every requeue towards its delivery limit, and
+// RabbitMQ 4 gives every quorum queue one (20) that dead-letters the message
+// itself, here towards the missing Q.dlq: it would be gone. A set-aside that
+// fails puts the message back as a copy, whose count starts again, so it
+// outlasts any number of failures: 30 of them, then Q.dlq is back and the
+// message is in it, with its reason and nothing the broker added.
+func TestFailedSetAsidesOutlastTheDeliveryLimit(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	tr := conn.Transport()
+	q := brokertest.UniqueName(t, "acemq.test")
+	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: q, DeadLetter: true}}} // quorum, dead-lettering to Q.dlq
+	t.Cleanup(func() {
+		for _, name := range []string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)} {
+			_, _ = tr.DeleteQueue(context.Background(), name)
+		}
+	})
+	if err := top.Apply(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	c := consume(t, conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
+		return acemq.Reject(errors.New("no"))
+	}, acemq.WithTestBackoff())
+	if _, err := tr.DeleteQueue(ctx, acemq.DeadLetterQueue(q)); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, conn, q, item{N: 1})
+	waitFor(t, "30 failed set-asides", time.Minute, func() bool { return c.Stats().SetAsideFailed >= 30 })
+	ladder, _ := acemq.NewRetryLadder(q, acemq.NoRetry(), acemq.ContractRungs)
+	if err := ladder.DeclareDeadLetters(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the message set aside", 30*time.Second, func() bool { return c.Stats().DeadLettered == 1 })
+	if _, err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, ok, err := tr.Get(ctx, acemq.DeadLetterQueue(q))
+	if err != nil || !ok {
+		t.Fatalf("Get from Q.dlq: %v, %v", ok, err)
+	}
+	env := acemq.ReadEnvelope(d.Message)
+	if env.Error != "no" || env.Attempt != 1 || d.Headers["x-death"] != nil || d.Headers["tenant"] != "acme" {
+		t.Errorf("in Q.dlq: error %q, attempt %d, headers %v; want the handler's reason, attempt 1, no x-death", env.Error, env.Attempt, d.Headers)
+	}
+	if st := c.Stats(); st.Requeued < 30 || st.Accepted != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if n := depth(t, conn, q); n != 0 {
+		t.Errorf("%s holds %d messages, want 0", q, n)
+	}
+}
+
 // Two services declaring the same ladder agree; a different one is refused,
 // naming the queue and the argument.
 func TestSecondDeclaration(t *testing.T) {
 	conn, other := connect(t), connect(t)
 	policy := acemq.Fixed(2, time.Minute)
 	q := testQueue(t, conn, policy)
-	ladder, _ := acemq.NewRetryLadder(q, policy)
+	ladder, _ := acemq.NewRetryLadder(q, policy, acemq.ContractRungs)
 	if err := ladder.Declare(context.Background(), conn.Transport()); err != nil {
 		t.Fatal(err)
 	}

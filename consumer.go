@@ -43,6 +43,7 @@ type ConsumeOption func(*consumeOptions)
 
 type consumeOptions struct {
 	policy       RetryPolicy
+	rungs        RungKind
 	prefetch     int
 	concurrency  int
 	tag          string
@@ -55,6 +56,12 @@ type consumeOptions struct {
 // WithPolicy sets the retry policy (default NoRetry: give up on the first
 // failure).
 func WithPolicy(p RetryPolicy) ConsumeOption { return func(o *consumeOptions) { o.policy = p } }
+
+// WithRungs chooses the kind of the retry ladder's rungs (default
+// ContractRungs, the family's; AtLeastOnceRungs for rungs that lose nothing
+// when a quorum source queue restarts or fails over). It must match what the
+// queue's topology declares, if it declares the ladder.
+func WithRungs(kind RungKind) ConsumeOption { return func(o *consumeOptions) { o.rungs = kind } }
 
 // WithPrefetch bounds the deliveries the consumer holds unsettled, in-process
 // waits included (default DefaultPrefetch).
@@ -169,7 +176,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	if o.concurrency < 1 || o.prefetch < 0 {
 		return nil, fmt.Errorf("acemq: consume %s: concurrency %d and prefetch %d must be at least 1 and 0", queue, o.concurrency, o.prefetch)
 	}
-	ladder, err := NewRetryLadder(queue, o.policy)
+	ladder, err := NewRetryLadder(queue, o.policy, o.rungs)
 	if err != nil {
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
@@ -336,6 +343,22 @@ func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 	c.hold(h, settlement{Outcome: Requeued, Wait: c.backoff, Reason: err.Error(), Class: ReasonRepublishFailed})
 }
 
+// putBack returns h to its queue once the pause after a failed republish is
+// over: as a copy published to the queue, its attempt unchanged, confirmed,
+// then the original acked. A requeue would do the same on a classic queue,
+// but a quorum queue counts every requeue, and RabbitMQ 4 dead-letters a
+// message returned 20 times by default, towards the very Q.dlq whose
+// republish may have just failed; a copy's count starts again. If even
+// the copy fails, the broker gets the delivery back unsettled.
+func (c *Consumer) putBack(h inHand, class ReasonClass) {
+	if err := c.republish(h, settlement{Outcome: Requeued, Target: c.queue, Class: class}); err != nil {
+		c.logger.Warn("acemq: putting the message back on its queue failed; requeueing it", "message_id", h.info.MessageID, "error", err)
+		c.requeue(h, class)
+		return
+	}
+	c.ack(h, settlement{Outcome: Requeued, Target: c.queue, Class: class})
+}
+
 func (c *Consumer) ack(h inHand, s settlement) {
 	if err := h.Ack(); err != nil {
 		// The broker delivers it again: at least once, never lost.
@@ -404,7 +427,7 @@ func (c *Consumer) endWait(w *wait) {
 	c.mu.Unlock()
 	c.observer.Event(c.event(EventWaitEnded, w))
 	if w.s.Outcome == Requeued {
-		c.requeue(w.d, w.s.Class)
+		c.putBack(w.d, w.s.Class)
 		return
 	}
 	if err := c.republish(w.d, w.s); err != nil {

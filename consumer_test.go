@@ -3,6 +3,7 @@ package acemq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -224,6 +225,36 @@ func TestConsumerRequeuesWhenTheSetAsideFails(t *testing.T) {
 		t.Fatalf("settled with %q, want a requeue", got)
 	}
 	waitStats(t, c, Stats{SetAsideFailed: 1, Requeued: 1})
+}
+
+// A message whose set-aside fails goes back to its queue as a copy, its
+// attempt as it was, no reason, no delivery count, and only then is the
+// original acked: a quorum queue counts every requeue towards its delivery
+// limit, a copy starts again.
+func TestConsumerPutsAMessageBackAfterAFailedSetAside(t *testing.T) {
+	f := newFake()
+	f.confirm = func(p transport.Publishing) error {
+		if p.RoutingKey == "orders.dlq" {
+			return transport.ErrUnroutable
+		}
+		return nil
+	}
+	c := startConsumer(t, f)
+	settled := make(chan string, 10)
+	f.deliver("m", `{"action":"reject"}`, transport.Table{HeaderAttempt: int64(3), "x-delivery-count": int64(19), "tenant": "acme"}, settled)
+	if got := next(t, settled); got != "m ack" {
+		t.Fatalf("settled with %q, want an ack once the copy is confirmed", got)
+	}
+	waitStats(t, c, Stats{SetAsideFailed: 1, Requeued: 1})
+	pubs := f.publishes()
+	if len(pubs) != 2 || pubs[0].RoutingKey != "orders.dlq" || pubs[1].RoutingKey != "orders" {
+		t.Fatalf("published %v, want orders.dlq then orders", pubs)
+	}
+	back := pubs[1]
+	want := transport.Table{HeaderAttempt: int64(3), "tenant": "acme"}
+	if !back.Mandatory || !back.Message.Persistent || back.Exchange != "" || fmt.Sprint(back.Message.Headers) != fmt.Sprint(want) {
+		t.Errorf("the copy: %+v, want mandatory, persistent, through the default exchange, headers %v", back, want)
+	}
 }
 
 // An unconfirmed republish is never followed by an ack.

@@ -123,18 +123,26 @@ func settle(in delivered, policy RetryPolicy, ladder RetryLadder, random func() 
 	return settlement{Outcome: RetriedInConsumer, Target: in.Source, Attempt: next, Class: ReasonRetry, Wait: wait, Delay: wait}
 }
 
+// headerDeliveryCount is where a quorum queue says how often it delivered
+// the message before: of the delivery, not of the message.
+const headerDeliveryCount = "x-delivery-count"
+
 // republication is the publish that carries out s for message m: through the
 // default exchange to the target queue, mandatory and persistent, with the
 // body, properties and headers kept; a retry gets its next attempt, a
-// set-aside its reason.
+// set-aside its reason, a message put back neither. The quorum queue's
+// x-delivery-count is dropped: RabbitMQ 4 would pass it on as it is, a count
+// of deliveries of another message.
 func republication(m transport.Message, s settlement) transport.Publishing {
 	m.Headers = maps.Clone(m.Headers)
 	if m.Headers == nil {
 		m.Headers = transport.Table{}
 	}
-	if s.Reason != "" {
+	delete(m.Headers, headerDeliveryCount)
+	switch {
+	case s.Reason != "":
 		m.Headers[HeaderError] = s.Reason
-	} else {
+	case s.Attempt > 0:
 		m.Headers[HeaderAttempt] = int64(s.Attempt)
 	}
 	m.Persistent = true
