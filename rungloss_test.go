@@ -22,20 +22,43 @@ import (
 func TestRungHomeIntoAFullQueueIsDroppedOnRabbitMQ(t *testing.T) {
 	conn := connect(t)
 	q := brokertest.UniqueName(t, "acemq.test")
-	rungLoss(t, conn, q, func() {
+	rungIntoAFullQueue(t, conn, q, acemq.ContractRungs, func() {
 		waitFor(t, "the rung's TTL", 30*time.Second, func() bool { return depth(t, conn, q+".retry.1s") == 0 })
 	})
+	// "retried" left its rung, and no queue holds it: dropped, unannounced.
 }
 
 func TestRungHomeIntoAFullQueueIsDroppedOnMemory(t *testing.T) {
 	b := acemqtest.NewBroker(t)
-	rungLoss(t, b.Connect(t), "orders", func() { b.Advance(time.Second) })
+	rungIntoAFullQueue(t, b.Connect(t), "orders", acemq.ContractRungs, func() { b.Advance(time.Second) })
 }
 
-func rungLoss(t *testing.T, conn *acemq.Conn, q string, expire func()) {
+// An at-least-once rung is another matter: the rung keeps the message the
+// full queue refused, confirmed home by nobody yet, and sends it again
+// later (RabbitMQ 3.10 and 4.0 both retry after 180s, their default
+// dead_letter_worker_publisher_confirm_timeout, too long to wait for here).
+func TestAtLeastOnceRungKeepsWhatAFullQueueRefusesOnRabbitMQ(t *testing.T) {
+	t.Parallel()
+	conn := connect(t)
+	q := brokertest.UniqueName(t, "acemq.test")
+	rung := q + ".retry.quorum.1s"
+	rungIntoAFullQueue(t, conn, q, acemq.AtLeastOnceRungs, func() {
+		waitFor(t, "the rung holding its refused dead letter", 30*time.Second, func() bool {
+			return brokertest.AwaitingDeadLetter(t, rung) == 1
+		})
+	})
+	if n := depth(t, conn, rung); n != 0 {
+		t.Errorf("%s holds %d ready messages, want none: the one it holds is dead-lettered, awaiting its confirm", rung, n)
+	}
+}
+
+// rungIntoAFullQueue fills q (x-max-length 1, reject-publish), sends a
+// message to its 1s rung of kind, and calls expire to let the rung's TTL
+// pass: the full q keeps its one message and refuses the one coming home.
+func rungIntoAFullQueue(t *testing.T, conn *acemq.Conn, q string, kind acemq.RungKind, expire func()) {
 	ctx := context.Background()
 	tr := conn.Transport()
-	ladder, err := acemq.NewRetryLadder(q, acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second), acemq.ContractRungs)
+	ladder, err := acemq.NewRetryLadder(q, acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second), kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,5 +105,4 @@ func rungLoss(t *testing.T, conn *acemq.Conn, q string, expire func()) {
 		t.Fatalf("Get from %s: %q, %v, %v; want the resident message", q, d.Body, ok, err)
 	}
 	_ = d.Ack()
-	// "retried" left its rung, and no queue holds it: dropped, unannounced.
 }

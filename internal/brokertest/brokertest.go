@@ -268,6 +268,36 @@ func listConnections(ctx context.Context, managementURL string) ([]connection, e
 	return conns, nil
 }
 
+// AwaitingDeadLetter is how many messages a quorum queue of the test
+// broker's vhost has dead-lettered at least once but not yet seen confirmed
+// by their target (the management API's messages_dlx): an at-least-once
+// dead letter that its target refused or could not take yet. AMQP's
+// passive declare does not count them. The figure is as of the broker's
+// last statistics, emitted every 5s by default.
+func AwaitingDeadLetter(t testing.TB, queue string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	// The whole queue object: with ?columns= the API answers [] while the
+	// queue has no messages_dlx statistic yet.
+	path := "/api/queues/" + url.PathEscape(vhostOf(URL(t))) + "/" + url.PathEscape(queue)
+	resp, err := management(ctx, ManagementURL(), http.MethodGet, path)
+	if err != nil {
+		unavailable(t, "brokertest: reading queue %s through the management API: %v", queue, err)
+	}
+	defer resp.Body.Close()
+	var q struct {
+		MessagesDLX int `json:"messages_dlx"`
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		t.Fatalf("brokertest: no queue %s", queue)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&q); err != nil {
+		t.Fatalf("brokertest: reading queue %s: %v", queue, err)
+	}
+	return q.MessagesDLX
+}
+
 // ManagementURL is the test broker's management API with its credentials:
 // ACEMQ_TEST_MANAGEMENT_URL, or DefaultManagementURL.
 func ManagementURL() string {
