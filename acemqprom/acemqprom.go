@@ -29,7 +29,11 @@
 // "parked" for Q.parked) are read from the broker at each scrape: one
 // passive queue declaration per rung, dead-letter and parked queue of each
 // queue consumed, at most two seconds for them all; a queue that cannot be
-// read is left out and counted in inspect_errors_total.
+// read is left out and counted in inspect_errors_total. The rungs are those
+// of the consumer's ladder, of whichever kind it uses; what they count is
+// ready messages, so a message an at-least-once rung has dead-lettered but
+// not yet seen confirmed home (the management API's messages_dlx) is not
+// among them.
 //
 // One Metrics is meant for one Conn: connection_state is that of the Conn
 // it observes, "connected" until an event says otherwise (Connect returns

@@ -161,8 +161,19 @@ type world struct {
 	queue    string
 	exchange string
 	unit     time.Duration // the consumer wait; the rung wait is twice it
+	rungs    acemq.RungKind
 	advance  func(time.Duration)
 }
+
+// scenarioPolicy is the scenario's policy: a wait of unit in the consumer,
+// then one of twice it on a rung.
+func scenarioPolicy(unit time.Duration) acemq.RetryPolicy {
+	return acemq.Exponential(3, unit, 0).WithJitter(0).WaitInBrokerFrom(2 * unit)
+}
+
+// rungKinds are the kinds of rungs every scenario runs with: the rung depth
+// is read from either.
+var rungKinds = []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs}
 
 // connectionSeries are the connection metrics in state, before any
 // connection event.
@@ -187,9 +198,13 @@ func connectionSeries(state string) map[string]float64 {
 func runScenario(t *testing.T, w world) {
 	ctx := context.Background()
 	q, x := w.queue, w.exchange
-	policy := acemq.Exponential(3, w.unit, 0).WithJitter(0).WaitInBrokerFrom(2 * w.unit)
-	rung := acemq.RetryQueue(q, 2*w.unit)
-	c, err := acemq.Consume(ctx, w.conn, q, handle, acemq.WithPolicy(policy))
+	policy := scenarioPolicy(w.unit)
+	ladder, err := acemq.NewRetryLadder(q, policy, w.rungs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rung := ladder.Queues()[0]
+	c, err := acemq.Consume(ctx, w.conn, q, handle, acemq.WithPolicy(policy), acemq.WithRungs(w.rungs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,20 +348,30 @@ func newMetrics(t *testing.T) (*prometheus.Registry, *acemqprom.Metrics) {
 }
 
 func TestScenarioOnMemory(t *testing.T) {
-	reg, m := newMetrics(t)
-	b := acemqtest.NewBroker(t)
-	conn := b.Connect(t, acemq.WithObserver(m))
-	ctx := context.Background()
-	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
-		t.Fatal(err)
+	for _, kind := range rungKinds {
+		t.Run(string(kind), func(t *testing.T) {
+			reg, m := newMetrics(t)
+			b := acemqtest.NewBroker(t)
+			conn := b.Connect(t, acemq.WithObserver(m))
+			ctx := context.Background()
+			if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.Transport().DeclareExchange(ctx, transport.Exchange{Name: "events", Type: transport.Direct, Durable: true}); err != nil {
+				t.Fatal(err)
+			}
+			runScenario(t, world{reg: reg, conn: conn, queue: "orders", exchange: "events", unit: 10 * time.Second, rungs: kind, advance: b.Advance})
+		})
 	}
-	if err := conn.Transport().DeclareExchange(ctx, transport.Exchange{Name: "events", Type: transport.Direct, Durable: true}); err != nil {
-		t.Fatal(err)
-	}
-	runScenario(t, world{reg: reg, conn: conn, queue: "orders", exchange: "events", unit: 10 * time.Second, advance: b.Advance})
 }
 
 func TestScenarioOnRabbitMQ(t *testing.T) {
+	for _, kind := range rungKinds {
+		t.Run(string(kind), func(t *testing.T) { scenarioOnRabbitMQ(t, kind) })
+	}
+}
+
+func scenarioOnRabbitMQ(t *testing.T, kind acemq.RungKind) {
 	url := brokertest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -366,8 +391,12 @@ func TestScenarioOnRabbitMQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	const unit = 500 * time.Millisecond
+	ladder, err := acemq.NewRetryLadder(q, scenarioPolicy(unit), kind)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		for _, name := range []string{acemq.DeadLetterQueue(q), acemq.ParkedQueue(q), acemq.RetryQueue(q, 2*unit)} {
+		for _, name := range append([]string{acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
 			_, _ = tr.DeleteQueue(context.Background(), name)
 		}
 	})
@@ -378,7 +407,7 @@ func TestScenarioOnRabbitMQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	runScenario(t, world{reg: reg, conn: conn, queue: q, exchange: x, unit: unit})
+	runScenario(t, world{reg: reg, conn: conn, queue: q, exchange: x, unit: unit, rungs: kind})
 }
 
 // A rung deleted after the consumer declared it: the retry comes back
