@@ -32,13 +32,21 @@ func testQueue(t *testing.T, conn *acemq.Conn, policy acemq.RetryPolicy) string 
 	if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ladder, _ := acemq.NewRetryLadder(q, policy, acemq.ContractRungs)
-		for _, name := range append([]string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
-			_, _ = tr.DeleteQueue(context.Background(), name)
-		}
-	})
+	t.Cleanup(func() { deleteQueues(tr, q, policy) })
 	return q
+}
+
+// deleteQueues deletes q, Q.dlq, Q.parked and the rungs of either kind that
+// policy gives q.
+func deleteQueues(tr transport.Transport, q string, policy acemq.RetryPolicy) {
+	names := []string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}
+	for _, kind := range []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs} {
+		ladder, _ := acemq.NewRetryLadder(q, policy, kind)
+		names = append(names, ladder.Queues()...)
+	}
+	for _, name := range names {
+		_, _ = tr.DeleteQueue(context.Background(), name)
+	}
 }
 
 func connect(t *testing.T, opts ...acemq.Option) *acemq.Conn {
@@ -126,14 +134,24 @@ func publish(t *testing.T, conn *acemq.Conn, queue string, items ...item) {
 	}
 }
 
-// The ladder round trip: the failed message sits in its rung, not in the
-// consumer's hands; a restart does not bring it back early; it comes home
-// through acemq.retry with attempt 2 after the rung's TTL.
+// The ladder round trip, on either kind of rung: the failed message sits in
+// its rung, not in the consumer's hands; a restart does not bring it back
+// early; it comes home through acemq.retry with attempt 2 after the rung's
+// TTL.
 func TestRungRoundTrip(t *testing.T) {
+	for kind, rung := range map[acemq.RungKind]string{acemq.ContractRungs: ".retry.2s", acemq.AtLeastOnceRungs: ".retry.quorum.2s"} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			rungRoundTrip(t, kind, rung)
+		})
+	}
+}
+
+func rungRoundTrip(t *testing.T, kind acemq.RungKind, rungSuffix string) {
 	conn := connect(t)
 	policy := acemq.Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second)
 	q := testQueue(t, conn, policy)
-	rung := q + ".retry.2s"
+	rung := q + rungSuffix
 	s := newSeen()
 	handler := func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		s.add(m)
@@ -142,7 +160,7 @@ func TestRungRoundTrip(t *testing.T) {
 		}
 		return acemq.Accept()
 	}
-	c := consume(t, conn, q, handler, acemq.WithPolicy(policy))
+	c := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(kind))
 	publish(t, conn, q, item{N: 1})
 	if first := s.next(t, 10*time.Second); first.Envelope.Attempt != 1 {
 		t.Fatalf("first delivery has attempt %d", first.Envelope.Attempt)
@@ -157,7 +175,7 @@ func TestRungRoundTrip(t *testing.T) {
 	if _, err := c.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c = consume(t, conn, q, handler, acemq.WithPolicy(policy))
+	c = consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(kind))
 	if d := depth(t, conn, rung); d != 1 || len(s.ch) != 0 {
 		t.Fatalf("after the restart the rung holds %d and the consumer saw %d; the wait was cut short", d, len(s.ch))
 	}
@@ -172,6 +190,62 @@ func TestRungRoundTrip(t *testing.T) {
 		t.Errorf("x-death %v, want an expiry from %s", second.Envelope.Headers["x-death"], rung)
 	}
 	waitFor(t, "the ack", 10*time.Second, func() bool { return c.Stats().Accepted == 1 })
+}
+
+// A queue shared by a Go consumer on at-least-once rungs and one on the
+// contract's rungs (as another AceMQ library's would be): each declares and
+// uses its own rungs, both kinds come home through acemq.retry, and every
+// message is accepted on its second attempt.
+func TestTwoKindsOfRungsShareAQueue(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	tr := conn.Transport()
+	policy := acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
+	q := brokertest.UniqueName(t, "acemq.test")
+	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: q, DeadLetter: true}}}).Apply(ctx, tr); err != nil { // quorum
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteQueues(tr, q, policy) })
+	var mu sync.Mutex
+	accepted := map[int]int{}
+	handler := func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		if m.Envelope.Attempt == 1 {
+			return acemq.Retry(errors.New("once"))
+		}
+		mu.Lock()
+		accepted[m.Body.N]++
+		mu.Unlock()
+		return acemq.Accept()
+	}
+	// Prefetch 1: the broker deals the messages out between the two.
+	quorum := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(acemq.AtLeastOnceRungs), acemq.WithPrefetch(1))
+	classic := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithPrefetch(1))
+	const n = 40
+	for i := range n {
+		publish(t, conn, q, item{N: i})
+	}
+	waitFor(t, "every message accepted", 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(accepted) == n
+	})
+	for name, c := range map[string]*acemq.Consumer{"at-least-once": quorum, "contract": classic} {
+		if st := c.Stats(); st.RetriedOnRung == 0 {
+			t.Errorf("the consumer on %s rungs retried nothing on its rungs: %+v", name, st)
+		}
+	}
+	for _, rung := range []string{q + ".retry.quorum.1s", q + ".retry.1s"} {
+		if d := depth(t, conn, rung); d != 0 {
+			t.Errorf("%s holds %d", rung, d)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, times := range accepted {
+		if times != 1 {
+			t.Errorf("message %d accepted %d times", i, times)
+		}
+	}
 }
 
 // Below the threshold the consumer waits, and no rung queue exists.
