@@ -32,6 +32,7 @@ type config struct {
 	quick        bool
 	messages     int
 	rungMessages int
+	kindMessages int
 	rounds       int
 	timeout      time.Duration
 	only         string
@@ -50,9 +51,10 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.url, "url", os.Getenv("ACEMQ_TEST_URL"), "AMQP URL of the broker (default $ACEMQ_TEST_URL)")
-	flag.BoolVar(&c.quick, "quick", false, "a smaller run (defaults: 1000 messages, 300 on the rung, 3 rounds, benchtime 2000x)")
+	flag.BoolVar(&c.quick, "quick", false, "a smaller run (defaults: 1000 messages, 300 on the rung, 1000 for the rung kinds, 3 rounds, benchtime 2000x)")
 	flag.IntVar(&c.messages, "messages", 0, "messages per run of publish/consume/retry-in-consumer (default 10000, quick 1000)")
 	flag.IntVar(&c.rungMessages, "rung-messages", 0, "messages per run of retry-on-rung and per-message TTL (default 2000, quick 300)")
+	flag.IntVar(&c.kindMessages, "kinds-messages", 0, "messages per run of the rung-kinds scenario (default 2000, quick 1000)")
 	flag.IntVar(&c.rounds, "rounds", 0, "rounds per scenario (default 5, quick 3)")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "bound on one implementation's run of one scenario")
 	flag.StringVar(&c.only, "only", "", "comma-separated scenario names to run (default all)")
@@ -66,7 +68,7 @@ func main() {
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the broker scenarios (all implementations) to this file")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) {
-		c.resized = c.resized || f.Name == "messages" || f.Name == "rung-messages" || f.Name == "rounds"
+		c.resized = c.resized || f.Name == "messages" || f.Name == "rung-messages" || f.Name == "kinds-messages" || f.Name == "rounds"
 	})
 	c.defaults()
 
@@ -89,6 +91,7 @@ func (c *config) defaults() {
 	}
 	pick(&c.messages, 10000, 1000)
 	pick(&c.rungMessages, 2000, 300)
+	pick(&c.kindMessages, 2000, 1000)
 	pick(&c.rounds, 5, 3)
 	if c.benchtime == "" {
 		c.benchtime = "1s"
@@ -122,7 +125,7 @@ func run(ctx context.Context, c config, stdout, log io.Writer) error {
 		return err
 	}
 	runner := harness.Runner{Broker: broker, Log: log, Options: harness.Options{
-		Messages: c.messages, RungMessages: c.rungMessages, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
+		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
 	}}
 	if runner.Raw, err = harness.NewRaw(c.url); err != nil {
 		return err
@@ -148,6 +151,14 @@ func run(ctx context.Context, c config, stdout, log io.Writer) error {
 			return err
 		}
 		defer runner.AceMQObserved.Close()
+	}
+	// The rung kinds' own connection: its observer times the republishes to
+	// the rungs, so the plain acemq contender stays without one.
+	if scenarios == nil || scenarios[harness.RungKinds] {
+		if runner.AceMQRungs, err = harness.NewAceMQClocked(ctx, c.url, "acemq rungs"); err != nil {
+			return err
+		}
+		defer runner.AceMQRungs.Close()
 	}
 	if !c.noWatermill {
 		if runner.Watermill, err = harness.NewWatermill(c.url); err != nil {
@@ -226,22 +237,27 @@ func only(list string) (map[string]bool, error) {
 // rowNotes explain where an implementation does something other than the
 // others, keyed "scenario/implementation".
 var rowNotes = map[string]string{
-	harness.PublishConfirmed + "/watermill": "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
-	harness.ConsumeAck8 + "/watermill":      "8 router handlers, each its own subscription with prefetch 100",
-	harness.RetryInConsumer + "/raw":        "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
-	harness.RetryInConsumer + "/watermill":  "Retry middleware: retried in-process on the same delivery, no republish",
-	harness.RetryOnRung + "/acemq":          "1s wait on the rung; lateness against failure time + 1s",
-	harness.PerMessageTTL + "/raw":          "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
+	harness.PublishConfirmed + "/watermill":            "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
+	harness.ConsumeAck8 + "/watermill":                 "8 router handlers, each its own subscription with prefetch 100",
+	harness.RetryInConsumer + "/raw":                   "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
+	harness.RetryInConsumer + "/watermill":             "Retry middleware: retried in-process on the same delivery, no republish",
+	harness.RetryOnRung + "/acemq":                     "1s wait on the rung; lateness against failure time + 1s",
+	harness.PerMessageTTL + "/raw":                     "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
+	harness.RungKinds + "/" + harness.AceMQContract:    "classic rung Q.retry.1s; lateness against the rung publish's confirm + 1s",
+	harness.RungKinds + "/" + harness.AceMQAtLeastOnce: "quorum rung Q.retry.quorum.1s, at-least-once dead-lettering; lateness against the confirm + 1s",
+	harness.RungKinds + "/" + harness.RawClassicTTL:    "publish into a classic x-message-ttl 1s queue dead-lettering to the consumed quorum queue",
+	harness.RungKinds + "/" + harness.RawQuorumTTL:     "the same into a quorum TTL queue, at-least-once dead-lettering, reject-publish",
 }
 
 func notes(c config) []string {
 	return []string{
 		fmt.Sprintf("every figure is the median of %d alternating rounds (raw, acemq, watermill, raw, ...), with the slowest..fastest round; × raw divides each round by raw's run in the same round", c.rounds),
-		"messages: 256-byte JSON, persistent, on a fresh durable classic queue per run; consume scenarios start from a preloaded queue (not timed)",
+		"messages: 256-byte JSON, persistent, on a fresh durable classic queue per run (quorum for the rung kinds); consume scenarios start from a preloaded queue (not timed)",
 		fmt.Sprintf("publish-confirmed: acemq PublishBatch (window %d, the default), raw deferred confirms with the same window, watermill one Publish call with ConfirmDelivery (one confirm at a time)", acemq.DefaultBatchWindow),
 		"consume-ack: prefetch 100; acemq Consume with WithConcurrency(n); raw Qos(100) with n goroutines on one deliveries channel; watermill a router with n handlers, each its own subscription with prefetch 100",
 		"retry-in-consumer: acemq Fixed(2, 10ms) holds, republishes, acks; watermill Retry middleware (MaxRetries 1, 10ms) reruns the handler on the same delivery; raw nack+requeue without a wait (not equivalent)",
 		"retry-on-rung: acemq Fixed(2, 1s).WaitInBrokerFrom(1s), concurrency 8; lateness = second delivery - (first handler's return + 1s), so it includes the republish; per-message TTL: same broker, one queue, alternating 5s and 1s expirations",
 		"the Watermill subscriber and router are started inside the timing, as acemq's Consume is",
+		fmt.Sprintf("%s: a quorum source queue; acemq Fixed(2, 1s).WaitInBrokerFrom(1s), prefetch 100, concurrency 8, with contract (classic) or at-least-once (quorum) rungs; raw publishes into a 1s TTL queue of the same arguments that dead-letters to the quorum queue it consumes; msgs/s is the whole round trip, lateness = arrival - (the confirm of the publish to the rung + 1s); at-least-once rows are compared with the contract (acemq) or classic (raw) run of the same round", harness.RungKinds),
 	}
 }

@@ -14,6 +14,8 @@ import (
 type AceMQ struct {
 	name string
 	conn *acemq.Conn
+	// clock times republishes to rungs (NewAceMQClocked); nil otherwise.
+	clock *RungClock
 }
 
 // NewAceMQ opens AceMQ's connection, as name ("acemq", or a variant with
@@ -80,8 +82,8 @@ func (a *AceMQ) consume(ctx context.Context, queue string, finished *countdown, 
 		return fmt.Errorf("closing the consumer: %w", err)
 	}
 	if waitErr == nil {
-		if s := c.Stats(); s.DeadLettered+s.Parked > 0 {
-			return fmt.Errorf("the consumer set messages aside: %+v", s)
+		if s := c.Stats(); s.DeadLettered+s.Parked+s.RungMissing > 0 {
+			return fmt.Errorf("the consumer set messages aside or found a rung missing: %+v", s)
 		}
 	}
 	return waitErr

@@ -35,7 +35,8 @@ func (b *Broker) Version() string {
 	return product + " " + version
 }
 
-// DeclareQueue declares a durable classic queue with extra arguments.
+// DeclareQueue declares a durable classic queue with extra arguments
+// (x-queue-type among them makes it another type).
 func (b *Broker) DeclareQueue(name string, args amqp.Table) error {
 	ch, err := b.conn.Channel()
 	if err != nil {
@@ -53,14 +54,15 @@ func (b *Broker) DeclareQueue(name string, args amqp.Table) error {
 }
 
 // DeleteScenarioQueues deletes queue and everything AceMQ declares beside
-// it (dead-letter, parked, the 1s rung); deleting a missing queue is fine.
+// it (dead-letter, parked, the 1s rungs of both kinds); deleting a missing
+// queue is fine.
 func (b *Broker) DeleteScenarioQueues(queue string) error {
 	ch, err := b.conn.Channel()
 	if err != nil {
 		return err
 	}
 	defer ch.Close()
-	for _, q := range []string{queue, acemq.DeadLetterQueue(queue), acemq.ParkedQueue(queue), acemq.RetryQueue(queue, rungWait)} {
+	for _, q := range append([]string{queue, acemq.DeadLetterQueue(queue), acemq.ParkedQueue(queue)}, rungQueues(queue)...) {
 		if _, err := ch.QueueDelete(q, false, false, false); err != nil {
 			return fmt.Errorf("deleting %s: %w", q, err)
 		}

@@ -33,3 +33,15 @@ func TestWatermillPreloadHasStringHeadersOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestSlugKeepsEveryWord(t *testing.T) {
+	for name, want := range map[string]string{
+		"raw classic TTL queue":      "raw-classic-ttl-queue",
+		"acemq+observers":            "acemq-observers",
+		"rung kinds (quorum source)": "rung-kinds-quorum-source",
+	} {
+		if got := slug(name); got != want {
+			t.Errorf("slug(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

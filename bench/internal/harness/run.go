@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/bench/internal/stats"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -18,10 +20,20 @@ const (
 	RetryInConsumer  = "retry-in-consumer"
 	RetryOnRung      = "retry-on-rung"
 	PerMessageTTL    = "per-message TTL, one queue"
+	RungKinds        = "rung kinds (quorum source)"
+)
+
+// The contenders of RungKinds; the at-least-once ones are compared with the
+// contract (classic) one of their own kind of client in the same round.
+const (
+	AceMQContract    = "acemq contract"
+	AceMQAtLeastOnce = "acemq at-least-once"
+	RawClassicTTL    = "raw classic TTL queue"
+	RawQuorumTTL     = "raw quorum TTL queue"
 )
 
 // Scenarios are every scenario's name, in report order.
-var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL}
+var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds}
 
 // Options size a run.
 type Options struct {
@@ -29,6 +41,8 @@ type Options struct {
 	Messages int
 	// RungMessages per run of retry-on-rung and its per-message TTL contrast.
 	RungMessages int
+	// KindMessages per run of the rung-kinds scenario.
+	KindMessages int
 	// Rounds of each scenario; implementations alternate within a round.
 	Rounds int
 	// Timeout bounds one implementation's run of one scenario.
@@ -50,8 +64,11 @@ type Series struct {
 	Scenario       string
 	Implementation string
 	Messages       int
-	Samples        []Sample
-	Errors         []string
+	// Baseline is the implementation of the same scenario whose run in the
+	// same round this one's ratios divide by; "" is raw, when it runs.
+	Baseline string
+	Samples  []Sample
+	Errors   []string
 }
 
 // Runner runs the scenarios: raw, AceMQ and Watermill in turn, round after
@@ -64,6 +81,9 @@ type Runner struct {
 	AceMQ       *AceMQ
 	// AceMQObserved (AceMQ with both telemetry adapters) may be nil.
 	AceMQObserved *AceMQ
+	// AceMQRungs (NewAceMQClocked: its republishes to rungs timed) runs
+	// AceMQ's half of RungKinds; nil leaves it out.
+	AceMQRungs *AceMQ
 	// Watermill may be nil to leave it out.
 	Watermill *Watermill
 	Options   Options
@@ -81,19 +101,25 @@ type contender struct {
 	run  run
 	// preload makes the messages a consumer scenario starts from.
 	preload func(seq int) (amqp.Publishing, error)
+	// baseline names the contender this one is compared with ("" is raw).
+	baseline string
 }
 
 // Run runs every scenario and returns its series in report order. A failed
 // run is recorded in its series and the run goes on.
 func (r *Runner) Run(ctx context.Context) []Series {
 	r.runID = time.Now().UTC().Format("150405")
-	n, rn := r.Options.Messages, r.Options.RungMessages
+	n, rn, kn := r.Options.Messages, r.Options.RungMessages, r.Options.KindMessages
 	var all []Series
-	add := func(scenario string, messages int, preload bool, cs []contender) {
+	// The source queue is classic unless a scenario says otherwise.
+	addOn := func(source amqp.Table, scenario string, messages int, preload bool, cs []contender) {
 		if r.Options.Only != nil && !r.Options.Only[scenario] {
 			return
 		}
-		all = append(all, r.scenario(ctx, scenario, messages, preload, cs)...)
+		all = append(all, r.scenario(ctx, scenario, messages, preload, source, cs)...)
+	}
+	add := func(scenario string, messages int, preload bool, cs []contender) {
+		addOn(nil, scenario, messages, preload, cs)
 	}
 	add(PublishConfirmed, n, false, r.contenders(func(i Implementation) run {
 		return timed(func(ctx context.Context, q string) error { return i.PublishConfirmed(ctx, q, n) })
@@ -111,7 +137,7 @@ func (r *Runner) Run(ctx context.Context) []Series {
 	}))
 	add(RetryOnRung, rn, true, []contender{{"acemq", func(ctx context.Context, q string) ([]time.Duration, error) {
 		return r.AceMQ.RetryOnRung(ctx, q, rn)
-	}, r.AceMQ.Preloaded}})
+	}, r.AceMQ.Preloaded, ""}})
 	add(PerMessageTTL, rn, false, []contender{{"raw", func(ctx context.Context, q string) ([]time.Duration, error) {
 		// q is the target; the holding queue dead-letters into it.
 		holding := q + ".holding"
@@ -121,9 +147,61 @@ func (r *Runner) Run(ctx context.Context) []Series {
 		}
 		defer func() { _ = r.Broker.DeleteScenarioQueues(holding) }()
 		return r.Broker.PerMessageTTL(ctx, holding, q, rn, 5*rungWait, rungWait)
-	}, nil}})
+	}, nil, ""}})
+	addOn(quorumQueue, RungKinds, kn, true, r.rungKinds(kn))
 	return all
 }
+
+// rungKinds are RungKinds' contenders: AceMQ retrying on a rung of each
+// kind, then raw publishing into a TTL queue of each kind that
+// dead-letters to the (quorum) queue it consumes. Each returns the
+// lateness against the publish's confirm + 1s, and logs how long the
+// confirms took.
+func (r *Runner) rungKinds(n int) []contender {
+	var cs []contender
+	if r.AceMQRungs != nil {
+		for _, k := range []struct {
+			name string
+			kind acemq.RungKind
+		}{{AceMQContract, acemq.ContractRungs}, {AceMQAtLeastOnce, acemq.AtLeastOnceRungs}} {
+			cs = append(cs, contender{name: k.name, baseline: AceMQContract, preload: r.AceMQRungs.Preloaded,
+				run: func(ctx context.Context, q string) ([]time.Duration, error) {
+					t, err := r.AceMQRungs.RetryOnRungKind(ctx, q, n, k.kind)
+					r.logConfirms(k.name, "the handler's failure", t)
+					return t.Late, err
+				}})
+		}
+	}
+	for _, k := range []struct {
+		name string
+		kind acemq.RungKind
+	}{{RawClassicTTL, acemq.ContractRungs}, {RawQuorumTTL, acemq.AtLeastOnceRungs}} {
+		cs = append(cs, contender{name: k.name, baseline: RawClassicTTL,
+			run: func(ctx context.Context, q string) ([]time.Duration, error) {
+				holding := q + ".ttl"
+				if err := r.Broker.DeclareQueue(holding, TTLQueueArgs(k.kind, q, rungWait)); err != nil {
+					return nil, err
+				}
+				defer func() { _ = r.Broker.DeleteScenarioQueues(holding) }()
+				t, err := r.Raw.TTLQueueTrip(ctx, holding, q, n, rungWait)
+				r.logConfirms(k.name, "the publish call", t)
+				return t.Late, err
+			}})
+	}
+	return cs
+}
+
+// logConfirms logs how long a run's publishes to the rung took to be
+// confirmed, counted from since.
+func (r *Runner) logConfirms(name, since string, t RungTrip) {
+	if len(t.Confirm) == 0 {
+		return
+	}
+	fmt.Fprintf(r.Log, "%-28s %-9s confirms of the publishes to the rung after %s: p50 %.1fms, p99 %.1fms\n", RungKinds, name, since,
+		ms(stats.Percentile(t.Confirm, 50)), ms(stats.Percentile(t.Confirm, 99)))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // contenders are the implementations of this run, baseline first.
 func (r *Runner) contenders(measure func(Implementation) run) []contender {
@@ -140,7 +218,7 @@ func (r *Runner) contenders(measure func(Implementation) run) []contender {
 	}
 	cs := make([]contender, len(impls))
 	for i, impl := range impls {
-		cs[i] = contender{impl.Name(), measure(impl), impl.Preloaded}
+		cs[i] = contender{name: impl.Name(), run: measure(impl), preload: impl.Preloaded}
 	}
 	return cs
 }
@@ -152,19 +230,19 @@ func timed(f func(ctx context.Context, queue string) error) run {
 
 // scenario runs rounds of cs, alternating them within each round so that
 // a noisy minute hurts every contender alike.
-func (r *Runner) scenario(ctx context.Context, name string, messages int, preload bool, cs []contender) []Series {
+func (r *Runner) scenario(ctx context.Context, name string, messages int, preload bool, source amqp.Table, cs []contender) []Series {
 	series := make([]Series, len(cs))
 	for i, c := range cs {
-		series[i] = Series{Scenario: name, Implementation: c.name, Messages: messages}
+		series[i] = Series{Scenario: name, Implementation: c.name, Messages: messages, Baseline: c.baseline}
 	}
 	for round := 1; round <= r.Options.Rounds; round++ {
 		for i, c := range cs {
-			queue := fmt.Sprintf("acemq-bench.%s.%s.%s.%d", r.runID, slug(name), c.name, round)
+			queue := fmt.Sprintf("acemq-bench.%s.%s.%s.%d", r.runID, slug(name), slug(c.name), round)
 			var load func(int) (amqp.Publishing, error)
 			if preload {
 				load = c.preload
 			}
-			s, err := r.once(ctx, queue, messages, load, c.run)
+			s, err := r.once(ctx, queue, source, messages, load, c.run)
 			if err != nil {
 				series[i].Errors = append(series[i].Errors, fmt.Sprintf("round %d: %v", round, err))
 				fmt.Fprintf(r.Log, "%-28s %-9s round %d: FAILED: %v\n", name, c.name, round, err)
@@ -178,10 +256,11 @@ func (r *Runner) scenario(ctx context.Context, name string, messages int, preloa
 	return series
 }
 
-// once declares queue (preloading it with messages made by preload, if
-// any), times f and deletes the queue and AceMQ's companions again.
-func (r *Runner) once(ctx context.Context, queue string, messages int, preload func(int) (amqp.Publishing, error), f run) (s Sample, err error) {
-	if err := r.Broker.DeclareQueue(queue, nil); err != nil {
+// once declares queue with the arguments source (preloading it with
+// messages made by preload, if any), times f and deletes the queue and
+// AceMQ's companions again.
+func (r *Runner) once(ctx context.Context, queue string, source amqp.Table, messages int, preload func(int) (amqp.Publishing, error), f run) (s Sample, err error) {
+	if err := r.Broker.DeclareQueue(queue, source); err != nil {
 		return s, err
 	}
 	defer func() {
@@ -203,9 +282,10 @@ func (r *Runner) once(ctx context.Context, queue string, messages int, preload f
 	return s, err
 }
 
-// slug makes a scenario name fit a queue name: letters, digits and dashes.
+// slug makes a scenario or contender name fit a queue name: lower-case
+// letters, digits and dashes.
 func slug(name string) string {
-	return strings.Join(strings.FieldsFunc(name, func(r rune) bool {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
 		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
 	}), "-")
 }

@@ -25,10 +25,13 @@ type Row struct {
 	MsgsPerSecMin float64 `json:"msgs_per_s_min"`
 	MsgsPerSecMax float64 `json:"msgs_per_s_max"`
 	// RatioToRaw is the median of per-round msgs/s ratios to raw in the
-	// same round; nil where raw does not run the scenario.
+	// same round; nil where raw does not run the scenario. Where the
+	// series names another baseline, RatioTo names it and the ratios are to
+	// it (the field keeps its name).
 	RatioToRaw *float64 `json:"ratio_to_raw,omitempty"`
 	RatioMin   *float64 `json:"ratio_min,omitempty"`
 	RatioMax   *float64 `json:"ratio_max,omitempty"`
+	RatioTo    string   `json:"ratio_to,omitempty"`
 	// Lateness against the due time, for the delayed scenarios: the median
 	// over rounds of each round's p50 and p99, and the largest of all.
 	LateP50Ms *float64 `json:"late_p50_ms,omitempty"`
@@ -39,7 +42,8 @@ type Row struct {
 }
 
 // Summarize makes one row per series. Ratios pair each round with raw's
-// run of the same scenario in the same round.
+// run of the same scenario in the same round, or with the run of the
+// series' own Baseline.
 func Summarize(all []harness.Series, notes map[string]string) []Row {
 	rates := func(s harness.Series) map[int]float64 {
 		m := make(map[int]float64, len(s.Samples))
@@ -54,23 +58,26 @@ func Summarize(all []harness.Series, notes map[string]string) []Row {
 	for _, s := range all {
 		contenders[s.Scenario]++
 	}
-	baselines := map[string]map[int]float64{}
+	// Every series' rates by round, keyed scenario and implementation.
+	byName := map[[2]string]map[int]float64{}
 	for _, s := range all {
-		if s.Implementation == Baseline && contenders[s.Scenario] > 1 {
-			baselines[s.Scenario] = rates(s)
-		}
+		byName[[2]string{s.Scenario, s.Implementation}] = rates(s)
 	}
 	rows := make([]Row, 0, len(all))
 	for _, s := range all {
 		row := Row{Scenario: s.Scenario, Implementation: s.Implementation, Messages: s.Messages,
 			Rounds: len(s.Samples), Errors: s.Errors, Note: notes[s.Scenario+"/"+s.Implementation]}
+		baseline := s.Baseline
+		if baseline == "" && contenders[s.Scenario] > 1 {
+			baseline = Baseline
+		}
 		var secs, rs []float64
 		var values, base []float64
 		for _, x := range s.Samples {
 			r := stats.Rate(s.Messages, x.Elapsed)
 			secs = append(secs, x.Elapsed.Seconds())
 			rs = append(rs, r)
-			if b, ok := baselines[s.Scenario][x.Round]; ok {
+			if b, ok := byName[[2]string{s.Scenario, baseline}][x.Round]; ok {
 				values, base = append(values, r), append(base, b)
 			}
 		}
@@ -80,6 +87,9 @@ func Summarize(all []harness.Series, notes map[string]string) []Row {
 		if ratios := stats.Ratios(values, base); len(ratios) > 0 {
 			lo, hi := stats.Spread(ratios)
 			row.RatioToRaw, row.RatioMin, row.RatioMax = ptr(stats.Median(ratios)), ptr(lo), ptr(hi)
+			if baseline != Baseline {
+				row.RatioTo = baseline
+			}
 		}
 		lateness(&row, s.Samples)
 		rows = append(rows, row)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -49,4 +50,40 @@ func deref(f *float64) any {
 		return nil
 	}
 	return *f
+}
+
+// A series naming its baseline is compared with that one's run in the same
+// round, and its row says so.
+func TestSummarizeUsesTheSeriesBaseline(t *testing.T) {
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	all := []harness.Series{
+		{Scenario: "kinds", Implementation: "contract", Baseline: "contract", Messages: 100, Samples: []harness.Sample{
+			{Round: 1, Elapsed: sec(1)}, {Round: 2, Elapsed: sec(2)},
+		}},
+		{Scenario: "kinds", Implementation: "at-least-once", Baseline: "contract", Messages: 100, Samples: []harness.Sample{
+			{Round: 1, Elapsed: sec(2)}, {Round: 2, Elapsed: sec(2)},
+		}},
+		// raw runs in the scenario too, but these rows name their own baseline.
+		{Scenario: "kinds", Implementation: "raw", Baseline: "raw", Messages: 100, Samples: []harness.Sample{
+			{Round: 1, Elapsed: sec(4)}, {Round: 2, Elapsed: sec(4)},
+		}},
+	}
+	rows := Summarize(all, nil)
+	c, a, raw := rows[0], rows[1], rows[2]
+	if c.RatioToRaw == nil || *c.RatioToRaw != 1 || c.RatioTo != "contract" {
+		t.Errorf("contract's ratio to itself %v (to %q)", deref(c.RatioToRaw), c.RatioTo)
+	}
+	if a.RatioToRaw == nil || *a.RatioToRaw != 0.75 || *a.RatioMin != 0.5 || *a.RatioMax != 1 || a.RatioTo != "contract" {
+		t.Errorf("at-least-once ratio %v (%v..%v) to %q, want 0.75 (0.5..1) to contract", deref(a.RatioToRaw), deref(a.RatioMin), deref(a.RatioMax), a.RatioTo)
+	}
+	if raw.RatioTo != "" || raw.RatioToRaw == nil || *raw.RatioToRaw != 1 {
+		t.Errorf("raw row %v to %q", deref(raw.RatioToRaw), raw.RatioTo)
+	}
+	var b strings.Builder
+	if err := (Report{Rows: rows}).WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| 0.75 × contract | 0.50..1.00 |") {
+		t.Errorf("the table does not name the baseline:\n%s", b.String())
+	}
 }

@@ -47,7 +47,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.0f | %.0f..%.0f | %s | %s | %s |\n",
 			row.Scenario, row.Implementation, row.Messages, row.Rounds, row.Seconds,
 			row.MsgsPerSec, row.MsgsPerSecMin, row.MsgsPerSecMax,
-			ratio(row.RatioToRaw), ratioSpread(row.RatioMin, row.RatioMax), late(row))
+			ratio(row.RatioToRaw, row.RatioTo), ratioSpread(row.RatioMin, row.RatioMax), late(row))
 	}
 	for _, row := range r.Rows {
 		for _, e := range row.Errors {
@@ -74,9 +74,14 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-func ratio(f *float64) string {
+// ratio is a row's median ratio; one to another baseline than raw names it
+// ("0.80 × acemq contract").
+func ratio(f *float64, to string) string {
 	if f == nil {
 		return "–"
+	}
+	if to != "" {
+		return fmt.Sprintf("%.2f × %s", *f, to)
 	}
 	return fmt.Sprintf("%.2f", *f)
 }
