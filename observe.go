@@ -117,14 +117,17 @@ type DeliveryInfo struct {
 }
 
 // ReasonClass sorts the reasons a delivery was settled as it was into a
-// few kinds, fit for a metric label; the reason itself is free text.
+// few kinds, fit for a metric label; the reason itself is free text. The
+// classes after ReasonAckFailed are never a settlement's: package
+// deadletter gives them to messages it finds set aside, by another AceMQ
+// library (ReasonInterceptor), by the broker itself, or by nobody knows.
 type ReasonClass string
 
 const (
 	ReasonNone            ReasonClass = ""                 // accepted
 	ReasonRetry           ReasonClass = "retry"            // the handler asked for a retry
 	ReasonUndecodable     ReasonClass = "undecodable"      // the body did not decode
-	ReasonRejected        ReasonClass = "rejected"         // the handler rejected it
+	ReasonRejected        ReasonClass = "rejected"         // the handler rejected it; in x-death, a consumer rejected it without requeue
 	ReasonFatal           ReasonClass = "fatal"            // the handler failed with a fatal error
 	ReasonPanicked        ReasonClass = "panicked"         // the handler panicked
 	ReasonParked          ReasonClass = "parked"           // the handler parked it
@@ -134,6 +137,12 @@ const (
 	ReasonRepublishFailed ReasonClass = "republish_failed" // its republish failed; handed back
 	ReasonShutdown        ReasonClass = "shutdown"         // handed back as the consumer closed
 	ReasonAckFailed       ReasonClass = "ack_failed"       // its ack failed; the broker delivers it again
+
+	ReasonInterceptor   ReasonClass = "interceptor"    // an interceptor refused it (the .NET library and the Go peer have them)
+	ReasonDeliveryLimit ReasonClass = "delivery_limit" // the broker dead-lettered it: returned to its quorum queue more often than x-delivery-limit allows
+	ReasonMaxLength     ReasonClass = "maxlen"         // the broker dead-lettered it: its queue was at its length limit
+	ReasonExpired       ReasonClass = "expired"        // the broker dead-lettered it: its time-to-live ran out in the queue
+	ReasonUnknown       ReasonClass = "unknown"        // set aside, but nothing on it says why
 )
 
 // SettleResult is how a delivery was settled.

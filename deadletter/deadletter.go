@@ -1,7 +1,9 @@
 // Package deadletter deals with what ends in a source queue's dead-letter
 // queue (Q.dlq) and parked queue (Q.parked): it shows the messages without
-// taking them, moves them back to their source (Replay) or on to the parked
-// queue (Park), and exports them to a file and imports them back.
+// taking them and says why each was set aside (ReasonOf), whether by an
+// AceMQ library or by the broker itself, moves them back to their source
+// (Replay) or on to the parked queue (Park), and exports them to a file and
+// imports them back.
 //
 // A move never loses a message. Each one is published mandatory and
 // confirmed before its original is acknowledged, so a refusal, a lost

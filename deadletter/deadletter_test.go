@@ -382,19 +382,22 @@ func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []deadletter.ReasonCount{
-			{Reason: "exhausted 5 attempts: payment declined", Count: 3},
-			{Reason: "exhausted 5 attempts: timeout calling stock", Count: 2},
+		want := deadletter.ReasonCounts{
+			Classes: []deadletter.ClassCount{{Class: acemq.ReasonExhausted, Count: 5}},
+			Reasons: []deadletter.ReasonCount{
+				{Reason: deadletter.Reason{Text: "exhausted 5 attempts: payment declined", Class: acemq.ReasonExhausted}, Count: 3},
+				{Reason: deadletter.Reason{Text: "exhausted 5 attempts: timeout calling stock", Class: acemq.ReasonExhausted}, Count: 2},
+			},
 		}
-		if !slices.Equal(reasons, want) {
-			t.Errorf("reasons %v, want %v", reasons, want)
+		if !reflect.DeepEqual(reasons, want) {
+			t.Errorf("reasons %+v, want %+v", reasons, want)
 		}
 		info, err := deadletter.Describe(t.Context(), tr, dlq, firstSeen.Add(90*time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Messages != 5 || info.Oldest != 90*time.Minute {
-			t.Errorf("Describe = %+v, want 5 messages, the oldest 1h30m old", info)
+		if info.Messages != 5 || info.Oldest != 90*time.Minute || info.HeadClass != acemq.ReasonExhausted {
+			t.Errorf("Describe = %+v, want 5 messages, the oldest 1h30m old and exhausted", info)
 		}
 		if got, want := ids(drain(t, tr, dlq)), ids(deadLetters(5)); !slices.Equal(got, want) {
 			t.Errorf("after browsing %s holds %v, want %v in order", dlq, got, want)

@@ -22,10 +22,12 @@ const window = 512
 // not answer.
 const settleTimeout = 30 * time.Second
 
-// item is a message taken from a source, and how to remove its original.
+// item is a message taken from a source, the queue it was set aside in
+// (for an import: exported from), and how to remove its original.
 type item struct {
-	msg transport.Message
-	ack func() error
+	msg   transport.Message
+	queue string
+	ack   func() error
 }
 
 // source gives the next message to move; ok is false when there is none.
@@ -100,7 +102,7 @@ func (m *mover) loop(ctx context.Context) error {
 			return nil
 		}
 		m.p.Taken++
-		match, err := m.o.Match.Match(it.msg, m.now())
+		match, err := m.o.Match.Match(it.queue, it.msg, m.now())
 		switch {
 		case err != nil:
 			m.p.Left++
@@ -214,7 +216,7 @@ func fromQueue(ctx context.Context, t transport.Transport, queue string, o Optio
 	defer taker.Close()
 	src := func(ctx context.Context) (item, bool, error) {
 		d, ok, err := taker.Next(ctx)
-		it := item{msg: d.Message, ack: d.Ack}
+		it := item{msg: d.Message, queue: queue, ack: d.Ack}
 		if keep {
 			it.ack = func() error { return nil }
 		}

@@ -79,7 +79,7 @@ func importFrom(ctx context.Context, t transport.Transport, dec *Decoder, to str
 		if errors.Is(err, io.EOF) {
 			return item{}, false, nil
 		}
-		return item{msg: x.Message, ack: func() error { return nil }}, err == nil, err
+		return item{msg: x.Message, queue: x.Queue, ack: func() error { return nil }}, err == nil, err
 	}
 	return newMover(o, src, &brokerSink{t: t, queue: to, rewrite: func(*transport.Message) {}}, -1).run(ctx)
 }

@@ -15,6 +15,7 @@ import (
 // expr-lang.org) over the fields of Fields, such as
 //
 //	reason contains "timeout" && attempt >= 3
+//	reasonClass == "delivery_limit"
 //	type == "order.created" && headers["tenant"] == "acme"
 //	age > duration("24h") || body matches "\"sku\": ?\"X-"
 type Matcher struct {
@@ -25,10 +26,13 @@ type Matcher struct {
 // Fields are what a match expression sees of a message, read leniently
 // from its envelope as a handler would.
 type Fields struct {
-	ID          string `expr:"id"`
-	Type        string `expr:"type"`
-	Attempt     int    `expr:"attempt"`
-	Reason      string `expr:"reason"` // x-acemq-error
+	ID      string `expr:"id"`
+	Type    string `expr:"type"`
+	Attempt int    `expr:"attempt"`
+	// Reason is why it was set aside (ReasonOf): x-acemq-error, or the
+	// broker's reason in words; ReasonClass is its class.
+	Reason      string `expr:"reason"`
+	ReasonClass string `expr:"reasonClass"`
 	Origin      string `expr:"origin"`
 	Correlation string `expr:"correlation"`
 	// Age since first seen; -1ns when that is not known.
@@ -53,27 +57,29 @@ func Compile(expression string) (*Matcher, error) {
 // String is the expression.
 func (m *Matcher) String() string { return m.source }
 
-// Match says whether the expression holds for msg. A nil Matcher matches
-// everything.
-func (m *Matcher) Match(msg transport.Message, now time.Time) (bool, error) {
+// Match says whether the expression holds for msg, found in queue (see
+// ReasonOf). A nil Matcher matches everything.
+func (m *Matcher) Match(queue string, msg transport.Message, now time.Time) (bool, error) {
 	if m == nil {
 		return true, nil
 	}
-	out, err := expr.Run(m.program, FieldsOf(msg, now))
+	out, err := expr.Run(m.program, FieldsOf(queue, msg, now))
 	if err != nil {
 		return false, fmt.Errorf("the match expression %q: %w", m.source, err)
 	}
 	return out.(bool), nil // AsBool guarantees it
 }
 
-// FieldsOf reads the fields of msg; now gives its age.
-func FieldsOf(msg transport.Message, now time.Time) Fields {
+// FieldsOf reads the fields of msg, found in queue; now gives its age.
+func FieldsOf(queue string, msg transport.Message, now time.Time) Fields {
 	e := acemq.ReadEnvelope(msg)
+	reason := ReasonOf(queue, msg)
 	return Fields{
 		ID:          e.ID,
 		Type:        e.Type,
 		Attempt:     e.Attempt,
-		Reason:      e.Error,
+		Reason:      reason.Text,
+		ReasonClass: string(reason.Class),
 		Origin:      e.Origin,
 		Correlation: e.Correlation,
 		Age:         e.Age(now),

@@ -46,24 +46,45 @@ func Browse(ctx context.Context, t transport.Transport, queue string, limit int,
 
 // ReasonCount is how many messages were set aside for one reason.
 type ReasonCount struct {
-	Reason string `json:"reason"` // x-acemq-error, "" when it has none
-	Count  int    `json:"count"`
+	Reason
+	Count int `json:"count"`
 }
 
-// Reasons counts the messages of queue by reason (x-acemq-error), the most
-// frequent first, without removing any.
-func Reasons(ctx context.Context, t transport.Transport, queue string) ([]ReasonCount, error) {
-	counts := map[string]int{}
+// ClassCount is how many messages were set aside for reasons of one class.
+type ClassCount struct {
+	Class acemq.ReasonClass `json:"class"`
+	Count int               `json:"count"`
+}
+
+// ReasonCounts are a queue's messages counted by class and by reason, the
+// most frequent first, then by class.
+type ReasonCounts struct {
+	Classes []ClassCount  `json:"classes"`
+	Reasons []ReasonCount `json:"reasons"`
+}
+
+// Reasons counts the messages of queue by reason (ReasonOf) and by class,
+// without removing any.
+func Reasons(ctx context.Context, t transport.Transport, queue string) (ReasonCounts, error) {
+	reasons, classes := map[Reason]int{}, map[acemq.ReasonClass]int{}
 	err := Browse(ctx, t, queue, 0, func(m transport.Message) error {
-		counts[acemq.ReadEnvelope(m).Error]++
+		r := ReasonOf(queue, m)
+		reasons[r]++
+		classes[r.Class]++
 		return nil
 	})
-	out := make([]ReasonCount, 0, len(counts))
-	for r, n := range counts {
-		out = append(out, ReasonCount{r, n})
+	out := ReasonCounts{Classes: make([]ClassCount, 0, len(classes)), Reasons: make([]ReasonCount, 0, len(reasons))}
+	for r, n := range reasons {
+		out.Reasons = append(out.Reasons, ReasonCount{r, n})
 	}
-	slices.SortFunc(out, func(a, b ReasonCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
+	for c, n := range classes {
+		out.Classes = append(out.Classes, ClassCount{c, n})
+	}
+	slices.SortFunc(out.Reasons, func(a, b ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Class, b.Class), cmp.Compare(a.Text, b.Text))
+	})
+	slices.SortFunc(out.Classes, func(a, b ClassCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Class, b.Class))
 	})
 	return out, err
 }
@@ -78,10 +99,15 @@ type QueueInfo struct {
 	// oldest, was first seen (x-acemq-first-seen); acemq.UnknownAge when
 	// the queue is empty or the message does not say.
 	Oldest time.Duration `json:"-"`
+	// HeadClass is the class of the reason the message at the head of the
+	// queue was set aside for (ReasonOf); ReasonNone when the queue is
+	// empty.
+	HeadClass acemq.ReasonClass `json:"headReasonClass,omitempty"`
 }
 
 // Describe reports on a dead-letter or parked queue, looking at the message
-// at its head (which goes back to its place, marked redelivered) for its age.
+// at its head (which goes back to its place, marked redelivered) for its age
+// and reason.
 func Describe(ctx context.Context, t transport.Transport, queue string, now time.Time) (QueueInfo, error) {
 	source, _ := Source(queue)
 	info := QueueInfo{Name: queue, Source: source, Oldest: acemq.UnknownAge}
@@ -92,7 +118,88 @@ func Describe(ctx context.Context, t transport.Transport, queue string, now time
 	info.Messages, info.Consumers = state.Messages, state.Consumers
 	err = Browse(ctx, t, queue, 1, func(m transport.Message) error {
 		info.Oldest = acemq.ReadEnvelope(m).Age(now)
+		info.HeadClass = ReasonOf(queue, m).Class
 		return nil
 	})
 	return info, err
+}
+
+// Listing is where a vhost's messages are set aside or waiting to be tried
+// again: its dead-letter and parked queues, and their source queues' rungs.
+type Listing struct {
+	Queues  []QueueInfo  `json:"queues"`
+	Sources []SourceInfo `json:"sources"`
+}
+
+// SourceInfo is a source queue's retry rungs, of either kind.
+type SourceInfo struct {
+	Source string     `json:"source"`
+	Rungs  []RungInfo `json:"rungs"` // shortest wait first
+	// Waiting adds up the messages ready on the rungs. A message that has
+	// expired from an at-least-once rung but that its source queue has not
+	// confirmed yet is not ready, so not counted (the management API
+	// counts it in the rung's messages_dlx).
+	Waiting int `json:"waiting"`
+}
+
+// RungInfo is one retry rung and the messages ready on it.
+type RungInfo struct {
+	Name     string         `json:"name"`
+	Kind     acemq.RungKind `json:"kind"`
+	Delay    string         `json:"delay"` // as the name renders it
+	Messages int            `json:"messages"`
+}
+
+// List describes every dead-letter and parked queue among queues (the names
+// of a vhost's queues, from the management API say), in their order, and
+// the rungs among queues, of either kind, of each one's source queue.
+func List(ctx context.Context, t transport.Transport, queues []string, now time.Time) (Listing, error) {
+	l := Listing{Queues: []QueueInfo{}, Sources: []SourceInfo{}}
+	sources := map[string]*SourceInfo{}
+	var order []string
+	for _, q := range queues {
+		source, ok := Source(q)
+		if !ok {
+			continue
+		}
+		info, err := Describe(ctx, t, q, now)
+		if err != nil {
+			return l, err
+		}
+		l.Queues = append(l.Queues, info)
+		if sources[source] == nil {
+			sources[source] = &SourceInfo{Source: source, Rungs: []RungInfo{}}
+			order = append(order, source)
+		}
+	}
+	isSource := func(s string) bool { return sources[s] != nil }
+	for _, q := range queues {
+		rung, ok := acemq.ParseRungName(q, isSource)
+		if !ok {
+			continue
+		}
+		state, err := t.InspectQueue(ctx, q)
+		if err != nil {
+			return l, fmt.Errorf("describe %s: %w", q, err)
+		}
+		s := sources[rung.Source]
+		s.Rungs = append(s.Rungs, RungInfo{Name: q, Kind: rung.Kind, Delay: rung.Delay, Messages: state.Messages})
+		s.Waiting += state.Messages
+	}
+	slices.Sort(order)
+	for _, source := range order {
+		s := sources[source]
+		slices.SortFunc(s.Rungs, func(a, b RungInfo) int {
+			return cmp.Or(cmp.Compare(rungDelay(a.Delay), rungDelay(b.Delay)), cmp.Compare(a.Name, b.Name))
+		})
+		l.Sources = append(l.Sources, *s)
+	}
+	return l, nil
+}
+
+// rungDelay reads the delay of a rung's name ("40s", "500ms", "2h"), which
+// ParseRungName has checked is Go's syntax too.
+func rungDelay(d string) time.Duration {
+	v, _ := time.ParseDuration(d)
+	return v
 }

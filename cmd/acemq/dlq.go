@@ -73,13 +73,20 @@ func newDLQListCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list [--url AMQP_URL] [--management-url URL] [--json]",
-		Short: "List every dead-letter and parked queue, with its depth and oldest message",
+		Short: "List every dead-letter and parked queue, with its depth, oldest message and messages on rungs",
 		Long: `list finds every queue named Q.dlq or Q.parked in the vhost (through the
 management API: --management-url, else $ACEMQ_MANAGEMENT_URL, else the AMQP
-host on port 15672) and reports its source queue, the messages ready in it
-and how long ago its oldest message was first seen. To read that age it
-looks at the message at the head of the queue, which goes back to its place
-marked redelivered.`,
+host on port 15672) and reports its source queue, the messages ready in it,
+how long ago its oldest message was first seen and the class of the reason
+that message was set aside for (as show gives it). To read them it looks at
+the message at the head of the queue, which goes back to its place marked
+redelivered.
+
+Then, for each source queue Q, its retry rungs of either kind (Q.retry.<d>,
+Q.retry.quorum.<d>) and the messages waiting on them: those ready, due home
+when their wait is over. A message that has expired from an at-least-once
+(quorum) rung but that Q has not yet confirmed is not counted: the
+management API counts it in the rung's messages_dlx.`,
 		Args:                  cobra.NoArgs,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
@@ -99,19 +106,15 @@ marked redelivered.`,
 				return err
 			}
 			defer conn.Close()
-			now := time.Now()
-			queues := []deadletter.QueueInfo{}
-			for _, q := range state.Queues {
-				if _, ok := deadletter.Source(q.Name); !ok {
-					continue
-				}
-				info, err := deadletter.Describe(ctx, conn.Transport(), q.Name, now)
-				if err != nil {
-					return err
-				}
-				queues = append(queues, info)
+			names := make([]string, len(state.Queues))
+			for i, q := range state.Queues {
+				names[i] = q.Name
 			}
-			return writeQueueList(cmd.OutOrStdout(), endpoint, queues, jsonOut)
+			l, err := deadletter.List(ctx, conn.Transport(), names, time.Now())
+			if err != nil {
+				return err
+			}
+			return writeQueueList(cmd.OutOrStdout(), endpoint, l, jsonOut)
 		}),
 	}
 	o.addFlags(cmd)
@@ -120,31 +123,42 @@ marked redelivered.`,
 	return cmd
 }
 
-func writeQueueList(w io.Writer, endpoint admin.Endpoint, queues []deadletter.QueueInfo, jsonOut bool) error {
+func writeQueueList(w io.Writer, endpoint admin.Endpoint, l deadletter.Listing, jsonOut bool) error {
 	if jsonOut {
 		type entry struct {
 			deadletter.QueueInfo
 			// OldestSeconds is absent when not known.
 			OldestSeconds *float64 `json:"oldestSeconds,omitempty"`
 		}
-		out := make([]entry, len(queues))
-		for i, q := range queues {
-			out[i].QueueInfo = q
+		out := struct {
+			Queues  []entry                 `json:"queues"`
+			Sources []deadletter.SourceInfo `json:"sources"`
+		}{make([]entry, len(l.Queues)), l.Sources}
+		for i, q := range l.Queues {
+			out.Queues[i].QueueInfo = q
 			if q.Oldest >= 0 {
-				s := q.Oldest.Seconds()
-				out[i].OldestSeconds = &s
+				s := q.Oldest.Round(time.Millisecond).Seconds()
+				out.Queues[i].OldestSeconds = &s
 			}
 		}
 		return writeJSON(w, out)
 	}
-	if len(queues) == 0 {
+	if len(l.Queues) == 0 {
 		_, err := fmt.Fprintf(w, "no dead-letter or parked queues in %s\n", endpoint)
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tSOURCE\tMESSAGES\tOLDEST")
-	for _, q := range queues {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", q.Name, q.Source, q.Messages, formatAge(q.Oldest))
+	fmt.Fprintln(tw, "QUEUE\tSOURCE\tMESSAGES\tOLDEST\tHEAD CLASS")
+	for _, q := range l.Queues {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", q.Name, q.Source, q.Messages, formatAge(q.Oldest), orDefault(string(q.HeadClass), "-"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "SOURCE\tRUNGS\tWAITING ON RUNGS")
+	for _, s := range l.Sources {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Source, len(s.Rungs), s.Waiting)
 	}
 	return tw.Flush()
 }
@@ -169,9 +183,19 @@ func newDLQShowCmd() *cobra.Command {
 		Short: "Show the messages of a queue without removing them",
 		Long: `show prints the messages of QUEUE in order, the first --limit of them (10
 by default; 0 for all): id, type, attempt, age since first seen, why it was
-set aside, application headers and the start of the body. --reasons counts
-the whole queue's messages per reason instead. Nothing is removed: each
-message goes back to its place, which RabbitMQ marks redelivered.`,
+set aside and the class of that reason, application headers and the start
+of the body. --reasons counts the whole queue's messages per reason class
+and per reason instead. Nothing is removed: each message goes back to its
+place, which RabbitMQ marks redelivered.
+
+The reason is x-acemq-error, classed by the wording of every AceMQ library
+(exhausted, too_old, rejected, fatal, panicked, parked, undecodable,
+no_decision, interceptor). A message in Q.dlq or Q.parked without one was
+dead-lettered by the broker itself; the reason then says from which queue
+and why, after x-death: delivery_limit (returned to a quorum queue more
+times than its delivery limit allows; RabbitMQ 4 gives every quorum queue a
+limit of 20), maxlen, expired or rejected (a plain consumer's reject). With
+no word from anyone the class is unknown.`,
 		Example: `  acemq dlq show orders.new.dlq
   acemq dlq show orders.new.dlq --reasons
   acemq dlq show orders.new.dlq --limit 0 --json`,
@@ -199,7 +223,7 @@ message goes back to its place, which RabbitMQ marks redelivered.`,
 			now := time.Now()
 			shown := []shownMessage{}
 			err = deadletter.Browse(ctx, conn.Transport(), queue, limit, func(m transport.Message) error {
-				shown = append(shown, showMessage(m, now))
+				shown = append(shown, showMessage(queue, m, now))
 				return nil
 			})
 			if err != nil {
@@ -214,7 +238,7 @@ message goes back to its place, which RabbitMQ marks redelivered.`,
 	o.addFlags(cmd)
 	cmd.Flags().IntVar(&limit, "limit", 10, "show at most `N` messages; 0 shows all")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&reasons, "reasons", false, "count the messages per reason instead")
+	cmd.Flags().BoolVar(&reasons, "reasons", false, "count the messages per reason class and per reason instead")
 	return cmd
 }
 
@@ -229,6 +253,7 @@ type shownMessage struct {
 	FirstSeen   *time.Time      `json:"firstSeen,omitempty"`
 	AgeSeconds  *float64        `json:"ageSeconds,omitempty"`
 	Reason      string          `json:"reason,omitempty"`
+	ReasonClass string          `json:"reasonClass,omitempty"`
 	Replay      *acemq.Replay   `json:"replay,omitempty"`
 	Headers     transport.Table `json:"headers"`
 	ContentType string          `json:"contentType,omitempty"`
@@ -237,9 +262,9 @@ type shownMessage struct {
 	BodyPreview string `json:"bodyPreview,omitempty"`
 }
 
-func showMessage(m transport.Message, now time.Time) shownMessage {
-	e := acemq.ReadEnvelope(m)
-	s := shownMessage{ID: e.ID, Type: e.Type, Attempt: e.Attempt, Reason: e.Error,
+func showMessage(queue string, m transport.Message, now time.Time) shownMessage {
+	e, r := acemq.ReadEnvelope(m), deadletter.ReasonOf(queue, m)
+	s := shownMessage{ID: e.ID, Type: e.Type, Attempt: e.Attempt, Reason: r.Text, ReasonClass: string(r.Class),
 		Headers: e.Headers, ContentType: m.ContentType, BodyBytes: len(m.Body), BodyPreview: preview(m.Body)}
 	if !e.FirstSeen.IsZero() {
 		first, age := e.FirstSeen.UTC(), e.Age(now).Round(time.Millisecond).Seconds()
@@ -275,6 +300,9 @@ func writeShown(w io.Writer, queue string, shown []shownMessage) error {
 		}
 		fmt.Fprintf(&b, "%d. %s  type %s  attempt %d  age %s\n", i+1, orDefault(s.ID, "(no id)"), orDefault(s.Type, "-"), s.Attempt, age)
 		fmt.Fprintf(&b, "   reason:  %s\n", orDefault(s.Reason, "(none)"))
+		if s.ReasonClass != "" {
+			fmt.Fprintf(&b, "   class:   %s\n", s.ReasonClass)
+		}
 		if s.Replay != nil {
 			fmt.Fprintf(&b, "   replayed %d time%s, last from %s\n", s.Replay.Count, plural(s.Replay.Count), s.Replay.From)
 		}
@@ -294,18 +322,26 @@ func writeShown(w io.Writer, queue string, shown []shownMessage) error {
 	return err
 }
 
-func writeReasons(w io.Writer, queue string, counts []deadletter.ReasonCount, jsonOut bool) error {
+func writeReasons(w io.Writer, queue string, counts deadletter.ReasonCounts, jsonOut bool) error {
 	if jsonOut {
 		return writeJSON(w, counts)
 	}
-	if len(counts) == 0 {
+	if len(counts.Reasons) == 0 {
 		_, err := fmt.Fprintf(w, "%s is empty\n", queue)
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "COUNT\tREASON")
-	for _, c := range counts {
-		fmt.Fprintf(tw, "%d\t%s\n", c.Count, orDefault(c.Reason, "(none)"))
+	fmt.Fprintln(tw, "COUNT\tCLASS")
+	for _, c := range counts.Classes {
+		fmt.Fprintf(tw, "%d\t%s\n", c.Count, orDefault(string(c.Class), "(none)"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "COUNT\tCLASS\tREASON")
+	for _, c := range counts.Reasons {
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", c.Count, orDefault(string(c.Class), "(none)"), orDefault(c.Text, "(none)"))
 	}
 	return tw.Flush()
 }
@@ -324,7 +360,7 @@ type moveOptions struct {
 func (o *moveOptions) addFlags(cmd *cobra.Command, withDryRun bool) {
 	o.brokerOptions.addFlags(cmd)
 	cmd.Flags().IntVar(&o.limit, "limit", 0, "move at most `N` messages; 0 moves all")
-	cmd.Flags().StringVar(&o.match, "match", "", "move only the messages this `EXPR` holds for, such as 'reason contains \"timeout\" && attempt >= 3' (see docs/operators.md)")
+	cmd.Flags().StringVar(&o.match, "match", "", "move only the messages this `EXPR` holds for, such as 'reason contains \"timeout\" && attempt >= 3' or 'reasonClass == \"delivery_limit\"' (see docs/operators.md)")
 	cmd.Flags().Float64Var(&o.rate, "rate", 0, "move at most `N` messages a second; 0 is as fast as the broker confirms")
 	if withDryRun {
 		cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "go through the queue and count what would move; move nothing")

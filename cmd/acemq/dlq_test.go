@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/admin"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
@@ -80,18 +82,18 @@ func TestDLQVerbs(t *testing.T) {
 	at := []string{"--url", url}
 
 	r := run(t, "", append([]string{"dlq", "show", "orders.new.dlq", "--limit", "2"}, at...)...)
-	if r.code != 0 || strings.Count(r.stdout, "reason:  exhausted 5 attempts") != 2 ||
+	if r.code != 0 || strings.Count(r.stdout, "reason:  exhausted 5 attempts") != 2 || strings.Count(r.stdout, "class:   exhausted\n") != 2 ||
 		!strings.Contains(r.stdout, "1. id-000  type order.created  attempt 5  age ") ||
 		!strings.Contains(r.stdout, `body:    "{\"n\":1}" (application/json)`) {
 		t.Errorf("show printed (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = run(t, "", append([]string{"dlq", "show", "orders.new.dlq", "--limit", "0", "--json"}, at...)...)
 	var shown []shownMessage
-	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown) != 30 || shown[29].ID != "id-029" {
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown) != 30 || shown[29].ID != "id-029" || shown[29].ReasonClass != "exhausted" {
 		t.Errorf("show --json: %v; %d messages; stdout:\n%.400s", err, len(shown), r.stdout)
 	}
 	wantRun(t, run(t, "", append([]string{"dlq", "show", "orders.new.dlq", "--reasons"}, at...)...), 0,
-		"COUNT  REASON\n20     exhausted 5 attempts: payment declined\n10     exhausted 5 attempts: timeout calling stock\n")
+		"COUNT  CLASS\n30     exhausted\n\nCOUNT  CLASS      REASON\n20     exhausted  exhausted 5 attempts: payment declined\n10     exhausted  exhausted 5 attempts: timeout calling stock\n")
 
 	wantRun(t, run(t, "", append([]string{"dlq", "replay", "orders.new.dlq", "--dry-run", "--match", `reason contains "timeout"`}, at...)...), 0,
 		"orders.new.dlq: would replay 10 of the 30 messages taken (the queue held 30); 20 left in place\n")
@@ -173,8 +175,70 @@ func TestDLQReplayIntoAMissingQueue(t *testing.T) {
 	}
 }
 
+// deliveryLimitDeadLetter has the broker dead-letter a message of source
+// into source.dlq for its delivery limit, as RabbitMQ 4 does to a message
+// whose consumer is killed 20 times while holding it: source is a quorum
+// queue with x-delivery-limit 2, dead-lettering through acemq.dlx, and the
+// message is nacked with requeue until the broker takes it away. It returns
+// how often the message was returned.
+func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string) (returned int) {
+	t.Helper()
+	ctx := t.Context()
+	dlq := acemq.DeadLetterQueue(source)
+	ladder, err := acemq.NewRetryLadder(source, acemq.NoRetry(), acemq.ContractRungs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ladder.DeclareDeadLetters(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.DeclareQueue(ctx, transport.Queue{Name: source, Type: transport.Quorum, Durable: true, Arguments: transport.Table{
+		"x-delivery-limit": int64(2), "x-dead-letter-exchange": acemq.DeadLetterExchange, "x-dead-letter-routing-key": dlq,
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{source, dlq, acemq.ParkedQueue(source)} {
+		t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
+	}
+	c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: source, Mandatory: true, Message: transport.Message{
+		Headers:     transport.Table{acemq.HeaderID: "limit-1", acemq.HeaderType: "order.created", acemq.HeaderAttempt: int64(1)},
+		ContentType: "application/json", MessageID: "limit-1", Persistent: true, Body: []byte(`{"n":1}`),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	taker, err := tr.Take(ctx, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taker.Close()
+	for deadline := time.Now().Add(10 * time.Second); depthOf(t, tr, dlq) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the broker did not dead-letter the message returned %d times within 10s", source, returned)
+		}
+		d, ok, err := taker.Next(ctx)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case ok:
+			if err := d.Nack(true); err != nil {
+				t.Fatal(err)
+			}
+			returned++
+		default:
+			time.Sleep(10 * time.Millisecond) // on its way back, or to the dead-letter queue
+		}
+	}
+	return returned
+}
+
 // On the test broker: list finds the dead-letter and parked queues through
-// the management API, and a replay moves a dead-letter queue home.
+// the management API with their head's reason class, and the rungs of their
+// sources; show and match read the broker's own dead-lettering (a quorum
+// queue's delivery limit); a replay moves a dead-letter queue home.
 func TestDLQOnBroker(t *testing.T) {
 	url := brokertest.URL(t)
 	source := brokertest.UniqueName(t, "cli-dlq")
@@ -182,31 +246,219 @@ func TestDLQOnBroker(t *testing.T) {
 	at := []string{"--url", url}
 	mgmt := append([]string{"--management-url", brokertest.ManagementURL()}, at...)
 
+	// Two waits of an hour, one on each kind of rung.
+	ctx := t.Context()
+	for _, kind := range []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs} {
+		ladder, err := acemq.NewRetryLadder(source, acemq.Fixed(2, time.Hour), kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ladder.Declare(ctx, tr); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range ladder.Queues() {
+			t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
+		}
+	}
+	rungs := []string{acemq.RetryQueue(source, time.Hour), source + ".retry.quorum.1h"}
+	for i, q := range []string{rungs[0], rungs[0], rungs[1]} {
+		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{
+			Headers: transport.Table{acemq.HeaderID: fmt.Sprintf("waiting-%d", i), acemq.HeaderAttempt: int64(2)}, Persistent: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	limited := brokertest.UniqueName(t, "cli-dlq-limit")
+	if n := deliveryLimitDeadLetter(t, tr, limited); n != 3 {
+		t.Errorf("the broker dead-lettered a message of x-delivery-limit 2 after %d returns, want 3", n)
+	}
+	limitedDLQ := acemq.DeadLetterQueue(limited)
+
 	r := run(t, "", append([]string{"dlq", "list"}, mgmt...)...)
-	row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acemq.DeadLetterQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +12 +\d+h\d+m\d+s$`)
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "QUEUE") || !row.MatchString(r.stdout) {
-		t.Errorf("list: exit %d, stdout:\n%s\nstderr:\n%s\nwant a row for %s with 12 messages", r.code, r.stdout, r.stderr, acemq.DeadLetterQueue(source))
+	rows := []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acemq.DeadLetterQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +12 +\d+h\d+m\d+s +exhausted$`),
+		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acemq.ParkedQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +0 +- +-$`),
+		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(limitedDLQ) + ` +` + regexp.QuoteMeta(limited) + ` +1 +- +delivery_limit$`),
+		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(source) + ` +2 +3$`),
+		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(limited) + ` +0 +0$`),
+	}
+	for _, row := range rows {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "QUEUE") || !row.MatchString(r.stdout) {
+			t.Errorf("list: exit %d, stdout:\n%s\nstderr:\n%s\nwant a row matching %s", r.code, r.stdout, r.stderr, row)
+		}
 	}
 	r = run(t, "", append([]string{"dlq", "list", "--json"}, mgmt...)...)
-	var listed []map[string]any
+	var listed struct {
+		Queues  []map[string]any
+		Sources []deadletter.SourceInfo
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil {
 		t.Fatalf("list --json: %v\n%s", err, r.stdout)
 	}
-	var found map[string]any
-	for _, q := range listed {
-		if q["name"] == acemq.ParkedQueue(source) {
-			found = q
+	found := map[string]map[string]any{}
+	for _, q := range listed.Queues {
+		found[q["name"].(string)] = q
+	}
+	if want := map[string]any{"name": acemq.ParkedQueue(source), "source": source, "messages": 0.0, "consumers": 0.0}; !reflect.DeepEqual(found[acemq.ParkedQueue(source)], want) {
+		t.Errorf("list --json lists %s as %v, want %v", acemq.ParkedQueue(source), found[acemq.ParkedQueue(source)], want)
+	}
+	if got := found[limitedDLQ]["headReasonClass"]; got != "delivery_limit" {
+		t.Errorf("list --json gives %s the head reason class %v, want delivery_limit", limitedDLQ, got)
+	}
+	wantSource := deadletter.SourceInfo{Source: source, Waiting: 3, Rungs: []deadletter.RungInfo{
+		{Name: rungs[0], Kind: acemq.ContractRungs, Delay: "1h", Messages: 2},
+		{Name: rungs[1], Kind: acemq.AtLeastOnceRungs, Delay: "1h", Messages: 1},
+	}}
+	var gotSource deadletter.SourceInfo
+	for _, s := range listed.Sources {
+		if s.Source == source {
+			gotSource = s
 		}
 	}
-	if want := map[string]any{"name": acemq.ParkedQueue(source), "source": source, "messages": 0.0, "consumers": 0.0}; !reflect.DeepEqual(found, want) {
-		t.Errorf("list --json lists %s as %v, want %v", acemq.ParkedQueue(source), found, want)
+	if !reflect.DeepEqual(gotSource, wantSource) {
+		t.Errorf("list --json lists the source %s as %+v, want %+v", source, gotSource, wantSource)
 	}
+
+	deliveryLimit := "the broker dead-lettered it from " + limited + " (delivery_limit): returned to the queue more times than its delivery limit (x-delivery-limit) allows"
+	r = run(t, "", append([]string{"dlq", "show", limitedDLQ, "--json"}, at...)...)
+	var shown []shownMessage
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown) != 1 ||
+		shown[0].ID != "limit-1" || shown[0].Reason != deliveryLimit || shown[0].ReasonClass != "delivery_limit" {
+		t.Errorf("show --json of %s: %v; stdout:\n%s", limitedDLQ, err, r.stdout)
+	}
+	if _, ok := shown[0].Headers[acemq.HeaderError]; ok || len(shown) != 1 || shown[0].Headers["x-death"] == nil {
+		t.Errorf("the broker's dead letter has headers %v, want x-death and no x-acemq-error", shown[0].Headers)
+	}
+	wantRun(t, run(t, "", append([]string{"dlq", "show", limitedDLQ, "--reasons"}, at...)...), 0,
+		"COUNT  CLASS\n1      delivery_limit\n\nCOUNT  CLASS           REASON\n1      delivery_limit  "+deliveryLimit+"\n")
+	wantRun(t, run(t, "", append([]string{"dlq", "replay", limitedDLQ, "--dry-run", "--match", `reasonClass == "delivery_limit" && reason contains "` + limited + `"`}, at...)...), 0,
+		limitedDLQ+": would replay 1 of the 1 message taken (the queue held 1); 0 left in place\n")
 
 	wantRun(t, run(t, "", append([]string{"dlq", "replay", acemq.DeadLetterQueue(source)}, at...)...), 0,
 		fmt.Sprintf("%s: replayed 12 of the 12 messages taken (the queue held 12); 0 left in place\n", acemq.DeadLetterQueue(source)))
 	if n := depthOf(t, tr, source); n != 12 {
 		t.Errorf("%s holds %d, want 12", source, n)
 	}
+}
+
+// What show, show --reasons and list print, from messages as this library,
+// another, and RabbitMQ 4.0 (its delivery limit) set them aside, on
+// memory:// at a fixed time.
+func TestDLQGolden(t *testing.T) {
+	url := "memory://cli-dlq-golden"
+	tr := deadLetters(t, url, "orders.new", 2)
+	ctx := t.Context()
+	first := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	died := time.Date(2026, 11, 1, 8, 3, 0, 0, time.UTC)
+	now := first.Add(90 * time.Minute)
+	publish := func(queue string, m transport.Message) {
+		t.Helper()
+		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	envelope := func(id string, more transport.Table) transport.Table {
+		h := transport.Table{acemq.HeaderID: id, acemq.HeaderType: "order.created", acemq.HeaderAttempt: int64(1), acemq.HeaderFirstSeen: first.UnixMilli()}
+		maps.Copy(h, more)
+		return h
+	}
+	// As RabbitMQ 4.0.5 dead-letters a message of a quorum queue for its
+	// delivery limit.
+	publish("orders.new.dlq", transport.Message{ContentType: "application/json", Persistent: true, Body: []byte(`{"n":7}`),
+		Headers: envelope("limit-7", transport.Table{
+			"x-death": []any{transport.Table{"count": int64(1), "exchange": "", "queue": "orders.new", "reason": "delivery_limit",
+				"routing-keys": []any{"orders.new"}, "time": died}},
+			"x-first-death-exchange": "", "x-first-death-queue": "orders.new", "x-first-death-reason": "delivery_limit",
+			"x-last-death-exchange": "", "x-last-death-queue": "orders.new", "x-last-death-reason": "delivery_limit",
+		})})
+	publish("orders.new.dlq", transport.Message{ContentType: "application/json", Persistent: true, Body: []byte(`{"n":8}`),
+		Headers: envelope("ruby-8", transport.Table{acemq.HeaderError: "gave up after 5 attempts: Timeout::Error"})})
+	publish("orders.new.dlq", transport.Message{Persistent: true, Body: []byte("by hand"), Headers: envelope("hand-9", nil)})
+	publish("orders.new.parked", transport.Message{ContentType: "application/json", Persistent: true, Body: []byte("order 10, not JSON {"),
+		Headers: envelope("bad-10", transport.Table{acemq.HeaderError: "could not be decoded: invalid character 'o' looking for beginning of value"})})
+	publish("orders.new.parked", transport.Message{ContentType: "application/json", Persistent: true, Body: []byte(`{"n":11}`),
+		Headers: envelope("person-11", transport.Table{acemq.HeaderError: "needs a person: address unknown"})})
+	// Rungs of both kinds, whose names sort otherwise than their waits.
+	for kind, policy := range map[acemq.RungKind]acemq.RetryPolicy{
+		acemq.ContractRungs:    acemq.Exponential(6, 40*time.Second, 5*time.Minute),
+		acemq.AtLeastOnceRungs: acemq.Fixed(3, time.Hour),
+	} {
+		ladder, err := acemq.NewRetryLadder("orders.new", policy, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ladder.Declare(ctx, tr); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range ladder.Queues() {
+			t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
+		}
+	}
+	publish("orders.new.retry.quorum.1h", transport.Message{Persistent: true, Headers: envelope("waiting-12", nil)})
+	publish("orders.new.retry.160s", transport.Message{Persistent: true, Headers: envelope("waiting-13", nil)})
+	publish("orders.new.retry.160s", transport.Message{Persistent: true, Headers: envelope("waiting-14", nil)})
+
+	var shown []shownMessage
+	for _, q := range []string{"orders.new.dlq", "orders.new.parked"} {
+		if err := deadletter.Browse(ctx, tr, q, 0, func(m transport.Message) error {
+			shown = append(shown, showMessage(q, m, now))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var text, js strings.Builder
+	if err := writeShown(&text, "orders.new.dlq", shown); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(&js, shown); err != nil {
+		t.Fatal(err)
+	}
+	wantGolden(t, "dlq-show", text.String())
+	wantGolden(t, "dlq-show-json", js.String())
+
+	text.Reset()
+	js.Reset()
+	counts, err := deadletter.Reasons(ctx, tr, "orders.new.dlq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReasons(&text, "orders.new.dlq", counts, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReasons(&js, "orders.new.dlq", counts, true); err != nil {
+		t.Fatal(err)
+	}
+	wantGolden(t, "dlq-reasons", text.String())
+	wantGolden(t, "dlq-reasons-json", js.String())
+
+	text.Reset()
+	js.Reset()
+	// As the management API lists them, by name; a rung of a queue without
+	// dead-letter queues is left out.
+	names := []string{"orders.new", "orders.new.dlq", "orders.new.parked", "orders.new.retry.160s", "orders.new.retry.40s",
+		"orders.new.retry.5m", "orders.new.retry.80s", "orders.new.retry.quorum.1h", "shipments.retry.1m"}
+	l, err := deadletter.List(ctx, tr, names, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := admin.Endpoint{URL: "http://localhost:15672", Vhost: "/"}
+	if err := writeQueueList(&text, endpoint, l, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeQueueList(&js, endpoint, l, true); err != nil {
+		t.Fatal(err)
+	}
+	wantGolden(t, "dlq-list", text.String())
+	wantGolden(t, "dlq-list-json", js.String())
 }
 
 // Without a terminal, progress is a line at every tenth of the way, but not

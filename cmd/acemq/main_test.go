@@ -79,22 +79,28 @@ func TestGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, tt.stdin, tt.args...)
-			got := fmt.Sprintf("$ acemq %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", shellJoin(tt.args), r.code, r.stdout, r.stderr)
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			wantGolden(t, tt.name, fmt.Sprintf("$ acemq %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", shellJoin(tt.args), r.code, r.stdout, r.stderr))
 		})
+	}
+}
+
+// wantGolden compares got with testdata/NAME.golden, or with -update
+// writes it there.
+func wantGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", golden, got, want)
 	}
 }
 

@@ -1,0 +1,178 @@
+package deadletter
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Reason is why a message was set aside, and its class.
+type Reason struct {
+	// Text is the message's x-acemq-error or, for a message the broker
+	// dead-lettered itself, what its dead-lettering headers say, in words;
+	// "" when nothing says why.
+	Text  string            `json:"reason"`
+	Class acemq.ReasonClass `json:"reasonClass"`
+}
+
+// ReasonOf says why msg, found in queue (for an export: the queue it was
+// exported from), was set aside.
+//
+// A message with x-acemq-error was set aside by an AceMQ library: the text
+// is that header, its class that of the first template of setAsideTexts it
+// matches (every library's wording, CONTRACT.md section 20, and this
+// library's own). A text that matches none is a handler's error as this
+// library writes it for Reject and Fatal in Q.dlq (ReasonRejected: the two
+// cannot be told apart) and for Park in Q.parked (ReasonParked); elsewhere
+// its class is ReasonUnknown.
+//
+// A message in Q.dlq or Q.parked without x-acemq-error was dead-lettered
+// by the broker itself (a quorum queue's delivery limit, a length limit, a
+// time-to-live, a plain consumer's reject): the text says so, from which
+// queue and what the broker's reason means, and the class is that reason's.
+// With no word from the broker either, the text is "" and the class
+// ReasonUnknown.
+//
+// Elsewhere a message without x-acemq-error was not set aside: its
+// x-death, if any, is the history of its hops (a rung's expiry), and
+// ReasonOf gives the zero Reason.
+func ReasonOf(queue string, msg transport.Message) Reason {
+	if text := acemq.ReadEnvelope(msg).Error; text != "" {
+		return Reason{Text: text, Class: classify(queue, text)}
+	}
+	if _, setAside := Source(queue); !setAside {
+		return Reason{}
+	}
+	return brokerReason(msg.Headers)
+}
+
+// setAsideTexts are the starts of the x-acemq-error texts the AceMQ
+// libraries write, and their classes: the table of CONTRACT.md section 20
+// and this library's own texts (settle.go, policy.go, consumer.go). "…" in
+// the contract is the handler's error (Java and Python put its type first).
+//
+// Java writes "the handler reported an unprocessable message" both for a
+// rejection and for a fatal error, the Go peer for a fatal error: it is
+// classed rejected, after Java, the reference.
+var setAsideTexts = []struct {
+	start *regexp.Regexp
+	class acemq.ReasonClass
+}{
+	// Java, Python ("attempt(s)" read either way), the Go peer (singular
+	// for 1), this library ("exhausted 1 attempts").
+	{regexp.MustCompile(`^exhausted \d+ attempt(s|\(s\))?(:|$)`), acemq.ReasonExhausted},
+	// Ruby; .NET writes "attempt(s)" literally.
+	{regexp.MustCompile(`^gave up after \d+ attempt(s|\(s\))?(:|$)`), acemq.ReasonExhausted},
+	// Java (PT2M), the Go peer and this library (2m0s, 2m), Python (0:02:00).
+	{regexp.MustCompile(`^exceeded the maximum message age of `), acemq.ReasonTooOld},
+	// Ruby (120.0 seconds), .NET (00:02:00).
+	{regexp.MustCompile(`^gave up on a message older than `), acemq.ReasonTooOld},
+	// The Go peer, Python.
+	{regexp.MustCompile(`^the handler rejected it(:|$)`), acemq.ReasonRejected},
+	// Ruby.
+	{regexp.MustCompile(`^rejected by the handler(:|$)`), acemq.ReasonRejected},
+	// Java (rejected and fatal), the Go peer (fatal).
+	{regexp.MustCompile(`^the handler reported an unprocessable message(:|$)`), acemq.ReasonRejected},
+	// Ruby.
+	{regexp.MustCompile(`^retrying cannot help(:|$)`), acemq.ReasonFatal},
+	// The Go peer.
+	{regexp.MustCompile(`^the handler parked it(:|$)`), acemq.ReasonParked},
+	// Java, the Go peer, Ruby, Python, this library.
+	{regexp.MustCompile(`^could not be decoded(:|$)`), acemq.ReasonUndecodable},
+	// .NET.
+	{regexp.MustCompile(`^could not decode as `), acemq.ReasonUndecodable},
+	// The Go peer, .NET.
+	{regexp.MustCompile(`^an interceptor refused it(:|$)`), acemq.ReasonInterceptor},
+	// This library's own, from the consumer and settle; "fatal error" is
+	// what Retry(Fatal(nil)) writes.
+	{regexp.MustCompile(`^handler panicked: `), acemq.ReasonPanicked},
+	{regexp.MustCompile(`^the handler returned no decision$`), acemq.ReasonNoDecision},
+	{regexp.MustCompile(`^fatal error$`), acemq.ReasonFatal},
+}
+
+// classify gives the class of an x-acemq-error text found in queue.
+func classify(queue, text string) acemq.ReasonClass {
+	for _, t := range setAsideTexts {
+		if t.start.MatchString(text) {
+			return t.class
+		}
+	}
+	// A bare handler error, as this library writes it.
+	switch _, setAside := Source(queue); {
+	case IsDeadLetterQueue(queue):
+		return acemq.ReasonRejected
+	case setAside:
+		return acemq.ReasonParked
+	}
+	return acemq.ReasonUnknown
+}
+
+// brokerReasons are the reasons RabbitMQ dead-letters a message for, as
+// x-death names them, and what each means.
+var brokerReasons = map[string]struct {
+	class   acemq.ReasonClass
+	meaning string
+}{
+	"delivery_limit": {acemq.ReasonDeliveryLimit, "returned to the queue more times than its delivery limit (x-delivery-limit) allows"},
+	"maxlen":         {acemq.ReasonMaxLength, "the queue was at its length limit (x-max-length or x-max-length-bytes)"},
+	"expired":        {acemq.ReasonExpired, "its time-to-live ran out in the queue (x-message-ttl or the message's expiration)"},
+	"rejected":       {acemq.ReasonRejected, "a consumer rejected it without requeueing it (basic.reject or basic.nack)"},
+}
+
+// brokerReason reads the broker's latest dead-lettering of a message from
+// its headers.
+func brokerReason(h transport.Table) Reason {
+	reason, queue := latestDeath(h)
+	if reason == "" {
+		return Reason{Class: acemq.ReasonUnknown}
+	}
+	known, ok := brokerReasons[reason]
+	if !ok {
+		known.class, known.meaning = acemq.ReasonUnknown, "a reason this library does not know"
+	}
+	from := ""
+	if queue != "" {
+		from = " from " + queue
+	}
+	return Reason{Text: fmt.Sprintf("the broker dead-lettered it%s (%s): %s", from, reason, known.meaning), Class: known.class}
+}
+
+// latestDeath is the reason and queue of the broker's latest dead-lettering.
+// The first x-death entry is the latest on every RabbitMQ; x-last-death-*
+// (3.13 and later) comes next: RabbitMQ 3.10 passes on an x-last-death-*
+// that a client published (a replay of a newer broker's dead letter) as it
+// is, while putting its own entry first in x-death. x-first-death-* is the
+// last resort.
+func latestDeath(h transport.Table) (reason, queue string) {
+	if deaths, ok := h["x-death"].([]any); ok && len(deaths) > 0 {
+		var entry map[string]any
+		switch e := deaths[0].(type) {
+		case transport.Table:
+			entry = e
+		case map[string]any:
+			entry = e
+		}
+		if r := headerString(entry["reason"]); r != "" {
+			return r, headerString(entry["queue"])
+		}
+	}
+	for _, prefix := range []string{"x-last-death-", "x-first-death-"} {
+		if r := headerString(h[prefix+"reason"]); r != "" {
+			return r, headerString(h[prefix+"queue"])
+		}
+	}
+	return "", ""
+}
+
+// headerString reads a string header leniently, as the envelope is read.
+func headerString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
