@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
-	"slices"
 	"strings"
 	"time"
 
@@ -218,18 +217,27 @@ func startProfile(path string) (stop func() error, err error) {
 }
 
 // only reads -only's list, refusing a name that is no scenario's (it would
-// run nothing without a word).
+// run nothing without a word). The names are comma-separated, and a name
+// may hold a comma itself ("per-message TTL, one queue"): each entry is the
+// longest scenario name the rest of the list starts with.
 func only(list string) (map[string]bool, error) {
 	if list == "" {
 		return nil, nil
 	}
 	m := map[string]bool{}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if !slices.Contains(harness.Scenarios, name) {
-			return nil, fmt.Errorf("-only: no scenario is named %q; the scenarios are %q", name, harness.Scenarios)
+	for rest := strings.TrimSpace(list); rest != ""; {
+		name := ""
+		for _, n := range harness.Scenarios {
+			if (rest == n || strings.HasPrefix(rest, n+",")) && len(n) > len(name) {
+				name = n
+			}
+		}
+		if name == "" {
+			bad, _, _ := strings.Cut(rest, ",")
+			return nil, fmt.Errorf("-only: no scenario is named %q; the scenarios are %q", strings.TrimSpace(bad), harness.Scenarios)
 		}
 		m[name] = true
+		rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(rest, name), ","))
 	}
 	return m, nil
 }
