@@ -86,6 +86,11 @@ type State struct {
 	// Connects counts the connections opened, the first included; above 1
 	// the Transport has recovered from a loss.
 	Connects int
+	// ServerVersion is the version the broker reported when the current
+	// connection opened (its server properties), such as "4.0.5"; while
+	// reconnecting, the last connection's. memory:// reports the RabbitMQ
+	// version it emulates.
+	ServerVersion string
 	// LastError is the last connection failure (a lost connection or a
 	// failed reconnect), at LastErrorAt; nil when there has been none.
 	LastError   error

@@ -74,6 +74,7 @@ type Transport struct {
 	conn      *amqp.Connection // nil while reconnecting
 	ready     chan struct{}    // closed once conn is set; replaced when it is lost
 	connects  int              // successful connects, the first included
+	version   string           // the broker's, from the last connection's server properties
 	blocked   bool
 	reason    string
 	lastErr   error // the last connection failure, at lastErrAt
@@ -116,7 +117,7 @@ func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	w := listen(conn)
-	t.conn, t.cur, t.ready, t.connects = conn, cur, make(chan struct{}), 1
+	t.conn, t.cur, t.ready, t.connects, t.version = conn, cur, make(chan struct{}), 1, serverVersion(conn)
 	close(t.ready)
 	t.wg.Add(1)
 	go t.supervise(w)
@@ -395,7 +396,7 @@ func (t *Transport) reconnect() *watched {
 			_ = conn.Close()
 			return nil
 		}
-		t.conn, t.cur = conn, cur
+		t.conn, t.cur, t.version = conn, cur, serverVersion(conn)
 		t.connects++
 		close(t.ready)
 		t.mu.Unlock()
@@ -404,6 +405,13 @@ func (t *Transport) reconnect() *watched {
 		t.emit(transport.Event{Kind: transport.EventRecovered, Address: addr})
 		return w
 	}
+}
+
+// serverVersion is the version a broker reports in its server properties
+// ("3.10.8"), or "" when it reports none.
+func serverVersion(conn *amqp.Connection) string {
+	v, _ := conn.Properties["version"].(string)
+	return v
 }
 
 // connection returns the open connection, waiting while it is being
@@ -503,8 +511,9 @@ func (t *Transport) State() transport.State {
 		Connected: t.conn != nil && !t.conn.IsClosed(),
 		Closed:    t.closed,
 		Blocked:   t.blocked, BlockedReason: t.reason,
-		Connects:  t.connects,
-		LastError: t.lastErr, LastErrorAt: t.lastErrAt,
+		Connects:      t.connects,
+		ServerVersion: t.version,
+		LastError:     t.lastErr, LastErrorAt: t.lastErrAt,
 	}
 }
 
