@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,14 +35,16 @@ type Broker struct {
 	broker *memory.Broker
 }
 
-// NewBroker starts a broker for t, removed when t ends.
-func NewBroker(t testing.TB) *Broker {
+// NewBroker starts a broker for t, removed when t ends. It behaves as
+// RabbitMQ 4.0 unless opts say otherwise, such as
+// memory.WithRabbitMQVersion("3.10"); its clock is always the manual one.
+func NewBroker(t testing.TB, opts ...memory.Option) *Broker {
 	t.Helper()
 	suffix := make([]byte, 6)
 	_, _ = rand.Read(suffix)
 	name := "acemqtest-" + hex.EncodeToString(suffix)
 	clock := memory.NewManualClock(time.Now().UTC().Truncate(time.Millisecond))
-	b := &Broker{URL: "memory://" + name, Clock: clock, broker: memory.NewBroker(memory.WithClock(clock))}
+	b := &Broker{URL: "memory://" + name, Clock: clock, broker: memory.NewBroker(append(slices.Clip(opts), memory.WithClock(clock))...)}
 	if err := memory.Register(name, b.broker); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // A five-minute rung expires when the test says so.
@@ -58,5 +59,21 @@ func TestBrokersAreSeparate(t *testing.T) {
 	}
 	if _, err := two.Connect(t).Transport().InspectQueue(ctx, "q"); !errors.Is(err, acemq.ErrNotFound) {
 		t.Errorf("the second broker sees the first's queue: %v", err)
+	}
+}
+
+// A broker behaves as RabbitMQ 4.0 unless told otherwise, and says so.
+func TestBrokerVersion(t *testing.T) {
+	for _, tt := range []struct {
+		opts []memory.Option
+		want string
+	}{
+		{nil, "4.0.5"},
+		{[]memory.Option{memory.WithRabbitMQVersion("3.10")}, "3.10.8"},
+	} {
+		b := acemqtest.NewBroker(t, tt.opts...)
+		if got := b.Connect(t).Transport().State().ServerVersion; got != tt.want {
+			t.Errorf("NewBroker(%d options): ServerVersion %q, want %q", len(tt.opts), got, tt.want)
+		}
 	}
 }

@@ -8,17 +8,19 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// What RabbitMQ 3.10 checks when a queue is declared, in the order it checks
-// it, with its words. Every rule and message here was observed on a 3.10.8
-// node; see docs/memory.md.
+// What RabbitMQ checks when a queue is declared, in the order it checks it,
+// with its words. Every rule and message here was observed on a 3.10.8 and a
+// 4.0.5 node; see docs/memory.md.
 
 // maxTTL is the largest x-message-ttl, x-expires and per-message expiration
 // RabbitMQ takes: ten years in milliseconds.
 const maxTTL = 315_360_000_000
 
-// comparedArgs are the arguments RabbitMQ compares when an existing queue is
-// declared again, per queue type, in the order it compares them (the first
-// that differs is the one it names). Any other argument may differ.
+// comparedArgs are the arguments RabbitMQ 3.10 compares when an existing
+// queue is declared again, per queue type, in the order it compares them
+// (the first that differs is the one it names). Any other argument may
+// differ. RabbitMQ 4.0 compares a classic queue's x-queue-leader-locator
+// too, last.
 var comparedArgs = map[transport.QueueType][]string{
 	transport.Classic: {
 		"x-expires", "x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key",
@@ -33,9 +35,10 @@ var comparedArgs = map[transport.QueueType][]string{
 	},
 }
 
-// inapplicableArgs are the arguments RabbitMQ knows but refuses for a queue
-// type: "invalid arg 'x-delivery-limit' for queue 'q' in vhost '/' of queue
-// type rabbit_classic_queue".
+// inapplicableArgs are the arguments RabbitMQ 3.10 knows but refuses for a
+// queue type: "invalid arg 'x-delivery-limit' for queue 'q' in vhost '/' of
+// queue type rabbit_classic_queue". RabbitMQ 4.0 takes
+// x-queue-leader-locator for a classic queue.
 var inapplicableArgs = map[transport.QueueType][]string{
 	transport.Classic: {
 		"x-dead-letter-strategy", "x-delivery-limit", "x-initial-cluster-size", "x-max-age",
@@ -46,6 +49,22 @@ var inapplicableArgs = map[transport.QueueType][]string{
 		"x-initial-cluster-size", "x-max-age", "x-max-priority", "x-queue-master-locator",
 		"x-queue-mode", "x-queue-version", "x-stream-max-segment-size-bytes",
 	},
+}
+
+// compared is comparedArgs as em compares them.
+func compared(typ transport.QueueType, em *emulation) []string {
+	if em.v4 && typ == transport.Classic {
+		return append(slices.Clone(comparedArgs[typ]), "x-queue-leader-locator")
+	}
+	return comparedArgs[typ]
+}
+
+// inapplicable is inapplicableArgs as em refuses them.
+func inapplicable(typ transport.QueueType, em *emulation) []string {
+	if em.v4 && typ == transport.Classic {
+		return slices.DeleteFunc(slices.Clone(inapplicableArgs[typ]), func(k string) bool { return k == "x-queue-leader-locator" })
+	}
+	return inapplicableArgs[typ]
 }
 
 var typeModule = map[transport.QueueType]string{
@@ -181,11 +200,16 @@ type queueSpec struct {
 	overflow         string
 	singleActive     bool
 	deliveryLimit    int64 // -1: none
+	// atLeastOnce: a quorum queue's x-dead-letter-strategy at-least-once,
+	// which RabbitMQ applies only with x-overflow reject-publish (otherwise
+	// it dead-letters at most once).
+	atLeastOnce bool
 }
 
 // validateNew checks the declaration of a queue that does not exist yet, as
-// RabbitMQ does, and says what it is. args are the wire arguments.
-func validateNew(name string, durable, exclusive, autoDelete bool, args transport.Table) (queueSpec, error) {
+// RabbitMQ (the version em emulates) does, and says what it is. args are the
+// wire arguments.
+func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool, args transport.Table) (queueSpec, error) {
 	invalid := func(key, detail string) error {
 		return preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/': %s", key, name, detail)
 	}
@@ -212,8 +236,9 @@ func validateNew(name string, durable, exclusive, autoDelete bool, args transpor
 			return spec, invalid(transport.QueueTypeArgument, fmt.Sprintf(`"unsupported queue type '%s'"`, s))
 		}
 	}
+	refused := inapplicable(spec.typ, em)
 	for _, c := range argChecks {
-		if slices.Contains(inapplicableArgs[spec.typ], c.key) {
+		if slices.Contains(refused, c.key) {
 			continue // refused below, whatever its value
 		}
 		if v, ok := args[c.key]; ok {
@@ -222,14 +247,14 @@ func validateNew(name string, durable, exclusive, autoDelete bool, args transpor
 			}
 		}
 	}
-	if v, ok := args["x-queue-master-locator"]; ok {
+	if v, ok := args["x-queue-master-locator"]; ok && !em.v4 {
 		// RabbitMQ 3.10 fails an unknown locator with INTERNAL_ERROR, which
-		// closes the connection.
+		// closes the connection; 4.0 has no mirrors and takes any value.
 		if s, ok := v.(string); !ok || !slices.Contains([]string{"client-local", "min-masters", "random", "balanced"}, s) {
 			return spec, internalError()
 		}
 	}
-	for _, k := range inapplicableArgs[spec.typ] {
+	for _, k := range refused {
 		if _, ok := args[k]; ok {
 			return spec, preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/' of queue type %s", k, name, typeModule[spec.typ])
 		}
@@ -265,20 +290,40 @@ func validateNew(name string, durable, exclusive, autoDelete bool, args transpor
 	if v, ok := args["x-single-active-consumer"]; ok {
 		spec.singleActive = v.(bool)
 	}
-	if v, ok := args["x-delivery-limit"]; ok && spec.typ == transport.Quorum {
-		// Not validated by RabbitMQ 3.10: an integer is a limit, anything
-		// else none.
-		if n, ok := asInt(v); ok && n >= 0 {
-			spec.deliveryLimit = n
-		}
+	if spec.typ == transport.Quorum {
+		spec.deliveryLimit = deliveryLimit(em, args)
+		spec.atLeastOnce = spec.hasDLX && args["x-dead-letter-strategy"] == "at-least-once" && args["x-overflow"] == "reject-publish"
 	}
 	return spec, nil
+}
+
+// deliveryLimit is a quorum queue's x-delivery-limit, -1 for none. Neither
+// version validates it. RabbitMQ 3.10 takes any integer, a negative one
+// dead-lettering at the first return, and anything else for none; 4.0 has a
+// limit of 20 unless one is given, and none for a negative or non-integer
+// one.
+func deliveryLimit(em *emulation, args transport.Table) int64 {
+	v, ok := args["x-delivery-limit"]
+	if !ok {
+		if em.v4 {
+			return 20
+		}
+		return -1
+	}
+	n, ok := asInt(v)
+	switch {
+	case !ok, em.v4 && n < 0:
+		return -1
+	case n < 0:
+		return 0 // dead-lettered at the first return, as a limit of 0
+	}
+	return n
 }
 
 // checkEquivalent is RabbitMQ's check of a declaration of a queue that
 // exists: the exclusive flag and owner (405 RESOURCE_LOCKED), then durable,
 // auto_delete and the compared arguments (406 PRECONDITION_FAILED).
-func (q *queue) checkEquivalent(c *conn, durable, exclusive, autoDelete bool, args transport.Table) error {
+func (q *queue) checkEquivalent(em *emulation, c *conn, durable, exclusive, autoDelete bool, args transport.Table) error {
 	if q.exclusive != exclusive || q.exclusive && q.owner != c {
 		return resourceLocked(q.name)
 	}
@@ -292,11 +337,20 @@ func (q *queue) checkEquivalent(c *conn, durable, exclusive, autoDelete bool, ar
 	if q.autoDelete != autoDelete {
 		return inequivalent("auto_delete", fmt.Sprintf("'%t'", autoDelete), fmt.Sprintf("'%t'", q.autoDelete))
 	}
-	for _, k := range comparedArgs[q.typ] {
+	for _, k := range compared(q.typ, em) {
 		cur, hasCur := q.args[k]
 		rec, hasRec := args[k]
-		if k == transport.QueueTypeArgument && (isClassic(cur) && !hasRec || isClassic(rec) && !hasCur) {
-			continue // x-queue-type classic is the same as none
+		if k == transport.QueueTypeArgument {
+			if em.v4 { // RabbitMQ 4.0 names the type a queue has by default
+				if !hasCur {
+					cur, hasCur = string(transport.Classic), true
+				}
+				if !hasRec {
+					rec, hasRec = string(transport.Classic), true
+				}
+			} else if isClassic(cur) && !hasRec || isClassic(rec) && !hasCur {
+				continue // x-queue-type classic is the same as none
+			}
 		}
 		switch {
 		case !hasCur && !hasRec:

@@ -1,10 +1,13 @@
-// Package memory is an in-process broker with RabbitMQ 3.10's semantics,
-// behind memory://NAME URLs: exchanges and their routing, classic and quorum
-// queues with their arguments, TTLs that expire from the head of the queue,
-// dead-lettering with x-death, publisher confirms, prefetch, requeues in
-// place, exclusive and auto-delete queues, and RabbitMQ's refusals, word for
-// word. It is never kinder than RabbitMQ: a test that passes on memory://
-// and fails on RabbitMQ is a bug here. Stream queues are refused.
+// Package memory is an in-process broker with RabbitMQ's semantics, behind
+// memory://NAME URLs: exchanges and their routing, classic and quorum queues
+// with their arguments, TTLs that expire from the head of the queue,
+// dead-lettering with x-death (at least once from a quorum queue that asks
+// for it), publisher confirms, prefetch, requeues in place, exclusive and
+// auto-delete queues, and RabbitMQ's refusals, word for word. It behaves as
+// RabbitMQ 4.0.5 by default, or as 3.10.8 (WithRabbitMQVersion, or
+// memory://NAME?rabbitmq=3.10). It is never kinder than RabbitMQ: a test
+// that passes on memory:// and fails on RabbitMQ is a bug here. Stream
+// queues are refused.
 //
 // Time is a Clock: SystemClock by default, a ManualClock in tests, where
 // Advance(5*time.Minute) expires a five-minute rung at once.
@@ -17,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -25,16 +29,19 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// maxMessageSize is RabbitMQ 3.10's default max_message_size: 128 MiB.
-const maxMessageSize = 134_217_728
-
 // User is the user every memory:// connection is, RabbitMQ's default one: a
 // message's user-id property must be it or nothing.
 const User = "guest"
 
-// defaultConsumerTimeout is RabbitMQ 3.10's default consumer_timeout: a
+// defaultConsumerTimeout is RabbitMQ's default consumer_timeout: a
 // delivery left unacknowledged for 30 minutes closes its channel.
 const defaultConsumerTimeout = 30 * time.Minute
+
+// defaultSettleTimeout is RabbitMQ's default
+// dead_letter_worker_publisher_confirm_timeout: a quorum queue's
+// at-least-once dead-letter worker tries again every 3 minutes to route what
+// it could not.
+const defaultSettleTimeout = 3 * time.Minute
 
 // Option configures a Broker.
 type Option func(*brokerOptions)
@@ -42,6 +49,9 @@ type Option func(*brokerOptions)
 type brokerOptions struct {
 	clock           Clock
 	consumerTimeout time.Duration
+	settleTimeout   time.Duration
+	em              *emulation
+	emErr           error
 }
 
 // WithClock runs the broker on c (default SystemClock).
@@ -49,15 +59,36 @@ func WithClock(c Clock) Option { return func(o *brokerOptions) { o.clock = c } }
 
 // WithConsumerTimeout sets RabbitMQ's consumer_timeout: a channel holding a
 // delivery unsettled for d is closed, its deliveries requeued (default 30
-// minutes, as RabbitMQ 3.10; 0 turns it off, as consumer_timeout = false).
+// minutes, as RabbitMQ; 0 turns it off, as consumer_timeout = false).
 func WithConsumerTimeout(d time.Duration) Option {
 	return func(o *brokerOptions) { o.consumerTimeout = d }
+}
+
+// withSettleTimeout sets dead_letter_worker_publisher_confirm_timeout
+// (default 3 minutes): the conformance suite, on real time, waits less.
+func withSettleTimeout(d time.Duration) Option {
+	return func(o *brokerOptions) { o.settleTimeout = d }
+}
+
+// WithRabbitMQVersion makes the broker behave as RabbitMQ version v: "4.0"
+// (also "4" or "4.0.5"; the default) or "3.10" (also "3.10.8"). Its
+// transports report that version as their State's ServerVersion. An
+// unsupported version makes NewBroker panic with an error saying which are
+// supported (memory.Dial returns that error for a URL's ?rabbitmq=).
+func WithRabbitMQVersion(v string) Option {
+	return func(o *brokerOptions) {
+		if o.em, o.emErr = emulationOf(v); o.emErr != nil {
+			o.emErr = fmt.Errorf("memory: %w", o.emErr)
+		}
+	}
 }
 
 // Broker is one in-process broker: one vhost, '/'.
 type Broker struct {
 	clock           Clock
 	consumerTimeout time.Duration
+	settleTimeout   time.Duration
+	em              *emulation
 
 	mu         sync.Mutex
 	closed     bool
@@ -71,11 +102,16 @@ type Broker struct {
 	alarmCleared chan struct{}
 }
 
-// NewBroker returns a broker with RabbitMQ's predeclared exchanges.
+// NewBroker returns a broker with RabbitMQ's predeclared exchanges. It
+// panics when WithRabbitMQVersion names a version memory:// does not
+// emulate.
 func NewBroker(opts ...Option) *Broker {
-	o := brokerOptions{clock: SystemClock, consumerTimeout: defaultConsumerTimeout}
+	o := brokerOptions{clock: SystemClock, consumerTimeout: defaultConsumerTimeout, settleTimeout: defaultSettleTimeout, em: emulations[0]}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.emErr != nil {
+		panic(o.emErr)
 	}
 	if o.clock == nil {
 		o.clock = SystemClock
@@ -83,6 +119,8 @@ func NewBroker(opts ...Option) *Broker {
 	b := &Broker{
 		clock:           o.clock,
 		consumerTimeout: o.consumerTimeout,
+		settleTimeout:   o.settleTimeout,
+		em:              o.em,
 		exchanges:       map[string]*exchange{},
 		queues:          map[string]*queue{},
 		transports:      map[*Transport]struct{}{},
@@ -248,19 +286,34 @@ func Unregister(name string) {
 
 // Dial connects to memory://NAME: the broker registered under NAME, or a new
 // broker on SystemClock, registered under NAME, when there is none. Each
-// distinct NAME is a separate broker.
+// distinct NAME is a separate broker. memory://NAME?rabbitmq=3.10 makes a
+// new broker behave as RabbitMQ 3.10 (see WithRabbitMQVersion), and refuses
+// a broker of NAME that emulates another version.
 func Dial(ctx context.Context, url string) (*Transport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memory: dial %s: %w", url, context.Cause(ctx))
 	}
-	name, ok := strings.CutPrefix(url, "memory://")
+	rest, ok := strings.CutPrefix(url, "memory://")
+	name, query, _ := strings.Cut(rest, "?")
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("memory: dial %q: not a memory:// URL (want memory://NAME)", url)
 	case name == "":
 		return nil, fmt.Errorf("memory: dial %q: the broker name is empty (want memory://NAME)", url)
-	case strings.ContainsAny(name, "/?#@"):
+	case strings.ContainsAny(name, "/#@"):
 		return nil, fmt.Errorf("memory: dial %q: a broker name has no '/', '?', '#' or '@' (want memory://NAME)", url)
+	}
+	var opts []Option
+	em := emulations[0]
+	if query != "" {
+		v, err := versionQuery(query)
+		if err != nil {
+			return nil, fmt.Errorf("memory: dial %q: %w", url, err)
+		}
+		if em, err = emulationOf(v); err != nil {
+			return nil, fmt.Errorf("memory: dial %q: %w", url, err)
+		}
+		opts = append(opts, WithRabbitMQVersion(v))
 	}
 	registry.Lock()
 	if registry.brokers == nil {
@@ -268,10 +321,13 @@ func Dial(ctx context.Context, url string) (*Transport, error) {
 	}
 	b, ok := registry.brokers[name]
 	if !ok {
-		b = NewBroker()
+		b = NewBroker(opts...)
 		registry.brokers[name] = b
 	}
 	registry.Unlock()
+	if query != "" && b.em != em {
+		return nil, fmt.Errorf("memory: dial %q: memory://%s is a broker that emulates RabbitMQ %s", url, name, b.em.version)
+	}
 	b.mu.Lock()
 	closed := b.closed
 	b.mu.Unlock()
@@ -279,6 +335,21 @@ func Dial(ctx context.Context, url string) (*Transport, error) {
 		return nil, fmt.Errorf("memory: dial %s: the broker is closed: %w", url, transport.ErrClosed)
 	}
 	return b.connect(name), nil
+}
+
+// versionQuery reads the one parameter a memory:// URL takes: rabbitmq, the
+// version to emulate.
+func versionQuery(query string) (string, error) {
+	params, err := neturl.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("the query does not parse: %w", err)
+	}
+	for k, vs := range params {
+		if k != "rabbitmq" || len(vs) != 1 {
+			return "", fmt.Errorf("a memory:// URL takes one parameter, rabbitmq=VERSION (such as rabbitmq=3.10), not %s", k)
+		}
+	}
+	return params.Get("rabbitmq"), nil
 }
 
 // conn is one AMQP connection of a Transport. Close ends it for good; a

@@ -21,6 +21,26 @@ func testBroker(t *testing.T, opts ...memory.Option) (*memory.Broker, *memory.Ma
 	return b, clock
 }
 
+// rabbitMQ310 makes a broker behave as RabbitMQ 3.10, for what only 3.10
+// does: a connection exception on an unknown exchange type, for one.
+var rabbitMQ310 = memory.WithRabbitMQVersion("3.10")
+
+// versions are the RabbitMQ versions memory:// emulates, for the tests that
+// run on each.
+var versions = []string{"4.0", "3.10"}
+
+// eachVersion runs f as a subtest for each version, with a broker that
+// emulates it.
+func eachVersion(t *testing.T, f func(t *testing.T, v4 bool, b *memory.Broker, clock *memory.ManualClock)) {
+	t.Helper()
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			b, clock := testBroker(t, memory.WithRabbitMQVersion(v))
+			f(t, v == "4.0", b, clock)
+		})
+	}
+}
+
 func connect(t *testing.T, b *memory.Broker) *memory.Transport {
 	t.Helper()
 	tr := b.Connect()

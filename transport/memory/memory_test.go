@@ -91,6 +91,62 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// A broker emulates RabbitMQ 4.0 by default, or 3.10, and its transports
+// report the version; memory://NAME?rabbitmq=3.10 makes a new broker of
+// that version and refuses one of another. An unsupported version is
+// refused with the versions supported.
+func TestVersions(t *testing.T) {
+	ctx := ctxOf(t)
+	for opt, want := range map[string]string{"": "4.0.5", "4": "4.0.5", "4.0": "4.0.5", "4.0.5": "4.0.5", "3.10": "3.10.8", "3.10.8": "3.10.8"} {
+		var opts []memory.Option
+		if opt != "" {
+			opts = append(opts, memory.WithRabbitMQVersion(opt))
+		}
+		b, _ := testBroker(t, opts...)
+		if got := connect(t, b).State().ServerVersion; got != want {
+			t.Errorf("WithRabbitMQVersion(%q): ServerVersion %q, want %q", opt, got, want)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `"3.12" is not a version memory:// emulates (4.0.5, 3.10.8`) {
+				t.Errorf("NewBroker with RabbitMQ 3.12: %v, want a panic naming the versions emulated", r)
+			}
+		}()
+		memory.NewBroker(memory.WithRabbitMQVersion("3.12"))
+	}()
+
+	name := "memory-test-versions"
+	t.Cleanup(func() { memory.Unregister(name) })
+	old, err := memory.Dial(ctx, "memory://"+name+"?rabbitmq=3.10")
+	must(t, "Dial with ?rabbitmq=3.10", err)
+	defer old.Close()
+	if got := old.State().ServerVersion; got != "3.10.8" {
+		t.Errorf("memory://%s?rabbitmq=3.10: ServerVersion %q", name, got)
+	}
+	same, err := memory.Dial(ctx, "memory://"+name)
+	must(t, "Dial without a version", err)
+	defer same.Close()
+	if got := same.State().ServerVersion; got != "3.10.8" {
+		t.Errorf("memory://%s: ServerVersion %q, want the broker's, 3.10.8", name, got)
+	}
+	for url, words := range map[string]string{
+		"memory://" + name + "?rabbitmq=4.0":        "emulates RabbitMQ 3.10.8",
+		"memory://other?rabbitmq=3.12":              `"3.12" is not a version memory:// emulates`,
+		"memory://other?rabbitmq=":                  `"" is not a version memory:// emulates`,
+		"memory://other?version=3.10":               "rabbitmq=VERSION",
+		"memory://other?rabbitmq=3.10&x=1":          "rabbitmq=VERSION",
+		"memory://other?rabbitmq=3.10&rabbitmq=4.0": "rabbitmq=VERSION",
+	} {
+		if tr, err := memory.Dial(ctx, url); err == nil {
+			tr.Close()
+			t.Errorf("Dial(%q) succeeded", url)
+		} else if !strings.Contains(err.Error(), words) {
+			t.Errorf("Dial(%q): %v, want it to say %s", url, err, words)
+		}
+	}
+}
+
 func TestExclusiveQueueGoesWithItsConnection(t *testing.T) {
 	b, _ := testBroker(t)
 	owner, other := connect(t, b), connect(t, b)
@@ -282,11 +338,12 @@ func TestDeletedQueueResubscribes(t *testing.T) {
 }
 
 // A connection exception (here COMMAND_INVALID, an unknown exchange type)
-// ends the whole connection on RabbitMQ; transport/rabbitmq reconnects. So
+// ends the whole connection on RabbitMQ 3.10; transport/rabbitmq
+// reconnects. So
 // here: the error, then deliveries stale, exclusive queues gone, the
 // subscription subscribed again on the new connection.
 func TestConnectionExceptionReconnects(t *testing.T) {
-	b, _ := testBroker(t)
+	b, _ := testBroker(t, rabbitMQ310) // 4.0 closes only the channel
 	tr := connect(t, b)
 	declareQueue(t, tr, transport.Queue{Name: "shared"})
 	declareQueue(t, tr, transport.Queue{Name: "mine", Exclusive: true})
@@ -380,26 +437,38 @@ func TestAlarm(t *testing.T) {
 // RabbitMQ 3.10, classic queue with x-single-active-consumer: the next
 // consumer becomes active only once the cancelled active consumer's channel
 // closes, which in transport/rabbitmq is when its deliveries are settled.
-func TestSingleActiveConsumerWaitsForTheChannel(t *testing.T) {
-	b, _ := testBroker(t)
-	tr := connect(t, b)
-	declareQueue(t, tr, transport.Queue{Name: "q", Arguments: transport.Table{"x-single-active-consumer": true}})
-	a, err := tr.Consume(ctxOf(t), "q", transport.ConsumeOptions{Prefetch: 1})
-	must(t, "Consume a", err)
-	bs, err := tr.Consume(ctxOf(t), "q", transport.ConsumeOptions{Prefetch: 1})
-	must(t, "Consume b", err)
-	for _, s := range []string{"0", "1", "2"} {
-		sendBody(t, tr, "q", s)
-	}
-	held := receive(t, a)
-	wantState(t, tr, "q", 2, 2)
-	must(t, "Cancel a", a.Cancel(ctxOf(t)))
-	waitClosed(t, a)
-	wantState(t, tr, "q", 2, 1) // b is not active yet
-	must(t, "Nack(requeue)", held.Nack(true))
-	if d := receive(t, bs); string(d.Body) != "0" || !d.Redelivered {
-		t.Errorf("b got %q redelivered=%v, want 0 again", d.Body, d.Redelivered)
-	}
+// With x-single-active-consumer on a classic queue, the active consumer a is
+// cancelled while it holds a delivery. RabbitMQ 3.10 makes b active only
+// once a's channel closes (in transport/rabbitmq: once what a held is
+// settled); 4.0 at once, so b takes the next message while a's is held.
+func TestSingleActiveConsumerHandOver(t *testing.T) {
+	eachVersion(t, func(t *testing.T, v4 bool, b *memory.Broker, _ *memory.ManualClock) {
+		tr := connect(t, b)
+		declareQueue(t, tr, transport.Queue{Name: "q", Arguments: transport.Table{"x-single-active-consumer": true}})
+		a, err := tr.Consume(ctxOf(t), "q", transport.ConsumeOptions{Prefetch: 1})
+		must(t, "Consume a", err)
+		bs, err := tr.Consume(ctxOf(t), "q", transport.ConsumeOptions{Prefetch: 1})
+		must(t, "Consume b", err)
+		for _, s := range []string{"0", "1", "2"} {
+			sendBody(t, tr, "q", s)
+		}
+		held := receive(t, a)
+		wantState(t, tr, "q", 2, 2)
+		must(t, "Cancel a", a.Cancel(ctxOf(t)))
+		waitClosed(t, a)
+		if v4 {
+			if d := receive(t, bs); string(d.Body) != "1" || d.Redelivered {
+				t.Errorf("b got %q redelivered=%v, want 1 at once", d.Body, d.Redelivered)
+			}
+			wantState(t, tr, "q", 1, 1)
+			return
+		}
+		wantState(t, tr, "q", 2, 1) // b is not active yet
+		must(t, "Nack(requeue)", held.Nack(true))
+		if d := receive(t, bs); string(d.Body) != "0" || !d.Redelivered {
+			t.Errorf("b got %q redelivered=%v, want 0 again", d.Body, d.Redelivered)
+		}
+	})
 }
 
 func TestCancelHandsOverWhatWasDelivered(t *testing.T) {

@@ -35,14 +35,31 @@ type queue struct {
 	// sacHeld: with x-single-active-consumer on a classic queue, RabbitMQ
 	// 3.10 hands the active role on only once the channel of the cancelled
 	// active consumer closes (in transport/rabbitmq: once its deliveries are
-	// settled). Until then no consumer gets anything.
+	// settled). Until then no consumer gets anything. (4.0 hands it on at
+	// once.)
 	sacHeld *channel
 
-	// getConsumers: RabbitMQ 3.10 counts each unsettled basic.get from a
-	// quorum queue as a consumer (its channel's) until it is settled.
+	// getConsumers: RabbitMQ (3.10 and 4.0) counts each unsettled basic.get
+	// from a quorum queue as a consumer (its channel's) until it is settled.
 	getConsumers int
 
 	rejecting bool // a quorum queue over its limit, with x-overflow reject-publish
+
+	// pending are the dead letters of an at-least-once queue that its
+	// dead-letter worker has not placed yet, retried every settle timeout
+	// (settleStop's timer); they count towards x-max-length, not as ready.
+	pending      []*pendingDeadLetter
+	pendingBytes int64
+	settleStop   func() bool
+	settleGen    uint64
+}
+
+// pendingDeadLetter is a dead letter an at-least-once queue's worker has not
+// yet placed in every queue it routes to.
+type pendingDeadLetter struct {
+	c      *content
+	reason string
+	placed []*queue // the queues that took it
 }
 
 // consumerCount is what a passive declare reports.
@@ -55,6 +72,9 @@ type content struct {
 	routingKeys []string // its routing key, then those of its CC and BCC headers
 	msg         transport.Message
 	expiration  int64 // the per-message TTL in ms, -1 for none
+	// deaths is the broker's own record of the message's deaths (RabbitMQ
+	// 3.13 and later); nil for a message a client published.
+	deaths *deathRecord
 }
 
 // copyMessage is what a consumer gets: a copy it may change.
@@ -99,6 +119,11 @@ func (q *queue) stopTimers() {
 		q.unusedStop = nil
 	}
 	q.unusedGen++
+	if q.settleStop != nil {
+		q.settleStop()
+		q.settleStop = nil
+	}
+	q.settleGen++
 }
 
 // insert puts m in its place: by position, so that a classic queue's
@@ -144,8 +169,8 @@ func (q *queue) nextConsumer() *consumer {
 	return nil
 }
 
-// overflowMode is x-overflow as the queue applies it: RabbitMQ 3.10's
-// quorum queue takes reject-publish-dlx for drop-head.
+// overflowMode is x-overflow as the queue applies it: RabbitMQ's quorum
+// queue (3.10 and 4.0) takes reject-publish-dlx for drop-head.
 func overflowMode(typ transport.QueueType, overflow string) string {
 	if typ == transport.Quorum && overflow == "reject-publish-dlx" {
 		return "drop-head"
@@ -183,7 +208,7 @@ func (b *Broker) enqueue(q *queue, c *content) (refused bool) {
 	size := int64(len(c.msg.Body))
 	switch {
 	case q.typ == transport.Quorum && q.spec.overflow == "reject-publish":
-		// RabbitMQ 3.10's quorum queue takes the message that goes over the
+		// RabbitMQ's quorum queue takes the message that goes over the
 		// limit, then refuses until it is back to 80% of it.
 		if q.rejecting {
 			return true
@@ -207,16 +232,17 @@ func (b *Broker) enqueue(q *queue, c *content) (refused bool) {
 }
 
 // checkLimit keeps a quorum queue's reject-publish state: on once over
-// x-max-length or x-max-length-bytes, off once at 80% of both or below.
+// x-max-length or x-max-length-bytes, off once at 80% of both or below. The
+// dead letters its worker still holds count, as in RabbitMQ.
 func (q *queue) checkLimit() {
 	if q.typ != transport.Quorum || q.spec.overflow != "reject-publish" {
 		return
 	}
-	n := int64(len(q.ready))
+	n, size := int64(len(q.ready)+len(q.pending)), q.readyBytes+q.pendingBytes
 	switch {
-	case q.spec.maxLen >= 0 && n > q.spec.maxLen || q.spec.maxBytes >= 0 && q.readyBytes > q.spec.maxBytes:
+	case q.spec.maxLen >= 0 && n > q.spec.maxLen || q.spec.maxBytes >= 0 && size > q.spec.maxBytes:
 		q.rejecting = true
-	case (q.spec.maxLen < 0 || n <= q.spec.maxLen*8/10) && (q.spec.maxBytes < 0 || q.readyBytes <= q.spec.maxBytes*8/10):
+	case (q.spec.maxLen < 0 || n <= q.spec.maxLen*8/10) && (q.spec.maxBytes < 0 || size <= q.spec.maxBytes*8/10):
 		q.rejecting = false
 	}
 }
@@ -245,12 +271,13 @@ func (b *Broker) deliver(c *consumer, m *qmsg) {
 }
 
 // delivery is what the client receives for u: a copy of the message. A
-// quorum queue writes x-delivery-count (RabbitMQ 3.10: always on basic.get,
-// on basic.deliver only once the message has been returned).
+// quorum queue writes x-delivery-count once the message has been returned,
+// and RabbitMQ 3.10's on every basic.get too; until then a publisher's own
+// x-delivery-count passes.
 func (b *Broker) delivery(u *unacked, viaGet bool) transport.Delivery {
 	m := u.m
 	msg := m.c.copyMessage()
-	if u.q.typ == transport.Quorum && (viaGet || m.returns > 0) {
+	if u.q.typ == transport.Quorum && (m.returns > 0 || viaGet && !b.em.v4) {
 		if msg.Headers == nil {
 			msg.Headers = transport.Table{}
 		}
@@ -321,12 +348,12 @@ func (b *Broker) armExpiry(q *queue) {
 }
 
 // requeue puts a message back, redelivered: in a classic queue where it
-// was. A quorum queue (RabbitMQ 3.10) counts the return, dead-lettering the
-// message (reason delivery_limit) past x-delivery-limit, and puts it at the
-// back when it was nacked or rejected with requeue, but at the front when
-// its channel closed (closing): RabbitMQ's quorum queue keeps the messages
-// of a consumer that went away in a returns queue of their own, delivered
-// before any other, in the order they came back.
+// was. A quorum queue counts the return, dead-lettering the message (reason
+// delivery_limit) past x-delivery-limit, and puts it in its returns queue,
+// delivered before any other message in the order returned: every return
+// in RabbitMQ 4.0, only what a closing channel returned (closing) in 3.10,
+// whose quorum queue puts a message nacked or rejected with requeue at the
+// back.
 func (b *Broker) requeue(q *queue, m *qmsg, closing bool) {
 	m.redelivered = true
 	if q.typ == transport.Quorum {
@@ -335,7 +362,7 @@ func (b *Broker) requeue(q *queue, m *qmsg, closing bool) {
 			b.deadLetter(q, m, "delivery_limit")
 			return
 		}
-		m.pos, m.returned = b.nextPos(), closing
+		m.pos, m.returned = b.nextPos(), closing || b.em.v4
 	}
 	q.insert(m)
 	b.dropHead(q)
@@ -344,20 +371,15 @@ func (b *Broker) requeue(q *queue, m *qmsg, closing bool) {
 }
 
 // deadLetter republishes m through q's x-dead-letter-exchange, as RabbitMQ
-// 3.10 does (at most once): x-death updated, the expiration moved into it,
-// routed under x-dead-letter-routing-key or the message's own keys. Without
-// a dead-letter exchange, or with one that is missing or routes nowhere, the
-// message is dropped without a word.
+// does: x-death updated, the expiration moved into it, routed under
+// x-dead-letter-routing-key or the message's own keys. Without a
+// dead-letter exchange the message is dropped. From a classic queue or an
+// at-most-once quorum queue, a dead letter whose exchange is missing or
+// routes nowhere is dropped without a word; an at-least-once quorum queue
+// keeps it (see forward).
 func (b *Broker) deadLetter(q *queue, m *qmsg, reason string) {
 	if !q.spec.hasDLX {
 		return
-	}
-	var x *exchange
-	if q.spec.dlx != "" {
-		var ok bool
-		if x, ok = b.exchanges[q.spec.dlx]; !ok {
-			return
-		}
 	}
 	old := m.c
 	h := copyTable(old.msg.Headers)
@@ -382,11 +404,12 @@ func (b *Broker) deadLetter(q *queue, m *qmsg, reason string) {
 	if old.msg.Expiration != "" {
 		info["original-expiration"] = old.msg.Expiration
 	}
-	updateXDeath(h, info)
-	if _, ok := h["x-first-death-reason"]; !ok {
-		h["x-first-death-reason"] = reason
-		h["x-first-death-queue"] = q.name
-		h["x-first-death-exchange"] = old.exchange
+	var deaths *deathRecord
+	if b.em.deathRecords {
+		deaths = old.deaths.add(info)
+		deaths.write(h)
+	} else {
+		updateXDeath(h, info)
 	}
 	routingKeys := old.routingKeys
 	if q.spec.hasDLRK {
@@ -396,25 +419,173 @@ func (b *Broker) deadLetter(q *queue, m *qmsg, reason string) {
 	msg := old.msg
 	msg.Headers = h
 	msg.Expiration = ""
-	c := &content{exchange: q.spec.dlx, routingKeys: routingKeys, msg: msg, expiration: -1}
-	deaths, _ := h["x-death"].([]any)
-	for _, target := range b.route(x, routingKeys) {
-		if reason != "rejected" && isCycle(target.name, deaths) {
-			continue // RabbitMQ drops a message that would go round without a rejection
+	p := &pendingDeadLetter{reason: reason,
+		c: &content{exchange: q.spec.dlx, routingKeys: routingKeys, msg: msg, expiration: -1, deaths: deaths}}
+	if q.spec.atLeastOnce {
+		if !b.forward(p) {
+			q.pending = append(q.pending, p)
+			q.pendingBytes += int64(len(msg.Body))
+			q.checkLimit()
+			b.armSettle(q)
 		}
-		b.enqueue(target, c)
+		return
+	}
+	targets, _ := b.deadLetterRoute(p)
+	for _, target := range targets {
+		b.enqueue(target, p.c)
 	}
 }
 
-// updateXDeath records a death in the x-death header as RabbitMQ 3.10 does:
-// the entry for the same queue and reason has its count incremented (and
-// nothing else changed) and moves to the front; else a new entry, count 1,
-// goes in front.
-func updateXDeath(h, info transport.Table) {
-	deaths, ok := h["x-death"].([]any)
+// deadLetterRoute is where dead letter p goes: the queues its dead-letter
+// exchange routes it to, less any it would go round a cycle to (RabbitMQ's
+// cycle detection: a dead letter that would go back to a queue it already
+// died in, with no rejection since, does not). ok is false when the
+// exchange is missing.
+func (b *Broker) deadLetterRoute(p *pendingDeadLetter) (targets []*queue, ok bool) {
+	var x *exchange
+	if p.c.exchange != "" {
+		if x, ok = b.exchanges[p.c.exchange]; !ok {
+			return nil, false
+		}
+	}
+	deaths, _ := p.c.msg.Headers["x-death"].([]any)
+	for _, target := range b.route(x, p.c.routingKeys) {
+		if p.reason == "rejected" || !isCycle(target.name, deaths) {
+			targets = append(targets, target)
+		}
+	}
+	return targets, true
+}
+
+// forward is an at-least-once queue's dead-letter worker placing p in every
+// queue it routes to; true once it is done. A dead letter that routes
+// nowhere (or only round a cycle), whose exchange is missing or that a
+// queue refuses (x-overflow) stays with the worker, which tries again every
+// settle timeout, as RabbitMQ's does; it is done when every queue it routes
+// to then took it, or when it routes nowhere any more but some queue took
+// it before.
+func (b *Broker) forward(p *pendingDeadLetter) bool {
+	targets, ok := b.deadLetterRoute(p)
 	if !ok {
+		return false
+	}
+	if len(targets) == 0 {
+		return len(p.placed) > 0
+	}
+	done := true
+	for _, target := range targets {
+		if slices.Contains(p.placed, target) {
+			continue
+		}
+		if b.enqueue(target, p.c) {
+			done = false
+			continue
+		}
+		p.placed = append(p.placed, target)
+	}
+	return done
+}
+
+// armSettle starts q's dead-letter worker's timer, unless it is running or
+// there is nothing to retry: every settle timeout, it forwards what it holds
+// again, and starts again while anything is left.
+func (b *Broker) armSettle(q *queue) {
+	if q.settleStop != nil || len(q.pending) == 0 || q.deleted || b.closed {
+		return
+	}
+	gen := q.settleGen
+	q.settleStop = b.clock.AfterFunc(b.settleTimeout, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.closed || q.deleted || q.settleGen != gen {
+			return
+		}
+		q.settleStop = nil
+		held := q.pending
+		q.pending, q.pendingBytes = nil, 0
+		var kept []*pendingDeadLetter
+		for _, p := range held {
+			if !b.forward(p) {
+				kept = append(kept, p)
+			}
+		}
+		q.pending, q.pendingBytes = append(kept, q.pending...), 0 // and what died meanwhile
+		for _, p := range q.pending {
+			q.pendingBytes += int64(len(p.c.msg.Body))
+		}
+		q.checkLimit()
+		b.armSettle(q)
+	})
+}
+
+// deathRecord is a message's deaths as RabbitMQ 3.13 and later keep them,
+// beside its headers: what x-death and x-first-death-* and x-last-death-*
+// say on each of its dead letters, whatever a client published in them.
+type deathRecord struct {
+	entries     []transport.Table // x-death's, latest first
+	first, last transport.Table   // reason, queue, exchange
+}
+
+// add returns the record with one more death: the entry for the same queue
+// and reason has its count incremented (nothing else changed) and moves to
+// the front, or a new one, count 1, goes in front.
+func (r *deathRecord) add(info transport.Table) *deathRecord {
+	out := &deathRecord{}
+	var entry transport.Table
+	if r != nil {
+		out.first = r.first
+		for _, e := range r.entries {
+			if entry == nil && sameDeath(e, info) {
+				entry = copyTable(e)
+				continue
+			}
+			out.entries = append(out.entries, e)
+		}
+	}
+	if entry == nil {
+		entry = copyTable(info)
+		entry["count"] = int64(0)
+	}
+	n, _ := asInt(entry["count"])
+	entry["count"] = n + 1
+	out.entries = append([]transport.Table{entry}, out.entries...)
+	out.last = transport.Table{"reason": info["reason"], "queue": info["queue"], "exchange": info["exchange"]}
+	if out.first == nil {
+		out.first = out.last
+	}
+	return out
+}
+
+// write puts the record in headers h, replacing what was there.
+func (r *deathRecord) write(h transport.Table) {
+	deaths := make([]any, len(r.entries))
+	for i, e := range r.entries {
+		deaths[i] = copyTable(e)
+	}
+	h["x-death"] = deaths
+	for _, k := range []string{"reason", "queue", "exchange"} {
+		h["x-first-death-"+k] = r.first[k]
+		h["x-last-death-"+k] = r.last[k]
+	}
+}
+
+// updateXDeath records a death in the headers as RabbitMQ 3.10 does, from
+// the x-death header alone: when there is none, an entry, count 1, and
+// x-first-death-* for this death; when it is an array, the entry for the
+// same queue and reason has its count incremented (nothing else changed)
+// and moves to the front, or a new entry, count 1, goes in front; when it
+// is anything else, it becomes that one entry.
+func updateXDeath(h, info transport.Table) {
+	v, ok := h["x-death"]
+	deaths, isArray := v.([]any)
+	if !isArray {
 		info["count"] = int64(1)
 		h["x-death"] = []any{info}
+		if !ok {
+			h["x-first-death-reason"] = info["reason"]
+			h["x-first-death-queue"] = info["queue"]
+			h["x-first-death-exchange"] = info["exchange"]
+		}
 		return
 	}
 	var (
@@ -516,6 +687,7 @@ func (b *Broker) deleteQueue(q *queue) {
 	}
 	q.consumers = nil
 	q.ready, q.readyBytes = nil, 0
+	q.pending, q.pendingBytes = nil, 0
 }
 
 // removeConsumer takes c off its queue; an auto-delete queue goes with its
@@ -527,7 +699,7 @@ func (b *Broker) removeConsumer(c *consumer) {
 	c.cancelled = true
 	q := c.q
 	if i := slices.Index(q.consumers, c); i >= 0 {
-		if i == 0 && q.spec.singleActive && q.typ == transport.Classic && !c.ch.closed && q.sacHeld == nil {
+		if i == 0 && q.spec.singleActive && q.typ == transport.Classic && !b.em.v4 && !c.ch.closed && q.sacHeld == nil {
 			q.sacHeld, c.ch.holds = c.ch, q
 		}
 		q.consumers = slices.Delete(q.consumers, i, i+1)

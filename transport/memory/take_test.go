@@ -34,7 +34,7 @@ func take(t *testing.T, tr transport.Transport, queue string) transport.Taker {
 // in place, even a delivery taken after everything before it was settled
 // (the channel is the Taker's until it closes, with nothing on it too).
 func TestTakerEndsWithItsConnection(t *testing.T) {
-	b, _ := testBroker(t)
+	b, _ := testBroker(t, rabbitMQ310) // 4.0 closes only the channel
 	tr := connect(t, b)
 	declareQueue(t, tr, transport.Queue{Name: "q"})
 	for _, s := range []string{"a", "b", "c", "d"} {

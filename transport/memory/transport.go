@@ -62,7 +62,7 @@ func (t *Transport) State() transport.State {
 	t.b.mu.Lock()
 	defer t.b.mu.Unlock()
 	st := transport.State{Connected: !t.closed, Closed: t.closed, Blocked: t.blocked,
-		Connects: t.connects, LastError: t.lastErr, LastErrorAt: t.lastErrAt}
+		Connects: t.connects, ServerVersion: t.b.em.version, LastError: t.lastErr, LastErrorAt: t.lastErrAt}
 	if t.blocked {
 		st.BlockedReason = t.b.alarm
 	}
@@ -158,12 +158,18 @@ func (t *Transport) DeclareExchange(ctx context.Context, e transport.Exchange) e
 }
 
 func (b *Broker) declareExchange(e transport.Exchange) *amqpError {
+	// RabbitMQ 3.10 refuses an exchange type on the connection, 4.0 on the
+	// channel.
+	refuse := commandInvalid
+	if b.em.v4 {
+		refuse = preconditionFailed
+	}
 	switch e.Type {
 	case transport.Direct, transport.Fanout, transport.Topic, transport.Headers:
 	case "":
-		return commandInvalid("invalid exchange type ''")
+		return refuse("invalid exchange type ''")
 	default:
-		return commandInvalid("unknown exchange type '%s'", e.Type)
+		return refuse("unknown exchange type '%s'", e.Type)
 	}
 	if e.Name == "" {
 		return accessRefused("operation not permitted on the default exchange")
@@ -211,7 +217,7 @@ func (t *Transport) DeleteExchange(ctx context.Context, name string) error {
 	return nil
 }
 
-// DeclareQueue declares q as RabbitMQ 3.10 does: its checks, in its order,
+// DeclareQueue declares q as RabbitMQ does: its checks, in its order,
 // with its words. A queue that exists with other properties or arguments is
 // an error matching transport.ErrPreconditionFailed that names the queue and
 // the argument; another connection's exclusive queue, or another exclusive
@@ -248,13 +254,13 @@ func (b *Broker) declareQueue(c *conn, d transport.Queue, args transport.Table) 
 		return accessRefused("queue name '%s' contains reserved prefix 'amq.*'", name)
 	}
 	if q, ok := b.queues[name]; ok {
-		if err := q.checkEquivalent(c, d.Durable, d.Exclusive, d.AutoDelete, args); err != nil {
+		if err := q.checkEquivalent(b.em, c, d.Durable, d.Exclusive, d.AutoDelete, args); err != nil {
 			return err
 		}
 		b.used(q)
 		return nil
 	}
-	spec, err := validateNew(name, d.Durable, d.Exclusive, d.AutoDelete, args)
+	spec, err := validateNew(b.em, name, d.Durable, d.Exclusive, d.AutoDelete, args)
 	if err != nil {
 		return err
 	}
@@ -401,7 +407,8 @@ func (t *Transport) DeleteQueue(ctx context.Context, queue string) (int, error) 
 // mandatory publish that reaches no queue; transport.ErrRefused when a
 // queue's x-overflow refused it. What RabbitMQ answers by closing the
 // channel (a missing exchange: ErrNotFound; an invalid expiration, a body
-// over 128 MiB: ErrPreconditionFailed) resolves the Confirmation with
+// over max_message_size, 16 MiB from RabbitMQ 4.0 and 128 MiB before:
+// ErrPreconditionFailed) resolves the Confirmation with
 // transport.ErrNotConfirmed and that error, as transport/rabbitmq does.
 // What amqp091 cannot encode (a header of an unsupported type, a property
 // over 255 bytes) is Publish's own error.
@@ -415,7 +422,7 @@ func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*trans
 	if closed {
 		return nil, transport.ErrClosed
 	}
-	msg, err := wireMessage(p)
+	msg, err := wireMessage(p, t.b.em.maxMessageSize)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -467,8 +474,9 @@ func (t *Transport) waitUnblocked(ctx context.Context) error {
 }
 
 // wireMessage is p's message as it reaches the broker: a copy, in wire
-// form, or amqp091's refusal.
-func wireMessage(p transport.Publishing) (transport.Message, error) {
+// form, or amqp091's refusal. A body over maxSize is not copied: the broker
+// refuses it unread.
+func wireMessage(p transport.Publishing, maxSize int) (transport.Message, error) {
 	m := p.Message
 	for _, s := range []string{p.Exchange, p.RoutingKey, m.ContentType, m.ContentEncoding, m.MessageID,
 		m.CorrelationID, m.ReplyTo, m.Type, m.Expiration, m.AppID, m.UserID} {
@@ -484,7 +492,7 @@ func wireMessage(p transport.Publishing) (transport.Message, error) {
 		h = nil
 	}
 	m.Headers = h
-	if len(m.Body) <= maxMessageSize { // a bigger one is refused unread
+	if len(m.Body) <= maxSize {
 		m.Body = append([]byte{}, m.Body...)
 	}
 	if !m.Timestamp.IsZero() {
@@ -495,8 +503,8 @@ func wireMessage(p transport.Publishing) (transport.Message, error) {
 
 // publish is basic.publish on the broker, in RabbitMQ's order of checks.
 func (b *Broker) publish(p transport.Publishing, msg transport.Message) error {
-	if n := len(msg.Body); n > maxMessageSize {
-		return preconditionFailed("message size %d is larger than configured max size %d", n, maxMessageSize)
+	if n, limit := len(msg.Body), b.em.maxMessageSize; n > limit {
+		return preconditionFailed("message size %d is larger than configured max size %d", n, limit)
 	}
 	var x *exchange
 	if p.Exchange != "" {

@@ -1,59 +1,67 @@
 package memory_test
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // A five-minute retry rung expires on Advance, with nothing consuming it,
 // and its message goes through the dead-letter exchange to another queue
-// with x-death as RabbitMQ 3.10 writes it.
+// with x-death as RabbitMQ writes it: x-last-death-* from 4.0 (3.13), and
+// on 3.10 the quorum queue's x-delivery-count on basic.get.
 func TestRungExpiresOnAdvance(t *testing.T) {
-	b, clock := testBroker(t)
-	tr := connect(t, b)
-	declareExchange(t, tr, "acemq.retry", transport.Direct)
-	declareQueue(t, tr, transport.Queue{Name: "orders", Type: transport.Quorum, Durable: true})
-	bind(t, tr, "orders", "acemq.retry", "orders")
-	rung := "orders.retry.5m"
-	declareQueue(t, tr, transport.Queue{Name: rung, Type: transport.Classic, Durable: true, Arguments: transport.Table{
-		"x-message-ttl": int64(300_000), "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "orders"}})
-	send(t, tr, rung, transport.Message{Body: []byte("m"), Persistent: true, MessageID: "id-1",
-		Headers: transport.Table{"x-acemq-attempt": int64(2)}})
+	eachVersion(t, func(t *testing.T, v4 bool, b *memory.Broker, clock *memory.ManualClock) {
+		tr := connect(t, b)
+		declareExchange(t, tr, "acemq.retry", transport.Direct)
+		declareQueue(t, tr, transport.Queue{Name: "orders", Type: transport.Quorum, Durable: true})
+		bind(t, tr, "orders", "acemq.retry", "orders")
+		rung := "orders.retry.5m"
+		declareQueue(t, tr, transport.Queue{Name: rung, Type: transport.Classic, Durable: true, Arguments: transport.Table{
+			"x-message-ttl": int64(300_000), "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "orders"}})
+		send(t, tr, rung, transport.Message{Body: []byte("m"), Persistent: true, MessageID: "id-1",
+			Headers: transport.Table{"x-acemq-attempt": int64(2)}})
 
-	clock.Advance(5*time.Minute - time.Millisecond)
-	wantState(t, tr, rung, 1, 0)
-	wantState(t, tr, "orders", 0, 0)
-	clock.Advance(time.Millisecond)
-	wantState(t, tr, rung, 0, 0)
+		clock.Advance(5*time.Minute - time.Millisecond)
+		wantState(t, tr, rung, 1, 0)
+		wantState(t, tr, "orders", 0, 0)
+		clock.Advance(time.Millisecond)
+		wantState(t, tr, rung, 0, 0)
 
-	d := mustGet(t, tr, "orders", "m")
-	if d.Exchange != "acemq.retry" || d.RoutingKey != "orders" || d.Redelivered || d.MessageID != "id-1" || !d.Persistent {
-		t.Errorf("delivered %+v", d)
-	}
-	expired := time.Unix(epoch.Add(5*time.Minute).Unix(), 0)
-	want := transport.Table{
-		"x-acemq-attempt": int64(2),
-		"x-death": []any{transport.Table{
-			"count":        int64(1),
-			"reason":       "expired",
-			"queue":        rung,
-			"time":         expired,
-			"exchange":     "",
-			"routing-keys": []any{rung},
-		}},
-		"x-first-death-exchange": "",
-		"x-first-death-queue":    rung,
-		"x-first-death-reason":   "expired",
-		"x-delivery-count":       int64(0), // the quorum queue's, on basic.get
-	}
-	if !reflect.DeepEqual(d.Headers, want) {
-		t.Errorf("headers\n  %#v\nwant\n  %#v", d.Headers, want)
-	}
-	must(t, "Ack", d.Ack())
+		d := mustGet(t, tr, "orders", "m")
+		if d.Exchange != "acemq.retry" || d.RoutingKey != "orders" || d.Redelivered || d.MessageID != "id-1" || !d.Persistent {
+			t.Errorf("delivered %+v", d)
+		}
+		expired := time.Unix(epoch.Add(5*time.Minute).Unix(), 0)
+		want := transport.Table{
+			"x-acemq-attempt": int64(2),
+			"x-death": []any{transport.Table{
+				"count":        int64(1),
+				"reason":       "expired",
+				"queue":        rung,
+				"time":         expired,
+				"exchange":     "",
+				"routing-keys": []any{rung},
+			}},
+			"x-first-death-exchange": "",
+			"x-first-death-queue":    rung,
+			"x-first-death-reason":   "expired",
+		}
+		if v4 {
+			want["x-last-death-exchange"], want["x-last-death-queue"], want["x-last-death-reason"] = "", rung, "expired"
+		} else {
+			want["x-delivery-count"] = int64(0) // the quorum queue's, on basic.get
+		}
+		if !reflect.DeepEqual(d.Headers, want) {
+			t.Errorf("headers\n  %#v\nwant\n  %#v", d.Headers, want)
+		}
+		must(t, "Ack", d.Ack())
+	})
 }
 
 // THE reason rungs are queues with a TTL and never per-message expirations:
@@ -143,42 +151,91 @@ func TestZeroTTL(t *testing.T) {
 }
 
 // x-death keeps one entry per queue and reason: the same death again
-// increments its count (and nothing else) and moves it to the front.
+// increments its count (and nothing else) and moves it to the front. A
+// client's republish carries the count on in RabbitMQ 3.10 only: from 3.13
+// the broker counts the deaths it saw, and a republish starts afresh.
 func TestXDeathAcrossQueues(t *testing.T) {
-	b, clock := testBroker(t)
-	tr := connect(t, b)
-	declareQueue(t, tr, transport.Queue{Name: "work", Arguments: transport.Table{"x-dead-letter-exchange": ""}})
-	declareQueue(t, tr, transport.Queue{Name: "wait", Arguments: transport.Table{
-		"x-message-ttl": int64(1000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}})
-	sendBody(t, tr, "wait", "m")
-	clock.Advance(time.Second)
-	first := clock.Now()
-	d := mustGet(t, tr, "work", "m")
-	// Rejected into the default exchange under its own key ("work"): back
-	// in work, a cycle RabbitMQ allows because it holds a rejection.
-	must(t, "Reject", d.Reject(false))
-	d = mustGet(t, tr, "work", "m")
-	must(t, "Reject", d.Reject(false))
-	d = mustGet(t, tr, "work", "m")
-	// Republished to wait by a client, with its headers: expires again.
-	send(t, tr, "wait", transport.Message{Body: []byte("m"), Headers: d.Headers})
-	must(t, "Ack", d.Ack())
-	clock.Advance(time.Hour)
-	d = mustGet(t, tr, "work", "m")
-	deaths := d.Headers["x-death"].([]any)
-	if len(deaths) != 2 {
-		t.Fatalf("x-death %#v", deaths)
-	}
-	wait, work := deaths[0].(transport.Table), deaths[1].(transport.Table)
-	if wait["queue"] != "wait" || wait["reason"] != "expired" || wait["count"] != int64(2) || wait["time"] != time.Unix(first.Unix(), 0) {
-		t.Errorf("x-death[0] = %#v, want wait expired twice, with the time of the first", wait)
-	}
-	if work["queue"] != "work" || work["reason"] != "rejected" || work["count"] != int64(2) {
-		t.Errorf("x-death[1] = %#v, want work rejected twice", work)
-	}
-	if d.Headers["x-first-death-queue"] != "wait" || d.Headers["x-first-death-reason"] != "expired" {
-		t.Errorf("x-first-death: %v %v", d.Headers["x-first-death-queue"], d.Headers["x-first-death-reason"])
-	}
+	eachVersion(t, func(t *testing.T, v4 bool, b *memory.Broker, clock *memory.ManualClock) {
+		tr := connect(t, b)
+		declareQueue(t, tr, transport.Queue{Name: "work", Arguments: transport.Table{"x-dead-letter-exchange": ""}})
+		declareQueue(t, tr, transport.Queue{Name: "wait", Arguments: transport.Table{
+			"x-message-ttl": int64(1000), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work"}})
+		sendBody(t, tr, "wait", "m")
+		clock.Advance(time.Second)
+		first := clock.Now()
+		d := mustGet(t, tr, "work", "m")
+		// Rejected into the default exchange under its own key ("work"):
+		// back in work, a cycle RabbitMQ allows because it holds a
+		// rejection.
+		must(t, "Reject", d.Reject(false))
+		d = mustGet(t, tr, "work", "m")
+		must(t, "Reject", d.Reject(false))
+		d = mustGet(t, tr, "work", "m")
+		wantDeaths := func(what string, h transport.Table, want ...string) {
+			t.Helper()
+			deaths, _ := h["x-death"].([]any)
+			var got []string
+			for _, d := range deaths {
+				e := d.(transport.Table)
+				got = append(got, fmt.Sprintf("%s %s %d", e["queue"], e["reason"], e["count"]))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: x-death %q, want %q", what, got, want)
+			}
+		}
+		wantDeaths("after two rejections", d.Headers, "work rejected 2", "wait expired 1")
+		// Republished to wait by a client, with its headers: expires again.
+		send(t, tr, "wait", transport.Message{Body: []byte("m"), Headers: d.Headers})
+		must(t, "Ack", d.Ack())
+		clock.Advance(time.Hour)
+		d = mustGet(t, tr, "work", "m")
+		if v4 {
+			wantDeaths("republished, on RabbitMQ 4.0", d.Headers, "wait expired 1")
+			return
+		}
+		wantDeaths("republished, on RabbitMQ 3.10", d.Headers, "wait expired 2", "work rejected 2")
+		if wait := d.Headers["x-death"].([]any)[0].(transport.Table); wait["time"] != time.Unix(first.Unix(), 0) {
+			t.Errorf("x-death[0] = %#v, want the time of the first death", wait)
+		}
+		if d.Headers["x-first-death-queue"] != "wait" || d.Headers["x-first-death-reason"] != "expired" {
+			t.Errorf("x-first-death: %v %v", d.Headers["x-first-death-queue"], d.Headers["x-first-death-reason"])
+		}
+	})
+}
+
+// RabbitMQ 3.10 resets an x-death that is not an array (a client that
+// turned it into a string) to the one death, without x-first-death-*; it
+// leaves x-first-death-* a client set alone. 4.0 writes its own record.
+func TestPublishedXDeathOfAnotherType(t *testing.T) {
+	eachVersion(t, func(t *testing.T, v4 bool, b *memory.Broker, clock *memory.ManualClock) {
+		tr := connect(t, b)
+		declareQueue(t, tr, transport.Queue{Name: "dead"})
+		declareQueue(t, tr, transport.Queue{Name: "src", Arguments: transport.Table{
+			"x-message-ttl": int64(100), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dead"}})
+		send(t, tr, "src", transport.Message{Body: []byte("m"), Headers: transport.Table{"x-death": "junk", "x-first-death-queue": int64(3)}})
+		clock.Advance(time.Second)
+		d := mustGet(t, tr, "dead", "m")
+		var keys []string
+		for k := range d.Headers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		want := []string{"x-death", "x-first-death-queue"}
+		if v4 {
+			want = []string{"x-death", "x-first-death-exchange", "x-first-death-queue", "x-first-death-reason",
+				"x-last-death-exchange", "x-last-death-queue", "x-last-death-reason"}
+		}
+		if !slices.Equal(keys, want) {
+			t.Errorf("headers %q, want %q", keys, want)
+		}
+		deaths, ok := d.Headers["x-death"].([]any)
+		if !ok || len(deaths) != 1 || deaths[0].(transport.Table)["queue"] != "src" || deaths[0].(transport.Table)["count"] != int64(1) {
+			t.Errorf("x-death %#v, want the one death in src", d.Headers["x-death"])
+		}
+		if first := d.Headers["x-first-death-queue"]; v4 && first != "src" || !v4 && first != int64(3) {
+			t.Errorf("x-first-death-queue %#v", first)
+		}
+	})
 }
 
 // RabbitMQ drops a dead letter that would return to a queue it died in
@@ -257,30 +314,70 @@ func TestMaxLength(t *testing.T) {
 	}
 }
 
-// A quorum queue puts a requeued message at the back and dead-letters it
-// once it has been returned more than x-delivery-limit times.
+// A quorum queue dead-letters a message once it has been returned more than
+// x-delivery-limit times. A requeued one goes to the back in RabbitMQ 3.10,
+// to the front in 4.0; x-delivery-count is on every basic.get in 3.10, from
+// the first return in 4.0.
 func TestQuorumDeliveryLimit(t *testing.T) {
-	b, _ := testBroker(t)
-	tr := connect(t, b)
-	declareQueue(t, tr, transport.Queue{Name: "dead"})
-	declareQueue(t, tr, transport.Queue{Name: "q", Type: transport.Quorum, Durable: true, Arguments: transport.Table{
-		"x-delivery-limit": int64(1), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dead"}})
-	sendBody(t, tr, "q", "m")
-	sendBody(t, tr, "q", "other")
-	for i := range int64(2) {
-		d := mustGet(t, tr, "q", "m")
-		if d.Headers["x-delivery-count"] != i {
-			t.Errorf("x-delivery-count %#v, want %d", d.Headers["x-delivery-count"], i)
-		}
-		must(t, "Nack(requeue)", d.Nack(true))
-		must(t, "Ack other", mustGet(t, tr, "q", "other").Ack())
+	eachVersion(t, func(t *testing.T, v4 bool, b *memory.Broker, _ *memory.ManualClock) {
+		tr := connect(t, b)
+		declareQueue(t, tr, transport.Queue{Name: "dead"})
+		declareQueue(t, tr, transport.Queue{Name: "q", Type: transport.Quorum, Durable: true, Arguments: transport.Table{
+			"x-delivery-limit": int64(1), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dead"}})
+		sendBody(t, tr, "q", "m")
 		sendBody(t, tr, "q", "other")
-	}
-	d := mustGet(t, tr, "dead", "m")
-	death := d.Headers["x-death"].([]any)[0].(transport.Table)
-	if death["reason"] != "delivery_limit" || d.Headers["x-delivery-count"] != nil {
-		t.Errorf("dead letter %#v", d.Headers)
-	}
+		for i := range int64(2) {
+			d := mustGet(t, tr, "q", "m")
+			var want any = i
+			if v4 && i == 0 {
+				want = nil
+			}
+			if d.Headers["x-delivery-count"] != want {
+				t.Errorf("x-delivery-count %#v, want %v", d.Headers["x-delivery-count"], want)
+			}
+			must(t, "Nack(requeue)", d.Nack(true))
+			if !v4 { // m is behind other
+				must(t, "Ack other", mustGet(t, tr, "q", "other").Ack())
+				sendBody(t, tr, "q", "other")
+			}
+		}
+		d := mustGet(t, tr, "dead", "m")
+		death := d.Headers["x-death"].([]any)[0].(transport.Table)
+		if death["reason"] != "delivery_limit" || d.Headers["x-delivery-count"] != nil {
+			t.Errorf("dead letter %#v", d.Headers)
+		}
+		wantState(t, tr, "q", 1, 0)
+	})
+}
+
+// With no x-delivery-limit, a RabbitMQ 4.0 quorum queue dead-letters a
+// message at its 21st return; 3.10's never does. A negative limit is none
+// on 4.0, and a limit below any count on 3.10.
+func TestQuorumDefaultDeliveryLimit(t *testing.T) {
+	eachVersion(t, func(t *testing.T, v4 bool, b *memory.Broker, _ *memory.ManualClock) {
+		tr := connect(t, b)
+		declareQueue(t, tr, transport.Queue{Name: "dead"})
+		returnsBeforeDeath := func(args transport.Table) int {
+			t.Helper()
+			args["x-dead-letter-exchange"], args["x-dead-letter-routing-key"] = "", "dead"
+			name := fmt.Sprint("q", args["x-delivery-limit"])
+			declareQueue(t, tr, transport.Queue{Name: name, Type: transport.Quorum, Durable: true, Arguments: args})
+			sendBody(t, tr, name, "m")
+			for n := 1; n <= 30; n++ {
+				must(t, "Nack(requeue)", mustGet(t, tr, name, "m").Nack(true))
+				if _, ok := get(t, tr, "dead"); ok {
+					return n
+				}
+			}
+			return 0 // still there
+		}
+		if n, want := returnsBeforeDeath(transport.Table{}), map[bool]int{true: 21, false: 0}[v4]; n != want {
+			t.Errorf("no x-delivery-limit: dead-lettered at return %d, want %d (0: never)", n, want)
+		}
+		if n, want := returnsBeforeDeath(transport.Table{"x-delivery-limit": int64(-1)}), map[bool]int{true: 0, false: 1}[v4]; n != want {
+			t.Errorf("x-delivery-limit -1: dead-lettered at return %d, want %d (0: never)", n, want)
+		}
+	})
 }
 
 // x-expires deletes a queue unused for that long: no consumer, no get, no

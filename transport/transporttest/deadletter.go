@@ -31,6 +31,7 @@ func deadLetterBehaviours() []behaviour {
 		{"an automatic dead-letter cycle is broken", deadLetterCycle},
 		{"deleting or purging a queue dead-letters nothing", deleteAndPurgeDoNotDeadLetter},
 		{"dead-lettering through the default exchange", deadLetterViaDefaultExchange},
+		{"a message published with x-death headers dies", publishedDeaths},
 	}
 }
 
@@ -52,10 +53,17 @@ type death struct {
 	originalExpiration      string // "" when the message had none
 }
 
+// deathHeaders are the headers dead-lettering writes, those RabbitMQ 3.13
+// added last.
+var deathHeaders = []string{"x-death", "x-first-death-exchange", "x-first-death-queue", "x-first-death-reason",
+	"x-last-death-exchange", "x-last-death-queue", "x-last-death-reason"}
+
 // wantDeaths asserts a dead-lettered message's headers: x-death holds want
 // (latest first) in RabbitMQ's shape, x-first-death-* name the first death,
-// and every other header is in app.
-func (e *env) wantDeaths(what string, h transport.Table, app transport.Table, want []death, first death) {
+// x-last-death-* (RabbitMQ 3.13 and later) the last, with the exchange the
+// message was in when it died (which x-death's entry for a queue and reason
+// keeps from the first time), and every other header is in app.
+func (e *env) wantDeaths(what string, h transport.Table, app transport.Table, want []death, first, last death) {
 	e.t.Helper()
 	for k, v := range app {
 		if !reflect.DeepEqual(h[k], v) {
@@ -63,12 +71,16 @@ func (e *env) wantDeaths(what string, h transport.Table, app transport.Table, wa
 		}
 	}
 	keys := slices.Sorted(maps.Keys(h))
-	wantKeys := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(app)),
-		"x-death", "x-first-death-exchange", "x-first-death-queue", "x-first-death-reason")))
+	written := since(e, 3, 13, deathHeaders[:4], deathHeaders)
+	wantKeys := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(app)), written...)))
 	if !slices.Equal(keys, wantKeys) {
 		e.t.Errorf("%s: headers %q, want %q", what, keys, wantKeys)
 	}
-	for k, v := range map[string]string{"x-first-death-queue": first.queue, "x-first-death-reason": first.reason, "x-first-death-exchange": first.exchange} {
+	names := map[string]string{"x-first-death-queue": first.queue, "x-first-death-reason": first.reason, "x-first-death-exchange": first.exchange}
+	if e.v.atLeast(3, 13) {
+		maps.Copy(names, map[string]string{"x-last-death-queue": last.queue, "x-last-death-reason": last.reason, "x-last-death-exchange": last.exchange})
+	}
+	for k, v := range names {
 		if got, ok := h[k].(string); !ok || got != v {
 			e.t.Errorf("%s: %s = %#v, want the string %q", what, k, h[k], v)
 		}
@@ -136,7 +148,7 @@ func expiredWithRoutingKey(e *env) {
 	}
 	e.wantDeaths("dead letter", d.Headers, transport.Table{"h": "v"},
 		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "expired", exchange: ""})
+		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 	e.empty(dead)
@@ -154,16 +166,16 @@ func expiredWithOriginalKey(e *env) {
 	}
 	e.wantDeaths("dead letter", d.Headers, nil,
 		[]death{{queue: src, reason: "expired", exchange: x, routingKeys: []string{"orders.new"}, count: 1}},
-		death{queue: src, reason: "expired", exchange: x})
+		death{queue: src, reason: "expired", exchange: x}, death{queue: src, reason: "expired", exchange: x})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 }
 
-// The shape RabbitMQ 3.10 writes: x-death is an array of tables, each with
+// The shape RabbitMQ writes: x-death is an array of tables, each with
 // exactly count (long), exchange, queue, reason (strings), routing-keys (an
 // array of strings) and time (a timestamp, whole seconds); the message gets
-// x-first-death-exchange, -queue and -reason (RabbitMQ 3.13 adds
-// x-last-death-*).
+// x-first-death-exchange, -queue and -reason, and from RabbitMQ 3.13
+// x-last-death-exchange, -queue and -reason.
 func xDeathShape(e *env) {
 	dlx, dead := e.dlxTarget("k")
 	x := e.exchange("x", transport.Direct)
@@ -174,31 +186,36 @@ func xDeathShape(e *env) {
 	d := e.waitGet(dead)
 	e.wantDeaths("dead letter", d.Headers, app,
 		[]death{{queue: src, reason: "expired", exchange: x, routingKeys: []string{"orig"}, count: 1}},
-		death{queue: src, reason: "expired", exchange: x})
+		death{queue: src, reason: "expired", exchange: x}, death{queue: src, reason: "expired", exchange: x})
 	e.ok("Ack", d.Ack())
 }
 
 // A queue dead-lettering rejected messages to itself: each rejection
-// increments the one entry's count.
+// increments the one entry's count. The first was of the message published
+// to the default exchange; the later ones of the dead letter, which came
+// through the dead-letter exchange (x-last-death-exchange).
 func xDeathCount(e *env) {
 	dlx := e.exchange("dlx", transport.Direct)
 	q := e.classic("q", transport.Table{"x-dead-letter-exchange": dlx})
 	e.bind(q, dlx, q)
 	e.send(q, transport.Message{Body: []byte("m")})
-	for i := range int64(3) {
+	e.ok("Reject", e.waitGet(q).Reject(false))
+	first := death{queue: q, reason: "rejected", exchange: ""}
+	for count := int64(1); count <= 3; count++ {
 		d := e.waitGet(q)
-		if i > 0 {
-			e.wantDeaths(fmt.Sprintf("after %d rejections", i), d.Headers, nil,
-				[]death{{queue: q, reason: "rejected", exchange: "", routingKeys: []string{q}, count: i}},
-				death{queue: q, reason: "rejected", exchange: ""})
+		last := first
+		if count > 1 {
+			last.exchange = dlx
 		}
-		e.ok("Reject", d.Reject(false))
+		e.wantDeaths(fmt.Sprintf("after %d rejections", count), d.Headers, nil,
+			[]death{{queue: q, reason: "rejected", exchange: "", routingKeys: []string{q}, count: count}},
+			first, last)
+		if count < 3 {
+			e.ok("Reject", d.Reject(false))
+		} else {
+			e.ok("Ack", d.Ack())
+		}
 	}
-	d := e.waitGet(q)
-	e.wantDeaths("after 3 rejections", d.Headers, nil,
-		[]death{{queue: q, reason: "rejected", exchange: "", routingKeys: []string{q}, count: 3}},
-		death{queue: q, reason: "rejected", exchange: ""})
-	e.ok("Ack", d.Ack())
 }
 
 // A message that expires from a (TTL, dead-lettering to work) into work,
@@ -218,7 +235,7 @@ func xDeathOrder(e *env) {
 	d := e.waitGet(work)
 	e.wantDeaths("after expiring from a", d.Headers, nil,
 		[]death{{queue: a, reason: "expired", exchange: "", routingKeys: []string{a}, count: 1}},
-		death{queue: a, reason: "expired", exchange: ""})
+		death{queue: a, reason: "expired", exchange: ""}, death{queue: a, reason: "expired", exchange: ""})
 	e.ok("Reject", d.Reject(false))
 	d = e.waitGet(work)
 	e.wantDeaths("after a rejection from work and expiring from a again", d.Headers, nil,
@@ -226,7 +243,7 @@ func xDeathOrder(e *env) {
 			{queue: a, reason: "expired", exchange: "", routingKeys: []string{a}, count: 2},
 			{queue: work, reason: "rejected", exchange: dlx, routingKeys: []string{"to-work"}, count: 1},
 		},
-		death{queue: a, reason: "expired", exchange: ""})
+		death{queue: a, reason: "expired", exchange: ""}, death{queue: a, reason: "expired", exchange: dlx})
 	e.ok("Ack", d.Ack())
 }
 
@@ -242,7 +259,7 @@ func perMessageExpiration(e *env) {
 	}
 	e.wantDeaths("dead letter", d.Headers, nil,
 		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1, originalExpiration: "100"}},
-		death{queue: src, reason: "expired", exchange: ""})
+		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 }
@@ -268,7 +285,7 @@ func shorterTTLApplies(e *env) {
 	// Expired by the queue's TTL: the expiration property was the message's.
 	e.wantDeaths("dead letter", d.Headers, nil,
 		[]death{{queue: short, reason: "expired", exchange: "", routingKeys: []string{short}, count: 1, originalExpiration: "60000"}},
-		death{queue: short, reason: "expired", exchange: ""})
+		death{queue: short, reason: "expired", exchange: ""}, death{queue: short, reason: "expired", exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(long, 0, 0)
 	e.wantState(short, 0, 0)
@@ -316,7 +333,7 @@ func rejectDeadLetters(e *env) {
 			}
 			e.wantDeaths(body, got.Headers, nil,
 				[]death{{queue: src, reason: "rejected", exchange: "", routingKeys: []string{src}, count: 1}},
-				death{queue: src, reason: "rejected", exchange: ""})
+				death{queue: src, reason: "rejected", exchange: ""}, death{queue: src, reason: "rejected", exchange: ""})
 			e.ok("Ack", got.Ack())
 			e.wantState(src, 0, 0)
 		}
@@ -370,10 +387,7 @@ func deadLetterKeepsMessage(e *env) {
 	e.ok("Reject(false)", e.mustGet(src).Reject(false))
 	d := e.waitGet(dead)
 	got := d.Message
-	delete(got.Headers, "x-death")
-	delete(got.Headers, "x-first-death-exchange")
-	delete(got.Headers, "x-first-death-queue")
-	delete(got.Headers, "x-first-death-reason")
+	got.Headers = withoutDeaths(got.Headers)
 	e.wantMessage("dead letter", got, want)
 	e.ok("Ack", d.Ack())
 }
@@ -393,7 +407,7 @@ func quorumRejectDeadLetters(e *env) {
 	}
 	e.wantDeaths("dead letter", d.Headers, transport.Table{"h": "v"},
 		[]death{{queue: src, reason: "rejected", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "rejected", exchange: ""})
+		death{queue: src, reason: "rejected", exchange: ""}, death{queue: src, reason: "rejected", exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.waitState(src, 0, 0)
 }
@@ -419,7 +433,7 @@ func requeuedAfterTTL(e *env) {
 	}
 	e.wantDeaths("requeued after its TTL", d.Headers, nil,
 		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "expired", exchange: ""})
+		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 	e.empty(dead)
@@ -437,7 +451,7 @@ func expirationZero(e *env) {
 	}
 	e.wantDeaths("expiration 0", d.Headers, nil,
 		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1, originalExpiration: "0"}},
-		death{queue: src, reason: "expired", exchange: ""})
+		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
 	e.ok("Ack", d.Ack())
 	s := e.consume(src, transport.ConsumeOptions{Prefetch: 1})
 	e.waitState(src, 0, 1)
@@ -463,7 +477,7 @@ func deadLetterCycle(e *env) {
 	d := e.getBody(dead, "m")
 	e.wantDeaths("the copy that left the cycle", d.Headers, nil,
 		[]death{{queue: loop, reason: "expired", exchange: "", routingKeys: []string{loop}, count: 1}},
-		death{queue: loop, reason: "expired", exchange: ""})
+		death{queue: loop, reason: "expired", exchange: ""}, death{queue: loop, reason: "expired", exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(loop, 0, 0)
 	e.wantState(dead, 0, 0)
@@ -505,7 +519,7 @@ func deadLetterViaDefaultExchange(e *env) {
 	}
 	e.wantDeaths("dead letter", d.Headers, nil,
 		[]death{{queue: src, reason: "rejected", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "rejected", exchange: ""})
+		death{queue: src, reason: "rejected", exchange: ""}, death{queue: src, reason: "rejected", exchange: ""})
 	e.ok("Ack", d.Ack())
 }
 
@@ -526,4 +540,43 @@ func expireWhileConsumerFull(e *env) {
 	e.ok("Ack of the held one", held.Ack())
 	e.waitState(src, 0, 1)
 	e.empty(dead)
+}
+
+// A message a client published with x-death, x-first-death-* and
+// x-last-death-* of its own, expiring: RabbitMQ 3.10 counts the death in
+// the published x-death (the entry for this queue and reason goes from 2 to
+// 3 and moves to the front) and keeps x-first-death-* as published; it does
+// not write x-last-death-*, which stay as they were. From RabbitMQ 3.13 the
+// broker writes only the deaths it saw: one entry, count 1, and
+// x-first-death-* and x-last-death-* for it.
+func publishedDeaths(e *env) {
+	dead := e.classic("dead", nil)
+	src := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead})
+	at := time.Unix(1_700_000_000, 0)
+	published := transport.Table{
+		"x-death": []any{
+			transport.Table{"count": int64(5), "queue": "elsewhere", "reason": "rejected", "exchange": "ex", "routing-keys": []any{"rk"}, "time": at},
+			transport.Table{"count": int64(2), "queue": src, "reason": "expired", "exchange": "", "routing-keys": []any{src}, "time": at},
+		},
+		"x-first-death-queue": "elsewhere", "x-first-death-reason": "rejected", "x-first-death-exchange": "ex",
+		"x-last-death-queue": "elsewhere", "x-last-death-reason": "maxlen", "x-last-death-exchange": "ex",
+		"app": "a",
+	}
+	e.send(src, transport.Message{Body: []byte("m"), Headers: published})
+	d := e.waitGet(dead)
+	here := death{queue: src, reason: "expired", exchange: ""}
+	if e.v.atLeast(3, 13) {
+		e.wantDeaths("a published x-death, on RabbitMQ 3.13 and later", d.Headers, transport.Table{"app": "a"},
+			[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1}},
+			here, here)
+	} else {
+		app := transport.Table{"app": "a", "x-last-death-queue": "elsewhere", "x-last-death-reason": "maxlen", "x-last-death-exchange": "ex"}
+		e.wantDeaths("a published x-death, on RabbitMQ 3.10", d.Headers, app,
+			[]death{
+				{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 3},
+				{queue: "elsewhere", reason: "rejected", exchange: "ex", routingKeys: []string{"rk"}, count: 5},
+			},
+			death{queue: "elsewhere", reason: "rejected", exchange: "ex"}, here)
+	}
+	e.ok("Ack", d.Ack())
 }

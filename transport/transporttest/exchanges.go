@@ -1,6 +1,7 @@
 package transporttest
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -259,15 +260,30 @@ func publishMissingExchange(e *env) {
 	e.getBody(q, "after")
 }
 
-// RabbitMQ: 503 COMMAND_INVALID "unknown exchange type 'x-delayed-message'"
-// (no plugin), a connection error: the suite uses a connection of its own.
+// RabbitMQ 3.10: 503 COMMAND_INVALID "unknown exchange type
+// 'x-delayed-message'" (no plugin), a connection exception: the transport
+// reconnects (the suite uses a connection of its own). RabbitMQ 4.0: 406
+// PRECONDITION_FAILED with the same words, which closes only the channel.
+// Either way nothing is declared.
 func unknownExchangeType(e *env) {
 	tr := e.connect()
-	for _, typ := range []transport.ExchangeType{"bogus", "x-delayed-message"} {
+	for i, typ := range []transport.ExchangeType{"bogus", "x-delayed-message"} {
 		name := e.name("x")
 		e.deleteExchangeLater(name)
 		err := tr.DeclareExchange(e.ctx, transport.Exchange{Name: name, Type: typ, Durable: true})
-		e.wantErr("declaring an exchange of type "+string(typ), err, nil, "unknown exchange type '"+string(typ)+"'")
+		what := "declaring an exchange of type " + string(typ)
+		if e.v.atLeast(4, 0) {
+			e.wantErr(what, err, transport.ErrPreconditionFailed, "unknown exchange type '"+string(typ)+"'")
+			if st := tr.State(); st.Connects != 1 || st.LastError != nil {
+				e.t.Errorf("%s: State %+v, want the first connection still, no error", what, st)
+			}
+		} else {
+			e.wantErr(what, err, nil, "unknown exchange type '"+string(typ)+"'")
+			if errors.Is(err, transport.ErrPreconditionFailed) {
+				e.t.Errorf("%s: %v matches ErrPreconditionFailed; RabbitMQ 3.10 answers COMMAND_INVALID (503)", what, err)
+			}
+			e.eventually("the transport connected again", func() bool { return tr.State().Connects == i+2 })
+		}
 		err = e.publish(transport.Publishing{Exchange: name, RoutingKey: "k"})
 		e.wantErr("publish to the refused exchange", err, transport.ErrNotFound)
 	}

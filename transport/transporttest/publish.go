@@ -25,6 +25,7 @@ func publishBehaviours() []behaviour {
 		{"a published message is a copy", publishCopies},
 		{"timestamps have whole-second resolution", timestampSeconds},
 		{"an invalid expiration is refused", invalidExpiration},
+		{"a message over the maximum size is refused", maxMessageSize},
 		{"a user id other than the connection's user is refused", foreignUserID},
 		{"publish with an ended context fails and sends nothing", publishEndedContext},
 		{"ping answers until the transport is closed", pingUntilClosed},
@@ -363,6 +364,34 @@ func invalidExpiration(e *env) {
 	for _, exp := range []string{"abc", "-1", "1.5"} {
 		err := e.publish(transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: []byte(exp), Expiration: exp}})
 		e.wantErr("publish with expiration "+exp, err, transport.ErrPreconditionFailed, "expiration")
+	}
+	e.wantState(q, 0, 0)
+	e.sendBody(q, "after")
+	e.getBody(q, "after")
+}
+
+// RabbitMQ's default max_message_size is 16 MiB from 4.0: a bigger publish
+// closes the channel with 406 PRECONDITION_FAILED "message size 16777217 is
+// larger than configured max size 16777216", which fails the Confirmation
+// (ErrNotConfirmed and ErrPreconditionFailed), and the next publish goes
+// out on a new channel. RabbitMQ 3.10's is 128 MiB: it takes 20 MiB.
+func maxMessageSize(e *env) {
+	const max = 16 << 20
+	q := e.classic("q", nil)
+	for _, n := range []int{max, max + 1, 20 << 20} {
+		what := fmt.Sprintf("publishing %d bytes", n)
+		err := e.publish(transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: make([]byte, n)}})
+		if n > max && e.v.atLeast(4, 0) {
+			e.wantErr(what, err, transport.ErrNotConfirmed, fmt.Sprintf("message size %d is larger than configured max size %d", n, max))
+			e.wantErr(what, err, transport.ErrPreconditionFailed)
+			continue
+		}
+		e.ok(what, err)
+		if d := e.mustGet(q); len(d.Body) != n {
+			e.t.Errorf("%s: got %d bytes back", what, len(d.Body))
+		} else {
+			e.ok("Ack", d.Ack())
+		}
 	}
 	e.wantState(q, 0, 0)
 	e.sendBody(q, "after")

@@ -343,9 +343,9 @@ func readyVersusUnacked(e *env) {
 	}
 }
 
-// RabbitMQ 3.10: a basic.get on a quorum queue registers a consumer until the
-// delivery is settled (a classic queue does not: see "message counts are
-// ready messages not unacked ones").
+// RabbitMQ 3.10 and 4.0: a basic.get on a quorum queue registers a consumer
+// until the delivery is settled (a classic queue does not: see "message
+// counts are ready messages not unacked ones").
 func quorumGetConsumers(e *env) {
 	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true})
 	for _, b := range []string{"a", "b", "c"} {
@@ -360,7 +360,7 @@ func quorumGetConsumers(e *env) {
 	e.waitState(q, 1, 0)
 }
 
-// RabbitMQ 3.10 has stream queues (x-queue-type: stream); they cannot be
+// RabbitMQ has stream queues (x-queue-type: stream); they cannot be
 // read with basic.get (540 NOT_IMPLEMENTED "basic.get not supported by stream
 // queues"). A transport without streams must say so when one is declared.
 func streamQueue(e *env) {

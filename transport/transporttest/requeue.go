@@ -7,20 +7,24 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// Where a message goes back to when it is requeued, classic and quorum
-// (RabbitMQ 3.10.8, as observed):
+// Where a message goes back to when it is requeued, classic and quorum (as
+// observed on RabbitMQ 3.10.8 and 4.0.5):
 //
 //   - A classic queue puts every requeued message back in its place, ahead
 //     of what was published after it, whether it was nacked or rejected
 //     with requeue or held by a channel that closed.
-//   - A quorum queue puts a message nacked or rejected with requeue at the
-//     back. But what a closing channel held (channel close, connection
-//     close, consumer timeout) goes to the front, ahead of every message
-//     never delivered, in the order it was delivered on that channel; what
-//     another channel returned earlier stays ahead of it.
+//   - A quorum queue keeps returned messages in a returns queue of their
+//     own, delivered before every message never delivered, in the order
+//     they came back. What a closing channel held (channel close,
+//     connection close, consumer timeout) goes there, in the order it was
+//     delivered on that channel. A message nacked or rejected with requeue
+//     goes there too on RabbitMQ 4.0, but to the back of the queue on 3.10.
 //   - Either way the message is marked redelivered, and a quorum queue
 //     counts the return in x-delivery-count, dead-lettering the message
-//     (reason delivery_limit) once that passes x-delivery-limit.
+//     (reason delivery_limit) once that passes x-delivery-limit. RabbitMQ
+//     3.10 writes x-delivery-count on every basic.get (0 for a message never
+//     returned); 4.0 only once it has been returned (readBack shows
+//     "D/fresh/0" on one, "D/fresh" on the other).
 func requeueBehaviours() []behaviour {
 	var bs []behaviour
 	for _, c := range []struct {
@@ -42,6 +46,8 @@ func requeueBehaviours() []behaviour {
 	}
 	return append(bs,
 		behaviour{"quorum queue: a close counts towards x-delivery-limit", requeueCloseDeliveryLimit},
+		behaviour{"quorum queue: x-delivery-limit -1", requeueNegativeDeliveryLimit},
+		behaviour{"quorum queue: the default delivery limit", requeueDefaultDeliveryLimit},
 	)
 }
 
@@ -74,12 +80,12 @@ func (e *env) readBack(queue string) []string {
 }
 
 // wantBack asserts what readBack finds in queue, a queue of type typ:
-// classic or quorum.
-func (e *env) wantBack(what, queue string, typ transport.QueueType, classic, quorum []string) {
+// classic, or quorum on RabbitMQ 3.10 or on 4.0.
+func (e *env) wantBack(what, queue string, typ transport.QueueType, classic, quorum310, quorum4 []string) {
 	e.t.Helper()
 	want := classic
 	if typ == transport.Quorum {
-		want = quorum
+		want = since(e, 4, 0, quorum310, quorum4)
 	}
 	if got := e.readBack(queue); !slices.Equal(got, want) {
 		e.t.Errorf("%s: the %s queue holds %q, want %q", what, typ, got, want)
@@ -95,9 +101,10 @@ func requeueRejectOneHeld(e *env, typ transport.QueueType) {
 }
 
 // A taker holds A, B and C and requeues B alone: a classic queue puts B
-// back in its place, ahead of D; a quorum queue behind D, counting the
-// return. Closing the taker then returns A and C: in their places in a
-// classic queue, at the front of a quorum queue, in order.
+// back in its place, ahead of D; a quorum queue behind D on RabbitMQ 3.10,
+// at its front on 4.0, counting the return. Closing the taker then returns
+// A and C: in their places in a classic queue, at the front of a quorum
+// queue, in order (on 4.0 behind B, which came back first).
 func requeueOneHeld(e *env, typ transport.QueueType, what string, requeue func(transport.Delivery) error) {
 	q := e.requeueQueue(typ, "A", "B", "C", "D")
 	tk := e.take(q)
@@ -110,7 +117,8 @@ func requeueOneHeld(e *env, typ transport.QueueType, what string, requeue func(t
 	e.waitState(q, 4, 0)
 	e.wantBack(what+", then Close with A and C held", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/redelivered", "D/fresh"},
-		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "B/redelivered/1"})
+		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "B/redelivered/1"},
+		[]string{"B/redelivered/1", "A/redelivered/1", "C/redelivered/1", "D/fresh"})
 }
 
 // The colleague's probe, with a gap: a taker takes A, B and C, acks B and
@@ -126,7 +134,8 @@ func requeueTakerClosed(e *env, typ transport.QueueType) {
 	e.waitState(q, 4, 0)
 	e.wantBack("after Close with A and C held", q, typ,
 		[]string{"A/redelivered", "C/redelivered", "D/fresh", "E/fresh"},
-		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "E/fresh/0"})
+		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "E/fresh/0"},
+		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh", "E/fresh"})
 }
 
 // A consumer on another connection holds A and B (its prefetch) when its
@@ -145,7 +154,8 @@ func requeueConsumerConnectionClosed(e *env, typ transport.QueueType) {
 	e.waitState(q, 4, 0)
 	e.wantBack("after the connection's Close with A and B held", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
-		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"})
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"},
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"})
 }
 
 // A taker on another connection holds A and B when its connection closes:
@@ -160,7 +170,8 @@ func requeueTakerConnectionClosed(e *env, typ transport.QueueType) {
 	e.waitState(q, 4, 0)
 	e.wantBack("after the connection's Close with A and B held", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
-		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"})
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"},
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"})
 }
 
 // One taker holds A, another B; the second closes first, then the first. A
@@ -177,12 +188,14 @@ func requeueClosedInTurn(e *env, typ transport.QueueType) {
 	e.waitState(q, 4, 0)
 	e.wantBack("after closing the taker holding B, then the one holding A", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
-		[]string{"B/redelivered/1", "A/redelivered/1", "C/fresh/0", "D/fresh/0"})
+		[]string{"B/redelivered/1", "A/redelivered/1", "C/fresh/0", "D/fresh/0"},
+		[]string{"B/redelivered/1", "A/redelivered/1", "C/fresh", "D/fresh"})
 }
 
 // One taker holds A, another B. The first closes, returning A (to the
 // front of a quorum queue); then B is nacked with requeue, which sends it
-// to the back of a quorum queue all the same.
+// to the back of a RabbitMQ 3.10 quorum queue all the same, and behind A on
+// 4.0.
 func requeueNackAfterClose(e *env, typ transport.QueueType) {
 	q := e.requeueQueue(typ, "A", "B", "C", "D")
 	first, second := e.take(q), e.take(q)
@@ -194,7 +207,8 @@ func requeueNackAfterClose(e *env, typ transport.QueueType) {
 	e.waitMessages(q, 4)
 	e.wantBack("after the close returning A and the nack of B", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
-		[]string{"A/redelivered/1", "C/fresh/0", "D/fresh/0", "B/redelivered/1"})
+		[]string{"A/redelivered/1", "C/fresh/0", "D/fresh/0", "B/redelivered/1"},
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"})
 }
 
 // A taker's close returns A and B; another takes A again and closes. A
@@ -214,7 +228,8 @@ func requeueReturnedTwice(e *env, typ transport.QueueType) {
 	e.waitState(q, 4, 0)
 	e.wantBack("after A and B returned by a close, then A again", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
-		[]string{"B/redelivered/1", "A/redelivered/2", "C/fresh/0", "D/fresh/0"})
+		[]string{"B/redelivered/1", "A/redelivered/2", "C/fresh/0", "D/fresh/0"},
+		[]string{"B/redelivered/1", "A/redelivered/2", "C/fresh", "D/fresh"})
 }
 
 // A return by a closing channel counts in x-delivery-count as a nack does:
@@ -229,21 +244,125 @@ func requeueCloseDeliveryLimit(e *env) {
 	e.sendBody(q, "B")
 	for count := range int64(2) {
 		tk := e.take(q)
-		d := e.nextBody(tk, "A")
-		if d.Headers["x-delivery-count"] != count || d.Redelivered != (count > 0) {
-			e.t.Errorf("A taken the %d. time: x-delivery-count %#v, redelivered %v; want int64(%d), %v",
-				count+1, d.Headers["x-delivery-count"], d.Redelivered, count, count > 0)
-		}
+		e.wantReturns("A taken", e.nextBody(tk, "A"), count)
 		e.ok("Close", tk.Close())
 		e.waitState(q, 2-int(count), 0)
 	}
-	got := e.waitGet(dead)
-	if string(got.Body) != "A" || got.Redelivered {
-		e.t.Errorf("dead letter %q redelivered=%v, want A, fresh", got.Body, got.Redelivered)
+	e.wantDeliveryLimit("A", dead, q, "A")
+	e.wantBack("after A's second return", q, transport.Quorum, nil, []string{"B/fresh/0"}, []string{"B/fresh"})
+}
+
+// wantReturns asserts what a quorum queue's delivery of a message it has had
+// back n times says: redelivered once returned, and x-delivery-count n
+// (written on RabbitMQ 3.10's every basic.get, from the first return on
+// 4.0).
+func (e *env) wantReturns(what string, d transport.Delivery, n int64) {
+	e.t.Helper()
+	want := transport.Table{}
+	e.quorumGetCount(want, n)
+	if got, ok := d.Headers["x-delivery-count"]; got != want["x-delivery-count"] || ok != (len(want) > 0) || d.Redelivered != (n > 0) {
+		e.t.Errorf("%s after %d returns: x-delivery-count %#v, redelivered %v; want %v, %v", what, n, got, d.Redelivered, want, n > 0)
 	}
-	e.wantDeaths("A", got.Headers, nil,
+}
+
+// quorumGetCount puts in h the x-delivery-count a basic.get from a quorum
+// queue adds to a message returned n times: on every one on RabbitMQ 3.10,
+// from the first return on 4.0.
+func (e *env) quorumGetCount(h transport.Table, n int64) {
+	if n > 0 || !e.v.atLeast(4, 0) {
+		h["x-delivery-count"] = n
+	}
+}
+
+// wantDeliveryLimit asserts that a message of quorum queue q (body) was
+// dead-lettered into dead for its delivery limit: fresh, without
+// x-delivery-count, with the one death.
+func (e *env) wantDeliveryLimit(what, dead, q, body string) {
+	e.t.Helper()
+	got := e.waitGet(dead)
+	if string(got.Body) != body || got.Redelivered {
+		e.t.Errorf("%s: dead letter %q redelivered=%v, want %s, fresh", what, got.Body, got.Redelivered, body)
+	}
+	limit := death{queue: q, reason: "delivery_limit", exchange: ""}
+	e.wantDeaths(what, got.Headers, nil,
 		[]death{{queue: q, reason: "delivery_limit", exchange: "", routingKeys: []string{q}, count: 1}},
-		death{queue: q, reason: "delivery_limit", exchange: ""})
+		limit, limit)
 	e.ok("Ack", got.Ack())
-	e.wantBack("after A's second return", q, transport.Quorum, nil, []string{"B/fresh/0"})
+}
+
+// RabbitMQ 3.10 takes x-delivery-limit -1 for a limit below any count: the
+// first return dead-letters the message. 4.0 takes a negative limit for
+// none: 25 returns later the message is still there.
+func requeueNegativeDeliveryLimit(e *env) {
+	dead := e.classic("dead", nil)
+	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
+		"x-delivery-limit": int64(-1), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead,
+	}})
+	e.sendBody(q, "m")
+	if !e.v.atLeast(4, 0) {
+		e.giveBack(q, "m", 0, "nack")
+		e.wantDeliveryLimit("after the first return", dead, q, "m")
+		e.waitState(q, 0, 0)
+		return
+	}
+	for n := range int64(25) {
+		e.giveBack(q, "m", n, "nack")
+	}
+	e.stillThere(q, "m", 25)
+	e.empty(dead)
+}
+
+// From RabbitMQ 4.0 a quorum queue given no x-delivery-limit has one of 20:
+// the 21st return, whether by nack, reject or a closing channel,
+// dead-letters the message (reason delivery_limit). 3.10 has no default
+// limit: after 25 returns the message is still there.
+func requeueDefaultDeliveryLimit(e *env) {
+	dead := e.classic("dead", nil)
+	for _, how := range []string{"nack", "reject", "close"} {
+		q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true,
+			Arguments: transport.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead}})
+		e.sendBody(q, how)
+		returns := since(e, 4, 0, int64(25), 21)
+		for n := range returns {
+			e.giveBack(q, how, n, how)
+		}
+		if e.v.atLeast(4, 0) {
+			e.wantDeliveryLimit("after 21 returns by "+how, dead, q, how)
+			e.waitState(q, 0, 0)
+			continue
+		}
+		e.stillThere(q, how, returns)
+		e.empty(dead)
+	}
+}
+
+// giveBack takes body from quorum queue q, which holds it alone and has had
+// it back n times, and gives it back as how says: "nack" or "reject" with
+// requeue, or "close", taking it with a Taker and closing that.
+func (e *env) giveBack(q, body string, n int64, how string) {
+	e.t.Helper()
+	e.waitMessages(q, 1)
+	if how == "close" {
+		tk := e.take(q)
+		e.wantReturns(body, e.nextBody(tk, body), n)
+		e.ok("Close", tk.Close())
+		return
+	}
+	d := e.getBody(q, body)
+	e.wantReturns(body, d, n)
+	if how == "nack" {
+		e.ok("Nack(requeue)", d.Nack(true))
+	} else {
+		e.ok("Reject(requeue)", d.Reject(true))
+	}
+}
+
+// stillThere takes body from quorum queue q after its n returns, and acks
+// it.
+func (e *env) stillThere(q, body string, n int64) {
+	e.t.Helper()
+	e.waitMessages(q, 1)
+	d := e.getBody(q, body)
+	e.wantReturns(body, d, n)
+	e.ok("Ack", d.Ack())
 }

@@ -5,7 +5,8 @@
 //
 //	func TestConformance(t *testing.T) {
 //		transporttest.Run(t, transporttest.Target{
-//			Name: "memory",
+//			Name:      "memory",
+//			Emulation: true,
 //			Connect: func(t *testing.T) transport.Transport {
 //				tr := broker.Connect()
 //				t.Cleanup(func() { _ = tr.Close() })
@@ -18,7 +19,15 @@
 // suite may share a broker with other tests) and deletes them through the
 // transport afterwards. It waits only on observable state, each wait bounded
 // by a deadline; it never sleeps hoping something happened and never asserts
-// a duration. Behaviours that involve time use short real TTLs (100ms to 2s).
+// a duration. Behaviours that involve time use short real TTLs (100ms to 2s),
+// except one: an at-least-once dead letter that could not be routed waits
+// for RabbitMQ's dead-letter worker, which tries again every 3 minutes.
+//
+// Where RabbitMQ versions differ, a behaviour expects what the broker's
+// version does: the suite reads it from the first connection
+// (transport.State's ServerVersion) and expects each version's own
+// behaviour, as measured on RabbitMQ 3.10.8 and 4.0.5 (see since). No
+// behaviour is skipped for a version.
 package transporttest
 
 import (
@@ -27,7 +36,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,6 +54,10 @@ type Target struct {
 	// exclusive queues, round robin, connection loss). It closes the
 	// connection when t ends (t.Cleanup), unless the test closed it first.
 	Connect func(t *testing.T) transport.Transport
+	// Emulation marks a target that emulates RabbitMQ (memory://): the
+	// counts name it "NAME (RabbitMQ VERSION mode)" rather than
+	// "NAME VERSION".
+	Emulation bool
 	// RefusesStreams marks a transport that does not offer stream queues
 	// (memory://). The suite then demands that declaring one fails at once,
 	// matching errors.ErrUnsupported and saying it is not supported, rather
@@ -84,7 +99,7 @@ func suite() []group {
 }
 
 // Run runs every behaviour as a subtest of t (in parallel), and logs how many
-// ran and how many failed.
+// ran against which broker version and how many failed.
 func Run(t *testing.T, target Target) {
 	t.Helper()
 	if target.Connect == nil {
@@ -93,6 +108,18 @@ func Run(t *testing.T, target Target) {
 	name := target.Name
 	if name == "" {
 		name = "the target"
+	}
+	first := target.Connect(t)
+	reported := first.State().ServerVersion
+	_ = first.Close()
+	v, err := parseVersion(reported)
+	if err != nil {
+		t.Fatalf("transporttest: %s: %v", name, err)
+	}
+	if target.Emulation {
+		name = fmt.Sprintf("%s (RabbitMQ %s mode)", name, reported)
+	} else {
+		name += " " + reported
 	}
 	var ran, failed atomic.Int64
 	t.Cleanup(func() {
@@ -110,7 +137,7 @@ func Run(t *testing.T, target Target) {
 							failed.Add(1)
 						}
 					})
-					b.run(newEnv(t, target))
+					b.run(newEnv(t, target, v))
 				})
 			}
 		})
@@ -123,22 +150,65 @@ const timeout = 30 * time.Second
 // poll is how often a wait looks at the broker's state again.
 const poll = 10 * time.Millisecond
 
-// env is what one behaviour works with: its test, a deadline and a first
-// connection, which the behaviour never closes (cleanups go through it).
+// env is what one behaviour works with: its test, the broker's version, a
+// deadline and a first connection, which the behaviour never closes
+// (cleanups go through it).
 type env struct {
 	t      *testing.T
 	target Target
+	v      version
 	ctx    context.Context
 	tr     transport.Transport
 }
 
-func newEnv(t *testing.T, target Target) *env {
+func newEnv(t *testing.T, target Target, v version) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	e := &env{t: t, target: target, ctx: ctx}
+	e := &env{t: t, target: target, v: v, ctx: ctx}
 	e.tr = e.connect()
 	return e
+}
+
+// version is a RabbitMQ version, as far as the suite tells versions apart.
+type version struct{ major, minor int }
+
+// parseVersion reads the version a broker reports ("3.10.8", "4.0.5").
+func parseVersion(s string) (version, error) {
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) >= 2 {
+		major, err1 := strconv.Atoi(parts[0])
+		minor, err2 := strconv.Atoi(parts[1])
+		if err1 == nil && err2 == nil {
+			return version{major, minor}, nil
+		}
+	}
+	return version{}, fmt.Errorf("the broker reports no version the suite can read (State().ServerVersion is %q, want MAJOR.MINOR.PATCH)", s)
+}
+
+// atLeast reports whether v is major.minor or later.
+func (v version) atLeast(major, minor int) bool {
+	return v.major > major || v.major == major && v.minor >= minor
+}
+
+// since is what a behaviour expects of the broker: now on RabbitMQ
+// major.minor and later, before on earlier versions. Where a change is
+// known to have come in a release between the two measured (3.10.8 and
+// 4.0.5), it is keyed by that release (x-last-death-* since 3.13);
+// otherwise by 4.0.
+func since[T any](e *env, major, minor int, before, now T) T {
+	if e.v.atLeast(major, minor) {
+		return now
+	}
+	return before
+}
+
+// allow bounds the behaviour's waits by d from now, for the one that needs
+// longer than the suite's timeout.
+func (e *env) allow(d time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	e.t.Cleanup(cancel)
+	e.ctx = ctx
 }
 
 // connect opens another connection to the broker.
@@ -513,6 +583,16 @@ func bodies(ds []transport.Delivery) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = string(d.Body)
+	}
+	return out
+}
+
+// withoutDeaths returns a copy of h without the headers dead-lettering
+// writes (x-death, x-first-death-*, x-last-death-*).
+func withoutDeaths(h transport.Table) transport.Table {
+	out := maps.Clone(h)
+	for _, k := range deathHeaders {
+		delete(out, k)
 	}
 	return out
 }
