@@ -52,6 +52,22 @@ func TestAtLeastOnceRungKeepsWhatAFullQueueRefusesOnRabbitMQ(t *testing.T) {
 	}
 }
 
+// On memory://, with its clock in hand, the whole of it: the rung keeps the
+// refused message, and once there is room sends it home at the dead-letter
+// worker's next try, 3 minutes on (RabbitMQ's default).
+func TestAtLeastOnceRungKeepsWhatAFullQueueRefusesOnMemory(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	rungIntoAFullQueue(t, conn, "orders", acemq.AtLeastOnceRungs, func() { b.Advance(time.Second) })
+	// The resident message is gone (rungIntoAFullQueue took it): room.
+	b.Advance(3 * time.Minute)
+	d, ok, err := conn.Transport().Get(context.Background(), "orders")
+	if err != nil || !ok || string(d.Body) != "retried" {
+		t.Fatalf("Get from orders after the worker's retry: %q, %v, %v; want the message the rung kept", d.Body, ok, err)
+	}
+	_ = d.Ack()
+}
+
 // rungIntoAFullQueue fills q (x-max-length 1, reject-publish), sends a
 // message to its 1s rung of kind, and calls expire to let the rung's TTL
 // pass: the full q keeps its one message and refuses the one coming home.
