@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq"
 )
 
 func set(ns ...int) map[int]bool {
@@ -73,5 +76,61 @@ func TestAccount(t *testing.T) {
 	tl.queued = counts(7)
 	if rep := account(tl); rep.OK() || rep.StillQueued != 1 || len(rep.Lost) != 0 {
 		t.Errorf("7 still queued: %+v", rep)
+	}
+}
+
+// A number's rung hops follow the policy: with RungPolicy a 7 waits on a
+// rung once (its second failure), an 8 three times; with every wait in the
+// consumer none does.
+func TestRungHops(t *testing.T) {
+	rungs, err := acemq.ParsePolicy(RungPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := acemq.ParsePolicy("exponential(4, 100ms, 400ms)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]int{0: 0, 5: 0, 6: 0, 7: 1, 8: 3, 9: 0, 17: 1, 28: 3} {
+		if got := rungHops(rungs, n); got != want {
+			t.Errorf("rungHops(%s, %d) = %d, want %d", RungPolicy, n, got, want)
+		}
+		if got := rungHops(none, n); got != 0 {
+			t.Errorf("rungHops(consumer waits, %d) = %d, want 0", n, got)
+		}
+	}
+}
+
+// Contract rungs' losses are expected only on the way through a rung.
+func TestOKButRungHops(t *testing.T) {
+	rep := Report{Lost: []int{7, 8}, LostByHops: map[int]int{1: 1, 3: 1}}
+	if rep.OK() || !rep.OKButRungHops() {
+		t.Errorf("lost on rungs only: OK %v, OKButRungHops %v", rep.OK(), rep.OKButRungHops())
+	}
+	for _, bad := range []Report{
+		{Lost: []int{3, 8}, LostByHops: map[int]int{0: 1, 3: 1}}, // 3 never waits on a rung
+		{Lost: []int{8}, LostByHops: map[int]int{3: 1}, StillQueued: 1},
+		{Lost: []int{8}, LostByHops: map[int]int{3: 1}, Misplaced: []string{"6: in dlq, expected accepted"}},
+		{HeldByRungs: 2},
+	} {
+		if bad.OKButRungHops() {
+			t.Errorf("%+v: OKButRungHops, want not", bad)
+		}
+	}
+}
+
+// Lost numbers are placed around the fault nearest their confirm.
+func TestLostByFault(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	r := &run{t00: t0, faultStart: []time.Time{at(10), at(40)},
+		confirmedAt: map[int]time.Time{0: at(8), 10: at(11), 20: at(38.5), 30: at(41)}}
+	got := r.lostByFault([]int{7, 18, 27, 38})
+	want := []string{
+		"2 around fault 1 (+10s), from 2s before to 1s after its start",
+		"2 around fault 2 (+40s), from 1.5s before to 1s after its start",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lostByFault:\n got %q\nwant %q", got, want)
 	}
 }

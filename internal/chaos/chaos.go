@@ -42,6 +42,17 @@ import (
 // consumer, then 1s and 2s waits on rungs, then Q.dlq.
 const Policy = "exponential(4, 500ms, 2s).waitInBrokerFrom(1s)"
 
+// RungPolicy is the policy of the runs that compare the two kinds of rungs
+// (restart, and failover with the ladder): the one an independent tester
+// measured the restart loss with. A 500ms wait in the consumer, then waits
+// of 1s, 2s and 2s on the rungs Q.retry.1s and Q.retry.2s (or
+// Q.retry.quorum.1s and .2s), then Q.dlq: a 7 makes one rung hop, an 8
+// three.
+const RungPolicy = "exponential(5, 500ms, 2s).waitInBrokerFrom(1s)"
+
+// RungRate is the rate of those runs, the tester's (messages a second).
+const RungRate = 110
+
 // Scenarios.
 const (
 	// Kill SIGKILLs the consumer process at random moments and restarts it.
@@ -94,8 +105,22 @@ type Config struct {
 	// and Name+"-consumer".
 	Name string
 	// ManagementURL is the broker's management API with its credentials,
-	// e.g. http://guest:guest@localhost:15672 (scenario Close).
-	ManagementURL string
+	// e.g. http://guest:guest@localhost:15672: for scenario Close, for the
+	// broker's version, and for the dead letters at-least-once rungs hold
+	// (which AMQP does not show), so it is needed with AtLeastOnceRungs.
+	// ManagementFallbacks are the cluster's other nodes' APIs, tried in turn
+	// when it does not answer.
+	ManagementURL       string
+	ManagementFallbacks []string
+	// Broker names the broker ("RabbitMQ 3.10.8, Erlang 25.2.3"); when it
+	// is empty, Run asks the management API.
+	Broker string
+	// BrokerSettings are settings of the broker's worth naming in the
+	// report, such as "dead_letter_worker_publisher_confirm_timeout=180000".
+	BrokerSettings []string
+	// BrokerLogs are the broker nodes' log files: the report gives what they
+	// said about dropped and dead-lettered messages while the run lasted.
+	BrokerLogs []string
 	// RestartBroker stops the broker node and starts it again (scenario
 	// Restart); it returns once the node answers again.
 	RestartBroker func(ctx context.Context) error
@@ -110,27 +135,65 @@ type Config struct {
 	// cluster (scenario Failover).
 	KillLeader  func(ctx context.Context, queue string) (node string, err error)
 	RestartNode func(ctx context.Context, node string) error
-	// Quiet bounds the wait for every confirmed message to settle (default 60s).
+	// Quiet bounds the wait for every confirmed message to settle once
+	// publishing has stopped (default 60s): the harness gives up when
+	// nothing has moved for that long (no message settled, none queued,
+	// no dead letter held by a rung). A rung holds a dead letter its
+	// source queue has not confirmed (messages_dlx) until RabbitMQ's
+	// dead_letter_worker_publisher_confirm_timeout (180s by default) sends
+	// it again, so the wait can go on for longer, up to Quiet+Hold in all
+	// (Hold defaults to 10m).
 	Quiet time.Duration
+	Hold  time.Duration
 	Logf  func(format string, args ...any)
 }
 
 // Report is what a run counted.
 type Report struct {
-	Scenario     string
-	Faults       int
-	Published    int // publishes attempted
-	Confirmed    int // confirmed by the broker
-	Unconfirmed  int // failed or not confirmed (they may still have arrived)
-	Accepted     int // distinct confirmed numbers accepted
-	DeadLettered int // distinct confirmed numbers found in Q.dlq
-	Parked       int // distinct confirmed numbers found in Q.parked
-	StillQueued  int // distinct confirmed numbers still in the queue or on a rung
-	Duplicates   int // extra accepts or extra set-aside copies
-	Lost         []int
-	Misplaced    []string // "n: where"
-	Recovery     []time.Duration
-	PubRecovery  []time.Duration // scenarios Close, Restart: fault to the next confirm
+	Scenario string
+	Faults   int
+	// What the run ran on: the broker (its version and settings), the
+	// source queue's type, the kind of rungs, the policy and the rate.
+	Broker         string
+	BrokerSettings []string
+	QueueType      transport.QueueType
+	Rungs          acemq.RungKind
+	RungQueues     []string // the rungs' names without the source's: retry.quorum.1s
+	Policy         string
+	Rate           int
+	Published      int // publishes attempted
+	Confirmed      int // confirmed by the broker
+	Unconfirmed    int // failed or not confirmed (they may still have arrived)
+	Accepted       int // distinct confirmed numbers accepted
+	DeadLettered   int // distinct confirmed numbers found in Q.dlq
+	Parked         int // distinct confirmed numbers found in Q.parked
+	StillQueued    int // distinct confirmed numbers still in the queue or on a rung
+	Duplicates     int // extra accepts or extra set-aside copies
+	Lost           []int
+	Misplaced      []string // "n: where"
+	// HeldByRungs is how many dead letters the rungs still held when the
+	// run ended (messages_dlx): not lost, not settled either. The lost
+	// numbers include them (the harness cannot tell which they are).
+	HeldByRungs int
+	// HeldMax is the most dead letters the rungs were seen holding while
+	// the harness waited for every message to settle.
+	HeldMax int
+	// HeldSeen is the dead letters the rungs held, sampled every 5s from
+	// the start of the run, at each change: "+offset count".
+	HeldSeen []string
+	// Settled is how long after publishing stopped every confirmed message
+	// was settled (or the harness gave up waiting).
+	Settled time.Duration
+	// LostByHops counts the lost numbers by the rung hops on their way
+	// (0 for numbers that never wait on a rung).
+	LostByHops map[int]int
+	// LostByFault places the lost numbers' confirms before the faults.
+	LostByFault []string
+	// BrokerLog is what the broker logged about dropped and dead-lettered
+	// messages while the run lasted (Config.BrokerLogs), by kind of line.
+	BrokerLog   []string
+	Recovery    []time.Duration
+	PubRecovery []time.Duration // scenarios Close, Restart: fault to the next confirm
 	// Outage is, for each restart, how long stopping and starting the node
 	// took (the broker was unreachable for about that long).
 	Outage []time.Duration
@@ -158,7 +221,14 @@ type Report struct {
 
 // OK reports whether nothing was lost, misplaced or left unsettled.
 func (r Report) OK() bool {
-	return len(r.Lost) == 0 && len(r.Misplaced) == 0 && r.StillQueued == 0
+	return len(r.Lost) == 0 && len(r.Misplaced) == 0 && r.StillQueued == 0 && r.HeldByRungs == 0
+}
+
+// OKButRungHops reports whether nothing was misplaced or left unsettled and
+// every lost number was lost on a way through a rung: what contract rungs,
+// which RabbitMQ dead-letters at most once, are expected to lose.
+func (r Report) OKButRungHops() bool {
+	return len(r.Misplaced) == 0 && r.StillQueued == 0 && r.HeldByRungs == 0 && r.LostByHops[0] == 0
 }
 
 // String is the report as a table.
@@ -166,6 +236,18 @@ func (r Report) String() string {
 	var b strings.Builder
 	row := func(k string, v any) { fmt.Fprintf(&b, "  %-22s %v\n", k, v) }
 	fmt.Fprintf(&b, "chaos scenario %q, %d faults, %s\n", r.Scenario, r.Faults, r.Elapsed.Round(time.Millisecond))
+	row("broker", r.Broker)
+	if len(r.BrokerSettings) > 0 {
+		row("broker settings", strings.Join(r.BrokerSettings, ", "))
+	}
+	row("source queue", r.QueueType)
+	if len(r.RungQueues) == 0 {
+		row("rungs", "none (every wait in the consumer)")
+	} else {
+		row("rungs", fmt.Sprintf("%s (%s)", r.Rungs, strings.Join(r.RungQueues, ", ")))
+	}
+	row("policy", r.Policy)
+	row("rate", fmt.Sprintf("%d/s", r.Rate))
 	row("published", r.Published)
 	row("confirmed", r.Confirmed)
 	row("unconfirmed", r.Unconfirmed)
@@ -175,8 +257,18 @@ func (r Report) String() string {
 	row("still queued", r.StillQueued)
 	row("duplicates", r.Duplicates)
 	row("lost", len(r.Lost))
+	if r.HeldByRungs > 0 {
+		row("held by rungs", r.HeldByRungs)
+	}
 	row("misplaced", len(r.Misplaced))
 	row("unconfirmed, arrived", r.UnconfArrived)
+	row("settled after", fmt.Sprintf("%v after publishing stopped", r.Settled.Round(100*time.Millisecond)))
+	if r.HeldMax > 0 {
+		row("held by rungs (max)", fmt.Sprintf("%d dead letters (messages_dlx) while waiting", r.HeldMax))
+	}
+	if len(r.HeldSeen) > 0 {
+		row("held by rungs, seen", strings.Join(r.HeldSeen, ", "))
+	}
 	row("recovery (settle)", summary(r.Recovery))
 	if len(r.PubRecovery) > 0 {
 		row("recovery (publish)", summary(r.PubRecovery))
@@ -203,7 +295,18 @@ func (r Report) String() string {
 		row("consumer stats (sum)", strings.Join(parts, " "))
 	}
 	if len(r.Lost) > 0 {
-		row("lost numbers", r.Lost)
+		row("lost numbers", abbreviate(r.Lost, 40))
+		var parts []string
+		for _, h := range slices.Sorted(maps.Keys(r.LostByHops)) {
+			parts = append(parts, fmt.Sprintf("%d hops: %d", h, r.LostByHops[h]))
+		}
+		row("lost by rung hops", strings.Join(parts, ", "))
+		for _, l := range r.LostByFault {
+			row("lost, confirmed", l)
+		}
+	}
+	for _, l := range r.BrokerLog {
+		row("broker log", l)
 	}
 	if len(r.Misplaced) > 0 {
 		row("misplaced", r.Misplaced)
@@ -212,6 +315,14 @@ func (r Report) String() string {
 		row("timeline", e)
 	}
 	return b.String()
+}
+
+// abbreviate shows at most n numbers of ns.
+func abbreviate(ns []int, n int) string {
+	if len(ns) <= n {
+		return fmt.Sprint(ns)
+	}
+	return strings.TrimSuffix(fmt.Sprint(ns[:n]), "]") + fmt.Sprintf(" ... (%d more)]", len(ns)-n)
 }
 
 func summary(ds []time.Duration) string {
@@ -314,6 +425,8 @@ type run struct {
 	t00           time.Time
 	confirmedAt   map[int]time.Time // by batch start number
 	faultAt       []string
+	faultStart    []time.Time
+	heldSeen      []string // "+offset held" at each change (at-least-once rungs)
 }
 
 // Run runs one scenario and reports what it counted. An error means the
@@ -340,6 +453,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.QueueType == "" {
 		cfg.QueueType = transport.Classic
 	}
+	if cfg.Hold <= 0 {
+		cfg.Hold = 10 * time.Minute
+	}
 	if !slices.Contains([]string{Kill, Close, Restart, Alarm, Failover}, cfg.Scenario) {
 		return rep, fmt.Errorf("unknown scenario %q", cfg.Scenario)
 	}
@@ -355,6 +471,18 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Scenario == Close && cfg.ManagementURL == "" {
 		return rep, errors.New("scenario close needs Config.ManagementURL")
 	}
+	if cfg.Rungs == acemq.AtLeastOnceRungs && cfg.ManagementURL == "" {
+		return rep, errors.New("at-least-once rungs need Config.ManagementURL: the dead letters they hold show only there")
+	}
+	if cfg.Broker == "" {
+		cfg.Broker = "unknown (no management API)"
+		if cfg.ManagementURL != "" {
+			if cfg.Broker, err = brokerVersion(ctx, cfg.ManagementURL); err != nil {
+				return rep, err
+			}
+		}
+	}
+	marks := markLogs(cfg.BrokerLogs)
 	start := time.Now()
 	r := &run{cfg: cfg, logPath: filepath.Join(cfg.Dir, "accepted.log"),
 		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{},
@@ -368,6 +496,8 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return rep, err
 	}
 	r.rungs, r.ladderKind = ladder.Queues(), ladder.Kind()
+	cfg.Logf("chaos: %s on %s: %s source queue, %s rungs %v, policy %s, %d/s",
+		cfg.Scenario, cfg.Broker, cfg.QueueType, r.ladderKind, r.rungs, cfg.Policy, cfg.Rate)
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	r.conn, err = acemq.Connect(cctx, cfg.URL, acemq.WithConnectionName(cfg.Name+"-harness"), acemq.WithFallbackURLs(cfg.Fallbacks...))
@@ -390,6 +520,12 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	pubCtx, stopPub := context.WithCancel(ctx)
 	pubDone := make(chan struct{})
 	go func() { defer close(pubDone); r.publish(pubCtx) }()
+	if r.ladderKind == acemq.AtLeastOnceRungs {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		watchDone := make(chan struct{})
+		go func() { defer close(watchDone); r.watchHeld(watchCtx) }()
+		defer func() { stopWatch(); <-watchDone }()
+	}
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
 	for i := 0; i < cfg.Faults; i++ {
@@ -417,8 +553,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	stopPub()
 	<-pubDone
 
-	// Wait until every confirmed message is settled, or the deadline.
-	deadline := time.Now().Add(cfg.Quiet)
+	// The wait ends once every confirmed message is settled and nothing is
+	// held or queued, or when nothing has moved for cfg.Quiet (no message
+	// settled, none held by a rung, none queued), or at Quiet+Hold in all.
+	quietFrom := time.Now()
+	lastMove, lastNote, lastMissing := quietFrom, quietFrom, -1
 	for {
 		accepted, _, err := r.readLog()
 		if err != nil {
@@ -427,11 +566,35 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		if err := r.drainSetAside(ctx); err != nil {
 			return rep, err
 		}
-		if r.missing(accepted) == 0 && r.empty(ctx) || time.Now().After(deadline) {
+		missing := r.missing(accepted)
+		held, err := r.held(ctx)
+		if err != nil {
+			cfg.Logf("chaos: %v", err)
+			held = map[string]int{"?": 1} // unknown: not empty
+		}
+		heldSum := sum(held)
+		rep.HeldMax = max(rep.HeldMax, heldSum)
+		empty := r.empty(ctx)
+		if missing == 0 && heldSum == 0 && empty {
 			break
+		}
+		now := time.Now()
+		if missing != lastMissing || heldSum > 0 || !empty {
+			lastMove, lastMissing = now, missing
+		}
+		if now.Sub(lastMove) > cfg.Quiet || now.Sub(quietFrom) > cfg.Quiet+cfg.Hold {
+			cfg.Logf("chaos: giving up the wait: %d confirmed messages not settled, dead letters held by rungs %v, %v after publishing stopped",
+				missing, held, now.Sub(quietFrom).Round(time.Second))
+			break
+		}
+		if now.Sub(lastNote) >= 15*time.Second {
+			lastNote = now
+			cfg.Logf("chaos: %v after publishing stopped: %d confirmed messages not settled yet, dead letters held by rungs (messages_dlx) %v",
+				now.Sub(quietFrom).Round(time.Second), missing, held)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	rep.Settled = time.Since(quietFrom)
 	if err := r.stopConsumer(syscall.SIGTERM); err != nil {
 		cfg.Logf("chaos: stopping the consumer: %v", err)
 	}
@@ -463,17 +626,40 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			counted.ConsumerStats[k] += v
 		}
 	}
+	held, err := r.held(ctx)
+	if err != nil {
+		return rep, err
+	}
+	counted.HeldByRungs = sum(held)
+	counted.Settled, counted.HeldMax = rep.Settled, rep.HeldMax
+	r.mu.Lock()
+	counted.HeldSeen = slices.Clone(r.heldSeen)
+	r.mu.Unlock()
 	rep = counted
 	if len(rep.Lost) > 0 {
 		rep.Timeline = append(rep.Timeline, r.faultAt...)
-		for _, n := range rep.Lost {
-			r.mu.Lock()
-			at := r.confirmedAt[n-n%10]
-			r.mu.Unlock()
-			rep.Timeline = append(rep.Timeline, fmt.Sprintf("lost %d (n%%10=%d, expected %s) confirmed at +%v", n, n%10, expected(n), at.Sub(start).Round(time.Millisecond)))
+		rep.LostByHops = map[int]int{}
+		r.mu.Lock()
+		for i, n := range rep.Lost {
+			rep.LostByHops[rungHops(policy, n)]++
+			if i < 20 {
+				at := r.confirmedAt[n-n%10]
+				rep.Timeline = append(rep.Timeline, fmt.Sprintf("lost %d (n%%10=%d, expected %s, %d rung hops) confirmed at +%v", n, n%10, expected(n), rungHops(policy, n), at.Sub(start).Round(time.Millisecond)))
+			}
+		}
+		rep.LostByFault = r.lostByFault(rep.Lost)
+		r.mu.Unlock()
+		if len(rep.Lost) > 20 {
+			rep.Timeline = append(rep.Timeline, fmt.Sprintf("(%d more lost numbers)", len(rep.Lost)-20))
 		}
 	}
+	rep.BrokerLog = readLogs(marks)
 	rep.Scenario, rep.Faults = cfg.Scenario, cfg.Faults
+	rep.Broker, rep.BrokerSettings = cfg.Broker, cfg.BrokerSettings
+	rep.QueueType, rep.Rungs, rep.Policy, rep.Rate = cfg.QueueType, r.ladderKind, cfg.Policy, cfg.Rate
+	for _, q := range r.rungs {
+		rep.RungQueues = append(rep.RungQueues, strings.TrimPrefix(q, cfg.Queue+"."))
+	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
 }
@@ -551,6 +737,121 @@ func account(t tally) Report {
 		}
 	}
 	return rep
+}
+
+// rungHops is how many times n goes to a rung under policy: once for every
+// failed attempt the policy answers with a broker wait (the handler fails
+// a 6 once, a 7 twice, an 8 always; a 9 is parked before any attempt).
+func rungHops(policy acemq.RetryPolicy, n int) int {
+	fails := 0
+	switch n % 10 {
+	case 6:
+		fails = 1
+	case 7:
+		fails = 2
+	case 8:
+		fails = policy.MaxAttempts()
+	}
+	hops := 0
+	for a := 1; a <= fails; a++ {
+		if policy.Decide(a, 0).Outcome == acemq.RetryInBroker {
+			hops++
+		}
+	}
+	return hops
+}
+
+// lostByFault groups lost numbers by the fault whose start is nearest
+// their confirm: how many, and from how long before to how long after the
+// fault's start they were confirmed (a restart's node goes down a few
+// seconds after the harness starts stopping it). r.mu held.
+func (r *run) lostByFault(lost []int) []string {
+	if len(r.faultStart) == 0 {
+		return nil
+	}
+	type group struct {
+		n        int
+		min, max time.Duration // confirm minus the fault's start
+	}
+	groups := make([]group, len(r.faultStart))
+	for _, n := range lost {
+		at := r.confirmedAt[n-n%10]
+		near := 0
+		for i, f := range r.faultStart {
+			if (at.Sub(f)).Abs() < (at.Sub(r.faultStart[near])).Abs() {
+				near = i
+			}
+		}
+		g, d := &groups[near], at.Sub(r.faultStart[near])
+		if g.n == 0 || d < g.min {
+			g.min = d
+		}
+		if g.n == 0 || d > g.max {
+			g.max = d
+		}
+		g.n++
+	}
+	side := func(d time.Duration) string {
+		d = d.Round(100 * time.Millisecond)
+		if d < 0 {
+			return fmt.Sprintf("%v before", -d)
+		}
+		return fmt.Sprintf("%v after", d)
+	}
+	var out []string
+	for i, g := range groups {
+		if g.n > 0 {
+			out = append(out, fmt.Sprintf("%d around fault %d (+%v), from %s to %s its start", g.n, i+1,
+				r.faultStart[i].Sub(r.t00).Round(100*time.Millisecond), side(g.min), side(g.max)))
+		}
+	}
+	return out
+}
+
+// held is how many dead letters each rung holds unconfirmed (none for
+// contract rungs, which hold none; through the management API otherwise).
+func (r *run) held(ctx context.Context) (map[string]int, error) {
+	if r.ladderKind != acemq.AtLeastOnceRungs || len(r.rungs) == 0 {
+		return nil, nil
+	}
+	held, err := heldDeadLetters(ctx, append([]string{r.cfg.ManagementURL}, r.cfg.ManagementFallbacks...), r.rungs)
+	if err != nil {
+		return nil, err
+	}
+	short := map[string]int{}
+	for q, n := range held {
+		short[strings.TrimPrefix(q, r.cfg.Queue+".")] = n
+	}
+	return short, nil
+}
+
+// watchHeld samples the dead letters the rungs hold every 5s (the broker's
+// statistics interval) until ctx ends, noting each change in r.heldSeen.
+func (r *run) watchHeld(ctx context.Context) {
+	last := 0
+	for {
+		if held, err := r.held(ctx); err == nil {
+			if n := sum(held); n != last {
+				last = n
+				r.mu.Lock()
+				r.heldSeen = append(r.heldSeen, fmt.Sprintf("+%v %d", time.Since(r.t00).Round(time.Second), n))
+				r.mu.Unlock()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // empty reports whether the queue and its rungs hold no ready message (second
@@ -740,6 +1041,7 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 		time.Sleep(5 * time.Millisecond)
 	}
 	settle = time.Since(t0)
+	r.faultStart = append(r.faultStart, t0)
 	r.faultAt = append(r.faultAt, fmt.Sprintf("fault %d at +%v, settling again at +%v", i+1,
 		t0.Sub(r.t00).Round(time.Millisecond), time.Since(r.t00).Round(time.Millisecond)))
 	if since.IsZero() {
