@@ -11,7 +11,11 @@
 #
 # RABBITMQ_NODENAME, RABBITMQ_NODE_PORT, ACEMQ_RABBITMQ_MGMT_PORT and
 # ACEMQ_RABBITMQ_DIR choose the node, its ports and its data directory, so that
-# `make test` runs a private node beside any other.
+# `make test` runs a private node beside any other. ACEMQ_RABBITMQ_LOCK is
+# the file concurrent starts queue on (default /tmp/acemq-rabbitmq.lock,
+# which `run` holds for its whole command): the chaos targets give their
+# nodes one of their own, so that the harness's restarts never wait for
+# another checkout's `rabbitmq.sh run`.
 #
 # ACEMQ_RABBITMQ_SERIES chooses the RabbitMQ:
 #   3.10 (default)  Debian bookworm's rabbitmq-server (3.10.8), installed on
@@ -185,7 +189,7 @@ release_rootfs() {
 
 start() {
 	# Serialise concurrent callers (parallel `make test`s): the loser then reuses.
-	exec 9>/tmp/acemq-rabbitmq.lock
+	exec 9>"${ACEMQ_RABBITMQ_LOCK:-/tmp/acemq-rabbitmq.lock}"
 	flock -w 600 9 || { log "timed out waiting for another rabbitmq.sh"; exit 1; }
 	if amqp_up; then
 		log "reusing the broker already answering on port $PORT"
