@@ -17,6 +17,9 @@
 # nodes one of their own, so that the harness's restarts never wait for
 # another checkout's `rabbitmq.sh run`.
 #
+# ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS, when set, is the node's
+# dead_letter_worker_publisher_confirm_timeout (RabbitMQ's default: 180000).
+#
 # ACEMQ_RABBITMQ_SERIES chooses the RabbitMQ:
 #   3.10 (default)  Debian bookworm's rabbitmq-server (3.10.8), installed on
 #                   the host with apt-get.
@@ -207,6 +210,15 @@ start() {
 	# Everything the node reads lives in $DIR, so /etc/rabbitmq is never consulted.
 	echo '[rabbitmq_management].' >"$DIR/enabled_plugins"
 	printf 'management.tcp.port = %s\n' "$MGMT_PORT" >"$DIR/rabbitmq.conf"
+	# How long an at-least-once dead letter waits for its target's confirm
+	# before RabbitMQ sends it again (180000 ms by default): the test nodes
+	# shorten it so that a test sees a kept dead letter arrive in seconds.
+	if [[ -n ${ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS:-} ]]; then
+		printf '[{rabbit, [{dead_letter_worker_publisher_confirm_timeout, %d}]}].\n' \
+			"$ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS" >"$DIR/advanced.config"
+	else
+		rm -f "$DIR/advanced.config"
+	fi
 	: >"$DIR/rabbitmq-env.conf"
 	local env=(RABBITMQ_NODENAME="$NODE" RABBITMQ_NODE_PORT="$PORT"
 		RABBITMQ_MNESIA_BASE="$NODE_DIR/mnesia" RABBITMQ_LOG_BASE="$NODE_DIR/log"
