@@ -235,6 +235,22 @@ func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string
 	return returned
 }
 
+// declareLadder declares source's ladder of kind under policy, deleting its
+// rungs when the test ends.
+func declareLadder(t *testing.T, tr transport.Transport, source string, policy acemq.RetryPolicy, kind acemq.RungKind) {
+	t.Helper()
+	ladder, err := acemq.NewRetryLadder(source, policy, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ladder.Declare(t.Context(), tr); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range ladder.Queues() {
+		t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
+	}
+}
+
 // On the test broker: list finds the dead-letter and parked queues through
 // the management API with their head's reason class, and the rungs of their
 // sources; show and match read the broker's own dead-lettering (a quorum
@@ -249,16 +265,7 @@ func TestDLQOnBroker(t *testing.T) {
 	// Two waits of an hour, one on each kind of rung.
 	ctx := t.Context()
 	for _, kind := range []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs} {
-		ladder, err := acemq.NewRetryLadder(source, acemq.Fixed(2, time.Hour), kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ladder.Declare(ctx, tr); err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range ladder.Queues() {
-			t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
-		}
+		declareLadder(t, tr, source, acemq.Fixed(2, time.Hour), kind)
 	}
 	rungs := []string{acemq.RetryQueue(source, time.Hour), source + ".retry.quorum.1h"}
 	for i, q := range []string{rungs[0], rungs[0], rungs[1]} {
@@ -391,16 +398,7 @@ func TestDLQGolden(t *testing.T) {
 		acemq.ContractRungs:    acemq.Exponential(6, 40*time.Second, 5*time.Minute),
 		acemq.AtLeastOnceRungs: acemq.Fixed(3, time.Hour),
 	} {
-		ladder, err := acemq.NewRetryLadder("orders.new", policy, kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ladder.Declare(ctx, tr); err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range ladder.Queues() {
-			t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
-		}
+		declareLadder(t, tr, "orders.new", policy, kind)
 	}
 	publish("orders.new.retry.quorum.1h", transport.Message{Persistent: true, Headers: envelope("waiting-12", nil)})
 	publish("orders.new.retry.160s", transport.Message{Persistent: true, Headers: envelope("waiting-13", nil)})
