@@ -76,7 +76,9 @@ func brokerVersion(ctx context.Context, base string) (string, error) {
 // later: RabbitMQ's dead_letter_worker_publisher_confirm_timeout, 180s by
 // default). AMQP's passive declare does not count them. The figures are as
 // of the broker's last statistics (every 5s by default). A queue the API
-// does not know (yet) counts 0; the first base that answers is used.
+// does not know (yet), or whose statistics are missing (for a moment after
+// its leader's node was killed), counts 0; the first base that answers is
+// used.
 func heldDeadLetters(ctx context.Context, bases []string, queues []string) (map[string]int, error) {
 	var errs []error
 	for _, base := range bases {

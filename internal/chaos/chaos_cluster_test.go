@@ -82,8 +82,16 @@ func failover(t *testing.T, policy string, rungs acemq.RungKind, kills, rate int
 				return "", err
 			}
 			node := strings.TrimSpace(out)
-			_, err = cluster(ctx, "kill", node)
-			return node, err
+			if _, err = cluster(ctx, "kill", node); err != nil {
+				return node, err
+			}
+			// cluster.sh kills the node of this checkout's pid file; a
+			// node of that name that still answers belongs to another
+			// cluster on the same ports (another checkout's make test).
+			if _, err := scriptEnv(ctx, []string{"RABBITMQ_NODENAME=" + node, "ACEMQ_RABBITMQ_SERIES=3.10"}, "scripts/rabbitmq.sh", "ctl", "ping"); err == nil {
+				return node, fmt.Errorf("%s still answers after cluster.sh kill: the cluster on ACEMQ_CLUSTER_URLS is not this checkout's (another make test on the same ports?)", node)
+			}
+			return node, nil
 		},
 		RestartNode: func(ctx context.Context, node string) error {
 			_, err := cluster(ctx, "restart", node)
