@@ -31,6 +31,13 @@ func (l *logLines) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
+// text is everything written so far.
+func (l *logLines) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 func (l *logLines) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
@@ -83,7 +90,7 @@ func TestLogsOneLinePerSetAside(t *testing.T) {
 
 	lines := logs.lines(t)
 	if len(lines) != 2 {
-		t.Fatalf("%d log lines, want 2 (one per set-aside):\n%s", len(lines), logs.buf.String())
+		t.Fatalf("%d log lines, want 2 (one per set-aside):\n%s", len(lines), logs.text())
 	}
 	want := map[string]map[string]any{
 		"m-3": {"outcome": "dead-lettered", "target": "orders.dlq", "reason_class": "rejected", "reason": "order 3 is refused"},
@@ -122,9 +129,11 @@ func TestLogsConnectionEvents(t *testing.T) {
 	}
 	defer conn.Close()
 	brokertest.CloseConnections(t, name)
-	for deadline := time.Now().Add(30 * time.Second); conn.Health(t.Context()).Recoveries < 1; {
+	// The transport logs the recovery just after it counts it (Health), so
+	// wait for the line itself.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.text(), "connection recovered"); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no recovery within 30s; logs:\n%s", logs.buf.String())
+			t.Fatalf("no recovery logged within 30s; logs:\n%s", logs.text())
 		}
 	}
 	var msgs []string
@@ -134,8 +143,11 @@ func TestLogsConnectionEvents(t *testing.T) {
 	if strings.Join(msgs, "|") != "rabbitmq: connection lost|rabbitmq: connection recovered" {
 		t.Errorf("log lines %q, want connection lost, then recovered", msgs)
 	}
-	if password := passwordOf(url); password != "" && strings.Contains(logs.buf.String(), ":"+password+"@") {
-		t.Errorf("the logs hold the password:\n%s", logs.buf.String())
+	if conn.Health(t.Context()).Recoveries < 1 {
+		t.Errorf("logged a recovery, but Health counts none")
+	}
+	if password := passwordOf(url); password != "" && strings.Contains(logs.text(), ":"+password+"@") {
+		t.Errorf("the logs hold the password:\n%s", logs.text())
 	}
 }
 
