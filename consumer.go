@@ -94,8 +94,8 @@ type Stats struct {
 	// RungMissing counts broker waits that fell back to the consumer because
 	// their rung was missing or returned the message.
 	RungMissing int64
-	// SetAsideFailed counts republishes that failed, so that the message
-	// was requeued instead.
+	// SetAsideFailed counts set-asides whose republish failed, so that the
+	// message went back to its queue instead.
 	SetAsideFailed int64
 	// Waiting is how many deliveries are held in an in-process wait now.
 	Waiting int64

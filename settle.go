@@ -22,8 +22,9 @@ const (
 	DeadLettered
 	// Parked: set aside in Q.parked.
 	Parked
-	// Requeued: handed back to the broker unsettled (a failed republish,
-	// a shutdown); the broker delivers it again.
+	// Requeued: back on its queue to be delivered again: handed back
+	// unsettled (a shutdown), or, after a failed republish, published to
+	// its queue again as it was and then acknowledged.
 	Requeued
 )
 
