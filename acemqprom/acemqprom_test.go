@@ -348,17 +348,24 @@ func newMetrics(t *testing.T) (*prometheus.Registry, *acemqprom.Metrics) {
 	return reg, m
 }
 
+// ordersOnMemory is a memory:// broker with a classic queue "orders", and
+// a Conn to it observed by the Metrics registered with reg.
+func ordersOnMemory(t *testing.T) (*prometheus.Registry, *acemqtest.Broker, *acemq.Conn) {
+	t.Helper()
+	reg, m := newMetrics(t)
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t, acemq.WithObserver(m))
+	if err := conn.Transport().DeclareQueue(context.Background(), transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	return reg, b, conn
+}
+
 func TestScenarioOnMemory(t *testing.T) {
 	for _, kind := range rungKinds {
 		t.Run(string(kind), func(t *testing.T) {
-			reg, m := newMetrics(t)
-			b := acemqtest.NewBroker(t)
-			conn := b.Connect(t, acemq.WithObserver(m))
-			ctx := context.Background()
-			if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
-				t.Fatal(err)
-			}
-			if err := conn.Transport().DeclareExchange(ctx, transport.Exchange{Name: "events", Type: transport.Direct, Durable: true}); err != nil {
+			reg, b, conn := ordersOnMemory(t)
+			if err := conn.Transport().DeclareExchange(context.Background(), transport.Exchange{Name: "events", Type: transport.Direct, Durable: true}); err != nil {
 				t.Fatal(err)
 			}
 			runScenario(t, world{reg: reg, conn: conn, queue: "orders", exchange: "events", unit: 10 * time.Second, rungs: kind, advance: b.Advance})
@@ -415,13 +422,8 @@ func scenarioOnRabbitMQ(t *testing.T, kind acemq.RungKind) {
 // unroutable and waits in the consumer, and scrapes count the rung as
 // unreadable.
 func TestRungMissingOnMemory(t *testing.T) {
-	reg, m := newMetrics(t)
-	b := acemqtest.NewBroker(t)
-	conn := b.Connect(t, acemq.WithObserver(m))
+	reg, b, conn := ordersOnMemory(t)
 	ctx := context.Background()
-	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
-		t.Fatal(err)
-	}
 	policy := acemq.Fixed(2, 20*time.Second).WaitInBrokerFrom(20 * time.Second)
 	rung := acemq.RetryQueue("orders", 20*time.Second)
 	c, err := acemq.Consume(ctx, conn, "orders", handle, acemq.WithPolicy(policy))
