@@ -55,9 +55,9 @@ const (
 	rejectPublish = "reject-publish"
 )
 
-// Rung is one queue of a retry ladder, nothing consumes it: its
-// time-to-live is the wait, and its dead-letter target is the source queue,
-// through RetryExchange.
+// Rung is one queue of a retry ladder. Nothing consumes it: its time-to-live
+// is the wait, and its dead-letter target is the source queue, through
+// RetryExchange.
 type Rung struct {
 	Queue  string
 	Delay  time.Duration
