@@ -169,22 +169,14 @@ func trip[K comparable](arrived, confirmed, started map[K]time.Time, wait time.D
 	return t, nil
 }
 
-// TTLQueueArgs are the arguments of raw's holding queue for kind: a rung's
-// (x-message-ttl, dead-lettered to target), through the default exchange
-// rather than acemq.retry; quorum with at-least-once dead-lettering and
-// reject-publish for AtLeastOnceRungs, as a rung of that kind.
+// TTLQueueArgs are the arguments of raw's holding queue for kind: the
+// arguments of a rung of that kind (its queue type included) for a wait of
+// ttl home to target, but dead-lettered through the default exchange rather
+// than acemq.retry.
 func TTLQueueArgs(kind acemq.RungKind, target string, ttl time.Duration) amqp.Table {
-	args := amqp.Table{
-		"x-message-ttl":             ttl.Milliseconds(),
-		"x-dead-letter-exchange":    "",
-		"x-dead-letter-routing-key": target,
-	}
-	if kind == acemq.AtLeastOnceRungs {
-		args["x-queue-type"] = "quorum"
-		args["x-dead-letter-strategy"] = "at-least-once"
-		args["x-overflow"] = "reject-publish"
-	}
-	return args
+	args := acemq.Rung{Source: target, Delay: ttl, Kind: kind}.Declaration().WireArguments()
+	args["x-dead-letter-exchange"] = ""
+	return amqp.Table(args)
 }
 
 // TTLQueueTrip publishes n messages, confirmed and window deep, into
