@@ -281,21 +281,28 @@ func AwaitingDeadLetter(t testing.TB, queue string) int {
 	// The whole queue object: with ?columns= the API answers [] while the
 	// queue has no messages_dlx statistic yet.
 	path := "/api/queues/" + url.PathEscape(vhostOf(URL(t))) + "/" + url.PathEscape(queue)
-	resp, err := management(ctx, ManagementURL(), http.MethodGet, path)
-	if err != nil {
-		unavailable(t, "brokertest: reading queue %s through the management API: %v", queue, err)
-	}
-	defer resp.Body.Close()
 	var q struct {
 		MessagesDLX int `json:"messages_dlx"`
 	}
-	if resp.StatusCode == http.StatusNotFound {
-		t.Fatalf("brokertest: no queue %s", queue)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&q); err != nil {
-		t.Fatalf("brokertest: reading queue %s: %v", queue, err)
+	if err := GetJSON(ctx, ManagementURL(), path, &q); err != nil {
+		t.Fatalf("brokertest: reading queue %s through the management API: %v", queue, err)
 	}
 	return q.MessagesDLX
+}
+
+// GetJSON decodes into into the JSON the management API at base (with its
+// credentials: http://user:pass@host:port) answers at path; any status but
+// 200 is an error.
+func GetJSON(ctx context.Context, base, path string, into any) error {
+	resp, err := management(ctx, base, http.MethodGet, path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(into)
 }
 
 // ManagementURL is the test broker's management API with its credentials:

@@ -4,17 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/acemq-go/acemq/internal/brokertest"
 )
 
 // What the harness reads of the broker beyond AMQP: its version and the
@@ -22,33 +21,11 @@ import (
 // says while a run lasts.
 
 // managementGet decodes the JSON at path of the management API at base
-// (http://user:pass@host:port).
+// (http://user:pass@host:port), within 10s.
 func managementGet(ctx context.Context, base, path string, into any) error {
-	u, err := url.Parse(base)
-	if err != nil {
-		return fmt.Errorf("cannot parse the management URL")
-	}
-	user := u.User
-	u.User = nil
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u.String(), "/")+path, nil)
-	if err != nil {
-		return err
-	}
-	if pass, ok := user.Password(); ok {
-		req.SetBasicAuth(user.Username(), pass)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
-	}
-	return json.NewDecoder(resp.Body).Decode(into)
+	return brokertest.GetJSON(ctx, base, path, into)
 }
 
 // brokerVersion names the broker behind the management API at base, as
