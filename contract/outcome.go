@@ -1,0 +1,34 @@
+package contract
+
+// Outcome is how a delivery ended: the one word Stats, observers, metrics,
+// logs and the CLI use for it.
+type Outcome string
+
+const (
+	// Accepted: the handler accepted it; it was acknowledged.
+	Accepted Outcome = "accepted"
+	// RetriedInConsumer: held, waited for in the consumer, republished to
+	// its queue with the next attempt.
+	RetriedInConsumer Outcome = "retried_in_consumer"
+	// RetriedOnRung: republished to a rung of the retry ladder.
+	RetriedOnRung Outcome = "retried_on_rung"
+	// DeadLettered: set aside in Q.dlq.
+	DeadLettered Outcome = "dead_lettered"
+	// Parked: set aside in Q.parked.
+	Parked Outcome = "parked"
+	// Requeued: back on its queue to be delivered again, its attempt
+	// unchanged: handed back unsettled (a shutdown), or, after a failed
+	// set-aside, published to its queue again and then acknowledged.
+	Requeued Outcome = "requeued"
+)
+
+// PublishOutcome is how a publish ended.
+type PublishOutcome string
+
+const (
+	PublishConfirmed  PublishOutcome = "confirmed"  // the broker has it
+	PublishUnroutable PublishOutcome = "unroutable" // no queue took it; it came back
+	PublishRefused    PublishOutcome = "refused"    // the broker refused it (a negative confirm, or its exchange does not exist)
+	PublishTimedOut   PublishOutcome = "timed_out"  // no answer before the deadline, or blocked until then
+	PublishFailed     PublishOutcome = "failed"     // anything else: the body did not encode, the connection was lost
+)
