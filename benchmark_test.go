@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // The broker-free hot paths, for bench/ (make bench) and for comparing a
@@ -93,7 +94,11 @@ var benchBrokers atomic.Int64
 // flight at a time, so it is the cycle's latency, not a throughput.
 func BenchmarkPublishConsumeMemory(b *testing.B) {
 	ctx := context.Background()
-	conn, err := Connect(ctx, fmt.Sprintf("memory://bench-%d", benchBrokers.Add(1)))
+	tr, err := memory.Dial(ctx, fmt.Sprintf("memory://bench-%d", benchBrokers.Add(1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := New(tr)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/acemq-go/acemq/transport"
-	"github.com/acemq-go/acemq/transport/memory"
 	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
@@ -129,18 +128,55 @@ func WithConnectionName(name string) Option { return func(o *connectOptions) { o
 // other nodes of a cluster: the first connect and every reconnect try the
 // Connect URL and these in turn, starting after the address that last
 // worked, and back off only after all of them failed. TLS, credentials and
-// the connection name apply to each. Not for memory://.
+// the connection name apply to each.
 func WithFallbackURLs(urls ...string) Option {
 	return func(o *connectOptions) { o.fallbacks = append(o.fallbacks, urls...) }
 }
 
-// Connect opens a connection to the broker at rawURL: amqp:// or amqps://
-// for RabbitMQ, or memory://NAME for the in-process broker NAME (see
-// transport/memory), which is as strict as RabbitMQ and needs nothing
-// installed.
-// The password, whether in the URL or from Credentials, never appears in an
-// error, a log line or String.
+// Connect opens a connection to the RabbitMQ broker at rawURL, amqp:// or
+// amqps://. The password, whether in the URL or from Credentials, never
+// appears in an error, a log line or String. For any other broker, such as
+// the in-process one of package transport/memory, open its transport and
+// pass it to New: a program that only uses RabbitMQ never links the others.
 func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) {
+	o := newConnectOptions(opts)
+	redacted := rabbitmq.RedactURL(rawURL)
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("acemq: connect: the URL %s does not parse", redacted)
+	}
+	switch u.Scheme {
+	case "amqp", "amqps":
+	case "memory":
+		return nil, fmt.Errorf("acemq: connect to %s: memory:// is the in-process broker, which Connect does not link: "+
+			"pass memory.NewBroker().Connect() (or memory.Dial(ctx, url)) from package transport/memory to acemq.New", redacted)
+	default:
+		return nil, fmt.Errorf("acemq: connect to %s: the scheme %q is not supported; use amqp:// or amqps://", redacted, u.Scheme)
+	}
+	t, err := o.dialRabbitMQ(ctx, rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("acemq: %w", err)
+	}
+	return newConn(t, redacted, o), nil
+}
+
+// New makes a Conn on a transport the caller opened, as River takes a
+// driver: the in-process broker (memory.NewBroker().Connect()), or any other
+// transport.Transport. The Conn owns t: closing the Conn closes it. The
+// options that configure a RabbitMQ connection (TLS, credentials, fallback
+// URLs, the connection name) belong to Connect, and New refuses them.
+func New(t transport.Transport, opts ...Option) (*Conn, error) {
+	if t == nil {
+		return nil, errors.New("acemq: new: the transport is nil")
+	}
+	o := newConnectOptions(opts)
+	if given := o.dialingOptions(); len(given) > 0 {
+		return nil, fmt.Errorf("acemq: new on %s: %s only apply to Connect, which dials RabbitMQ", t, strings.Join(given, ", "))
+	}
+	return newConn(t, t.String(), o), nil
+}
+
+func newConnectOptions(opts []Option) connectOptions {
 	var o connectOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -154,29 +190,31 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 	if o.observer == nil {
 		o.observer = NopObserver{}
 	}
-	redacted := rabbitmq.RedactURL(rawURL)
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("acemq: connect: the URL %s does not parse", redacted)
-	}
-	var t transport.Transport
-	switch u.Scheme {
-	case "memory":
-		if len(o.fallbacks) > 0 {
-			return nil, fmt.Errorf("acemq: connect to %s: WithFallbackURLs applies only to amqp:// and amqps://", redacted)
+	return o
+}
+
+// dialingOptions names the options o holds that only dialing RabbitMQ uses.
+func (o connectOptions) dialingOptions() []string {
+	var given []string
+	for _, opt := range []struct {
+		name string
+		set  bool
+	}{
+		{"WithTLS", o.tls != nil}, {"WithCA", o.caFile != ""}, {"WithClientCertificate", o.certFile != "" || o.keyFile != ""},
+		{"WithServerName", o.serverName != ""}, {"WithCredentials", o.credentials != nil},
+		{"WithConnectionName", o.name != ""}, {"WithFallbackURLs", len(o.fallbacks) > 0},
+	} {
+		if opt.set {
+			given = append(given, opt.name)
 		}
-		t, err = memory.Dial(ctx, rawURL)
-	case "amqp", "amqps":
-		t, err = o.dialRabbitMQ(ctx, rawURL)
-	default:
-		return nil, fmt.Errorf("acemq: connect to %s: the scheme %q is not supported; use amqp://, amqps:// or memory://", redacted, u.Scheme)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("acemq: %w", err)
-	}
-	c := &Conn{transport: t, url: redacted, logger: o.logger, clock: o.clock, observer: o.observer}
+	return given
+}
+
+func newConn(t transport.Transport, redactedURL string, o connectOptions) *Conn {
+	c := &Conn{transport: t, url: redactedURL, logger: o.logger, clock: o.clock, observer: o.observer}
 	t.Notify(c.connectionEvent)
-	return c, nil
+	return c
 }
 
 func (o connectOptions) dialRabbitMQ(ctx context.Context, rawURL string) (transport.Transport, error) {

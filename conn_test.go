@@ -1,6 +1,8 @@
 package acemq
 
 import (
+	"github.com/acemq-go/acemq/transport/memory"
+
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -137,7 +139,12 @@ func TestConnectKeepsThePasswordSecret(t *testing.T) {
 func TestWithFallbackURLs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := Connect(ctx, "memory://fallbacks-refused", WithFallbackURLs("amqp://svc:hunter2@127.0.0.1:1/"))
+	tr, err := memory.Dial(ctx, "memory://fallbacks-refused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	conn, err := New(tr, WithFallbackURLs("amqp://svc:hunter2@127.0.0.1:1/"))
 	if err == nil {
 		conn.Close()
 		t.Fatal("memory:// with WithFallbackURLs connected")
@@ -157,5 +164,27 @@ func TestWithFallbackURLs(t *testing.T) {
 	}
 	if !slices.Equal(ro.Addresses, urls) || ro.ConnectionName != "svc" {
 		t.Errorf("rabbitmq.Options: Addresses %q, ConnectionName %q; want %q, svc", ro.Addresses, ro.ConnectionName, urls)
+	}
+}
+
+// Connect dials RabbitMQ only: memory:// is the in-process broker, which a
+// service that never uses it does not link, and the error says how to reach
+// it.
+func TestConnectSendsMemoryToNew(t *testing.T) {
+	_, err := Connect(t.Context(), "memory://orders")
+	if err == nil || !strings.Contains(err.Error(), "acemq.New") || !strings.Contains(err.Error(), "memory.NewBroker().Connect()") {
+		t.Fatalf("Connect(memory://orders) = %v; want an error that points at acemq.New and package memory", err)
+	}
+	b := memory.NewBroker()
+	defer b.Close()
+	conn, err := New(b.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(nil); err == nil {
+		t.Error("New(nil) made a Conn")
 	}
 }

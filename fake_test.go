@@ -38,6 +38,8 @@ func (f *fakeTransport) conn() *Conn {
 	return &Conn{transport: f, url: "fake://", logger: slog.New(slog.DiscardHandler), clock: transport.SystemClock, observer: NopObserver{}}
 }
 
+func (f *fakeTransport) String() string { return "fake://" }
+
 func (f *fakeTransport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {
 	f.mu.Lock()
 	f.published = append(f.published, p)

@@ -67,7 +67,11 @@ func (b *Broker) ClearAlarm() { b.broker.ClearAlarm() }
 // ends.
 func (b *Broker) Connect(t testing.TB, opts ...acemq.Option) *acemq.Conn {
 	t.Helper()
-	conn, err := acemq.Connect(context.Background(), b.URL, append([]acemq.Option{acemq.WithClock(b.Clock)}, opts...)...)
+	tr, err := memory.Dial(context.Background(), b.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := acemq.New(tr, append([]acemq.Option{acemq.WithClock(b.Clock)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,9 @@ import (
 type Transport interface {
 	Declarer
 
+	// String names the broker for errors and logs, without a password.
+	String() string
+
 	// InspectQueue reports a queue's depth and consumers without changing
 	// it; a missing queue is an error matching ErrNotFound.
 	InspectQueue(ctx context.Context, queue string) (QueueState, error)

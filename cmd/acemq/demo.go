@@ -179,7 +179,7 @@ type rawJSON struct{ acemq.Codec }
 func (rawJSON) ContentType() string { return "application/json" }
 
 func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, error) {
-	opts := []acemq.Option{acemq.WithConnectionName("acemq demo")}
+	var opts []acemq.Option
 	var metrics *demoMetrics
 	if o.metricsAddr != "" {
 		var err error
@@ -189,7 +189,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 		defer metrics.stop()
 		opts = append(opts, acemq.WithObserver(metrics.observer))
 	}
-	conn, err := acemq.Connect(ctx, o.url, opts...)
+	conn, err := connect(ctx, o.url, "acemq demo", opts...)
 	if err != nil {
 		return demoSummary{}, err
 	}

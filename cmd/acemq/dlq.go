@@ -39,7 +39,7 @@ func (o *brokerOptions) addFlags(cmd *cobra.Command) {
 func (o brokerOptions) connect(ctx context.Context, verb string) (*acemq.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	return acemq.Connect(ctx, amqpURL(o.url), acemq.WithConnectionName("acemq dlq "+verb))
+	return connect(ctx, amqpURL(o.url), "acemq dlq "+verb)
 }
 
 func newDLQCmd() *cobra.Command {

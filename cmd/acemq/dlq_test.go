@@ -25,7 +25,7 @@ import (
 func deadLetters(t *testing.T, url, source string, n int) transport.Transport {
 	t.Helper()
 	ctx := t.Context()
-	conn, err := acemq.Connect(ctx, url)
+	conn, err := connect(ctx, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
 )
 
@@ -78,7 +77,7 @@ func runApply(ctx context.Context, stdout, stderr io.Writer, o applyOptions) err
 	} else {
 		ctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
-		conn, err := acemq.Connect(ctx, amqpURL(o.url))
+		conn, err := connect(ctx, amqpURL(o.url), "acemq topology apply")
 		if err != nil {
 			return err
 		}

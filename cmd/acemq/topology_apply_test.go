@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -22,7 +21,7 @@ func TestTopologyApplyOnBroker(t *testing.T) {
 	url := brokertest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := acemq.Connect(ctx, url)
+	conn, err := connect(ctx, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/topologyfile"
 )
@@ -85,7 +84,7 @@ func TestTopologyDiffOnBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := acemq.Connect(ctx, url)
+	conn, err := connect(ctx, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}
