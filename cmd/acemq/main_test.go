@@ -313,7 +313,7 @@ func TestLadderJSONDecision(t *testing.T) {
 		{"exhausted", reference, []string{"--attempt", "6"},
 			map[string]any{"attempt": json.Number("6"), "retries": false, "reason": "exhausted 6 attempts"}},
 		{"past the last attempt", reference, []string{"--attempt", "60"},
-			map[string]any{"attempt": json.Number("60"), "retries": false, "reason": "exhausted 60 attempts"}},
+			map[string]any{"attempt": json.Number("60"), "retries": false, "reason": "exhausted 6 attempts"}},
 		{"too old", "exponential(5, 1s, 24h).giveUpAfter(2m)", []string{"--attempt", "2", "--age", "3m"},
 			map[string]any{"attempt": json.Number("2"), "retries": false, "reason": "exceeded the maximum message age of 2m"}},
 		{"an unknown age is young", "exponential(5, 1s, 24h).giveUpAfter(2m)", []string{"--attempt", "2"},
