@@ -51,16 +51,26 @@ func (h Health) Live() bool { return !h.Closed }
 // Ready says the Conn can work now: connected, and the broker answered.
 func (h Health) Ready() bool { return h.Connected && h.Answered && !h.Closed }
 
-// MarshalJSON writes h as the health handlers serve it: the fields in
+// MarshalJSON writes h as ReadinessHandler serves it: the fields in
 // camelCase, the error as its text, live and ready included.
-func (h Health) MarshalJSON() ([]byte, error) {
+func (h Health) MarshalJSON() ([]byte, error) { return h.marshal(true) }
+
+// liveness is what LivenessHandler serves: the Conn's state without a round
+// trip to the broker, so neither ready nor answered, which it did not check.
+type liveness Health
+
+func (l liveness) MarshalJSON() ([]byte, error) { return Health(l).marshal(false) }
+
+// marshal writes h; asked says whether Health asked the broker, without
+// which ready, answered and the round trip are not known and are left out.
+func (h Health) marshal(asked bool) ([]byte, error) {
 	type view struct {
 		Broker           string     `json:"broker"`
 		Live             bool       `json:"live"`
-		Ready            bool       `json:"ready"`
+		Ready            *bool      `json:"ready,omitempty"`
 		Connected        bool       `json:"connected"`
 		Closed           bool       `json:"closed"`
-		Answered         bool       `json:"answered"`
+		Answered         *bool      `json:"answered,omitempty"`
 		RoundTripSeconds float64    `json:"roundTripSeconds,omitempty"`
 		Blocked          bool       `json:"blocked"`
 		BlockedReason    string     `json:"blockedReason,omitempty"`
@@ -69,9 +79,12 @@ func (h Health) MarshalJSON() ([]byte, error) {
 		LastError        string     `json:"lastError,omitempty"`
 		LastErrorAt      *time.Time `json:"lastErrorAt,omitempty"`
 	}
-	v := view{Broker: h.Broker, Live: h.Live(), Ready: h.Ready(), Connected: h.Connected, Closed: h.Closed,
-		Answered: h.Answered, RoundTripSeconds: h.RoundTrip.Seconds(), Blocked: h.Blocked, BlockedReason: h.BlockedReason,
-		Consumers: h.Consumers, Recoveries: h.Recoveries}
+	v := view{Broker: h.Broker, Live: h.Live(), Connected: h.Connected, Closed: h.Closed,
+		Blocked: h.Blocked, BlockedReason: h.BlockedReason, Consumers: h.Consumers, Recoveries: h.Recoveries}
+	if asked {
+		ready, answered := h.Ready(), h.Answered
+		v.Ready, v.Answered, v.RoundTripSeconds = &ready, &answered, h.RoundTrip.Seconds()
+	}
 	if h.LastError != nil {
 		v.LastError, v.LastErrorAt = h.LastError.Error(), &h.LastErrorAt
 	}
@@ -115,11 +128,11 @@ func (c *Conn) state() Health {
 
 // LivenessHandler answers a liveness probe: 200 while the Conn is not
 // closed (reconnecting included), else 503, with the Conn's state as JSON.
-// It asks the broker nothing.
+// It asks the broker nothing, so its JSON has no ready nor answered.
 func (c *Conn) LivenessHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		h := c.state()
-		writeHealth(w, h, h.Live())
+		writeHealth(w, liveness(h), h.Live())
 	})
 }
 
@@ -135,7 +148,7 @@ func (c *Conn) ReadinessHandler(timeout time.Duration) http.Handler {
 	})
 }
 
-func writeHealth(w http.ResponseWriter, h Health, ok bool) {
+func writeHealth(w http.ResponseWriter, h json.Marshaler, ok bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if !ok {

@@ -106,20 +106,35 @@ func TestHealthHandlers(t *testing.T) {
 		}
 		return rec.Code, body
 	}
+	// Liveness asks the broker nothing, so it says nothing of readiness:
+	// not "ready": false on a healthy connection.
+	unasked := func(name string, body map[string]any) {
+		t.Helper()
+		for _, k := range []string{"ready", "answered", "roundTripSeconds"} {
+			if v, ok := body[k]; ok {
+				t.Errorf("%s says %s: %v, which it did not check", name, k, v)
+			}
+		}
+	}
 	live, ready := conn.LivenessHandler(), conn.ReadinessHandler(time.Second)
-	if code, body := probe(live); code != http.StatusOK || body["live"] != true || body["broker"] != b.URL {
+	code, body := probe(live)
+	if code != http.StatusOK || body["live"] != true || body["broker"] != b.URL || body["connected"] != true || body["closed"] != false {
 		t.Errorf("liveness: %d %v", code, body)
 	}
-	if code, body := probe(ready); code != http.StatusOK || body["ready"] != true || body["answered"] != true || body["connected"] != true {
+	unasked("liveness", body)
+	if code, body := probe(ready); code != http.StatusOK || body["ready"] != true || body["answered"] != true || body["connected"] != true || body["live"] != true {
 		t.Errorf("readiness: %d %v", code, body)
 	}
 	if err := conn.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for name, h := range map[string]http.Handler{"liveness": live, "readiness": ready} {
-		if code, body := probe(h); code != http.StatusServiceUnavailable || body["closed"] != true || body["ready"] != false {
-			t.Errorf("%s after Close: %d %v, want 503 and closed", name, code, body)
-		}
+	code, body = probe(live)
+	if code != http.StatusServiceUnavailable || body["closed"] != true || body["live"] != false {
+		t.Errorf("liveness after Close: %d %v, want 503, closed and not live", code, body)
+	}
+	unasked("liveness after Close", body)
+	if code, body := probe(ready); code != http.StatusServiceUnavailable || body["closed"] != true || body["ready"] != false || body["answered"] != false {
+		t.Errorf("readiness after Close: %d %v, want 503, closed and not ready", code, body)
 	}
 }
 

@@ -82,3 +82,37 @@ func TestParkedOnMemory(t *testing.T) {
 		t.Errorf("orders.parked holds %+v", parked)
 	}
 }
+
+// A message whose attempt header is forged to the largest int64 is given up
+// at once, and its reason says what the policy allowed, not what the
+// header claims.
+func TestForgedAttemptOnMemory(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	ctx := context.Background()
+	policy := acemq.Fixed(3, time.Second)
+	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "orders", Type: transport.Classic, Retry: &policy}}}
+	if err := top.Apply(ctx, conn.Transport()); err != nil {
+		t.Fatal(err)
+	}
+	c := consume(t, conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision {
+		return acemq.Retry(errors.New("still failing"))
+	}, acemq.WithPolicy(policy))
+	forged := transport.Message{ContentType: "application/json", MessageID: "forged", Persistent: true, Body: []byte(`{"n":1}`),
+		Headers: transport.Table{acemq.HeaderAttempt: int64(9223372036854775807)}}
+	conf, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: "orders", Mandatory: true, Message: forged})
+	if err == nil {
+		err = conf.Wait(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	acemqtest.WaitFor(t, c, "the dead letter", func(s acemq.Stats) bool { return s.DeadLettered == 1 })
+	dead := b.Messages(t, "orders.dlq")
+	if len(dead) != 1 {
+		t.Fatalf("orders.dlq holds %d messages, want the forged one", len(dead))
+	}
+	if got := dead[0].Envelope.Error; got != "exhausted 3 attempts: still failing" {
+		t.Errorf("reason %q, want %q", got, "exhausted 3 attempts: still failing")
+	}
+}

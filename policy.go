@@ -268,6 +268,9 @@ type RetryDecision struct {
 	Attempt int
 	// Delay is the scheduled wait, without jitter; zero when giving up.
 	Delay time.Duration
+	// MaxAttempts is the policy's limit, for the GiveUpExhausted reason:
+	// what the policy allowed, not the attempt the message claims.
+	MaxAttempts int
 	// MaxMessageAge is the policy's limit, for the GiveUpTooOld reason.
 	MaxMessageAge time.Duration
 }
@@ -282,7 +285,7 @@ func (d RetryDecision) GivesUp() bool {
 func (d RetryDecision) Reason() string {
 	switch d.Outcome {
 	case GiveUpExhausted:
-		return fmt.Sprintf("exhausted %d attempts", d.Attempt)
+		return fmt.Sprintf("exhausted %d attempts", d.MaxAttempts)
 	case GiveUpTooOld:
 		return "exceeded the maximum message age of " + FormatDuration(d.MaxMessageAge)
 	}
@@ -296,14 +299,15 @@ func (d RetryDecision) Reason() string {
 func (p RetryPolicy) Decide(attempt int, age time.Duration) RetryDecision {
 	attempt = max(attempt, 1)
 	if attempt >= p.maxAttempts {
-		return RetryDecision{Outcome: GiveUpExhausted, Attempt: attempt}
+		return RetryDecision{Outcome: GiveUpExhausted, Attempt: attempt, MaxAttempts: p.maxAttempts}
 	}
 	if p.maxAge > 0 && age >= 0 && age >= p.maxAge {
 		return RetryDecision{Outcome: GiveUpTooOld, Attempt: attempt, MaxMessageAge: p.maxAge}
 	}
 	schedule := p.Schedule()
 	if len(schedule) == 0 { // only a policy that fails Validate gets here
-		return RetryDecision{Outcome: GiveUpExhausted, Attempt: attempt}
+		// Its maxAttempts is past MaxAttemptsLimit: it gave up after attempt.
+		return RetryDecision{Outcome: GiveUpExhausted, Attempt: attempt, MaxAttempts: attempt}
 	}
 	d := schedule[min(attempt-1, len(schedule)-1)]
 	outcome := RetryInConsumer

@@ -28,7 +28,7 @@ func TestReasonOfTheFamilysTexts(t *testing.T) {
 		{"Python", "exhausted 3 attempt(s): TimeoutError: timed out", acemq.ReasonExhausted},
 		{"Python, one attempt", "exhausted 1 attempt: TimeoutError: timed out", acemq.ReasonExhausted},
 		{".NET", "gave up after 3 attempt(s): timed out", acemq.ReasonExhausted},
-		{"this library", acemq.RetryDecision{Outcome: acemq.GiveUpExhausted, Attempt: 1}.Reason() + ": timed out", acemq.ReasonExhausted},
+		{"this library", acemq.RetryDecision{Outcome: acemq.GiveUpExhausted, Attempt: 1, MaxAttempts: 1}.Reason() + ": timed out", acemq.ReasonExhausted},
 
 		{"Java", "exceeded the maximum message age of PT2M: java.util.concurrent.TimeoutException: slow", acemq.ReasonTooOld},
 		{"Go peer", "exceeded the maximum message age of 2m0s: slow", acemq.ReasonTooOld},

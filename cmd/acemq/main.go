@@ -47,8 +47,8 @@ func main() {
 }
 
 // execute runs the command line args and says how the process should exit.
-// Errors go to stderr as "acemq: ..."; a usage mistake is followed by the
-// command's usage.
+// Errors go to stderr as "acemq: ..." (errorLine); a usage mistake is
+// followed by the command's usage.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetIn(stdin)
@@ -60,16 +60,26 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var exit *exitError
 	if errors.As(err, &exit) {
 		if exit.err != nil {
-			fmt.Fprintf(stderr, "acemq: %v\n", exit.err)
+			fmt.Fprintln(stderr, errorLine(exit.err))
 		}
 		return exit.code
 	}
-	fmt.Fprintf(stderr, "acemq: %s\n", strings.TrimRight(err.Error(), "\n"))
+	fmt.Fprintln(stderr, errorLine(err))
 	var failed *runError
 	if !errors.As(err, &failed) {
 		fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
 	}
 	return exitFailure
+}
+
+// errorPrefix starts every error line of the command.
+const errorPrefix = "acemq: "
+
+// errorLine is err as the command prints it, with errorPrefix once: the
+// acemq package's own errors already start with it, as a Go package's
+// errors name the package ("acemq: connect to ...").
+func errorLine(err error) string {
+	return errorPrefix + strings.TrimPrefix(strings.TrimRight(err.Error(), "\n"), errorPrefix)
 }
 
 // newRootCmd builds the command tree, writing to stdout and stderr. It

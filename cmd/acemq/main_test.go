@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -74,6 +75,8 @@ func TestGolden(t *testing.T) {
 		{"plan-missing-file", []string{"topology", "plan", "-f", "testdata/missing.yaml"}, ""},
 		{"plan-no-file", []string{"topology", "plan"}, ""},
 		{"topology-unknown", []string{"topology", "deploy"}, ""},
+		// The acemq package's error starts with "acemq: " already: one prefix.
+		{"dlq-show-bad-scheme", []string{"dlq", "show", "q.dlq", "--url", "ftp://h/"}, ""},
 		{"unknown-command", []string{"lader"}, ""},
 	}
 	for _, tt := range tests {
@@ -137,6 +140,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"topology", "plan", "-f", reference, "extra"}, exitFailure, true, "acemq: unknown command \"extra\""},
 		{[]string{"version", "extra"}, exitFailure, true, "acemq: unknown command \"extra\""},
 		{[]string{"nonsense"}, exitFailure, true, "acemq: unknown command \"nonsense\""},
+		{[]string{"demo", "--url", "ftp://h/"}, exitFailure, false, "acemq: connect to ftp://h/: the scheme \"ftp\" is not supported"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -154,6 +158,27 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("usage went to stdout:\n%s", r.stdout)
 			}
 		})
+	}
+}
+
+// Every error line starts with "acemq: " once, whether or not the error
+// already names the package, and whoever returns it.
+func TestErrorLine(t *testing.T) {
+	lib := errors.New("acemq: connect to ftp://h/: the scheme \"ftp\" is not supported")
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{errors.New("--limit must be 0 (all) or more, found -1"), "acemq: --limit must be 0 (all) or more, found -1"},
+		{lib, lib.Error()},
+		{&runError{lib}, lib.Error()},
+		{&exitError{code: exitFailure, err: lib}, lib.Error()},
+		{errors.New("invalid topology\n  - a\n"), "acemq: invalid topology\n  - a"},
+	}
+	for _, tt := range tests {
+		if got := errorLine(tt.err); got != tt.want {
+			t.Errorf("errorLine(%q) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }
 
@@ -313,7 +338,7 @@ func TestLadderJSONDecision(t *testing.T) {
 		{"exhausted", reference, []string{"--attempt", "6"},
 			map[string]any{"attempt": json.Number("6"), "retries": false, "reason": "exhausted 6 attempts"}},
 		{"past the last attempt", reference, []string{"--attempt", "60"},
-			map[string]any{"attempt": json.Number("60"), "retries": false, "reason": "exhausted 60 attempts"}},
+			map[string]any{"attempt": json.Number("60"), "retries": false, "reason": "exhausted 6 attempts"}},
 		{"too old", "exponential(5, 1s, 24h).giveUpAfter(2m)", []string{"--attempt", "2", "--age", "3m"},
 			map[string]any{"attempt": json.Number("2"), "retries": false, "reason": "exceeded the maximum message age of 2m"}},
 		{"an unknown age is young", "exponential(5, 1s, 24h).giveUpAfter(2m)", []string{"--attempt", "2"},
