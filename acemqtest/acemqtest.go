@@ -10,6 +10,14 @@
 //		acemqtest.WaitFor(t, consumer, "the retry", func(s acemq.Stats) bool { return s.Accepted == 1 })
 //		dead := b.Messages(t, acemq.DeadLetterQueue("orders"))
 //	}
+//
+// A policy's jitter spreads waits in the consumer, and Advance moves the
+// clock exactly. Exponential's jitter (and the notation's exponential(...))
+// is 0.2: a 1s consumer wait lasts from 0.8s up to 1.2s, so
+// Advance(time.Second) may leave it still waiting. For exact waits, give the
+// consumer a policy without jitter: Exponential(...).WithJitter(0),
+// ".withJitter(0)" in the notation, or Fixed, which has none. Rung waits are
+// never jittered.
 package acemqtest
 
 import (

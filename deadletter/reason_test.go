@@ -71,6 +71,66 @@ func TestReasonOfTheFamilysTexts(t *testing.T) {
 	}
 }
 
+// One row per cell of the table of CONTRACT.md section 20, its example
+// text with N, Type, msg and "…" filled in, in Q.dlq and Q.parked alike.
+// The cells marked "—" (no such text) have no row: rejected by .NET, fatal
+// by Python and .NET, parked by all but the Go peer, an interceptor's
+// refusal by Java, Ruby and Python.
+//
+// Two cells of the fatal row are texts of the rejected row: Java's ("same
+// as rejected") and the Go peer's (Java's rejection text). A text cannot
+// say which it was, so both are classed rejected, after Java, the
+// reference.
+func TestReasonOfEveryCellOfSection20(t *testing.T) {
+	tests := []struct {
+		row, column, text string
+		want              acemq.ReasonClass
+	}{
+		{"exhausted", "Java", "exhausted 3 attempts: java.io.IOException: connection reset", acemq.ReasonExhausted},
+		{"exhausted", "Go peer", "exhausted 3 attempts: connection reset", acemq.ReasonExhausted},
+		{"exhausted", "Go peer (singular for 1)", "exhausted 1 attempt: connection reset", acemq.ReasonExhausted},
+		{"exhausted", "Ruby", "gave up after 3 attempts: Timeout::Error", acemq.ReasonExhausted},
+		{"exhausted", "Python", "exhausted 3 attempt(s): TimeoutError: timed out", acemq.ReasonExhausted},
+		{"exhausted", ".NET", "gave up after 3 attempt(s): timed out", acemq.ReasonExhausted},
+
+		{"too old", "Java", "exceeded the maximum message age of PT2M: java.util.concurrent.TimeoutException: slow", acemq.ReasonTooOld},
+		{"too old", "Go peer", "exceeded the maximum message age of 2m0s: slow", acemq.ReasonTooOld},
+		{"too old", "Ruby", "gave up on a message older than 120.0 seconds: slow", acemq.ReasonTooOld},
+		{"too old", "Python", "exceeded the maximum message age of 0:02:00: TimeoutError: slow", acemq.ReasonTooOld},
+		{"too old", ".NET", "gave up on a message older than 00:02:00: slow", acemq.ReasonTooOld},
+
+		{"rejected", "Java", "the handler reported an unprocessable message: com.acme.InvalidOrder: no sku", acemq.ReasonRejected},
+		{"rejected", "Go peer", "the handler rejected it: no sku", acemq.ReasonRejected},
+		{"rejected", "Ruby", "rejected by the handler: no sku", acemq.ReasonRejected},
+		{"rejected", "Python", "the handler rejected it: InvalidOrder: no sku", acemq.ReasonRejected},
+
+		{"fatal", "Java (same as rejected)", "the handler reported an unprocessable message: com.acme.SchemaUnknown: v9", acemq.ReasonRejected},
+		{"fatal", "Go peer", "the handler reported an unprocessable message: schema v9 unknown", acemq.ReasonRejected},
+		{"fatal", "Ruby", "retrying cannot help: schema v9 unknown", acemq.ReasonFatal},
+
+		{"parked by handler", "Go peer", "the handler parked it: needs a person", acemq.ReasonParked},
+
+		{"undecodable", "Java", "could not be decoded: com.fasterxml.jackson.core.JsonParseException: Unrecognized token 'order'", acemq.ReasonUndecodable},
+		{"undecodable", "Go peer (same)", "could not be decoded: invalid character 'o' looking for beginning of value", acemq.ReasonUndecodable},
+		{"undecodable", "Ruby (same, message only)", "could not be decoded: unexpected token at 'order 9'", acemq.ReasonUndecodable},
+		{"undecodable", "Python (same)", "could not be decoded: JSONDecodeError: Expecting value: line 1 column 1 (char 0)", acemq.ReasonUndecodable},
+		{"undecodable", ".NET", "could not decode as OrderCreated: 'o' is an invalid start of a value", acemq.ReasonUndecodable},
+
+		{"interceptor", "Go peer", "an interceptor refused it: tenant suspended", acemq.ReasonInterceptor},
+		{"interceptor", ".NET", "an interceptor refused it: tenant suspended", acemq.ReasonInterceptor},
+	}
+	for _, tt := range tests {
+		for _, queue := range []string{"orders.new.dlq", "orders.new.parked"} {
+			t.Run(tt.row+", "+tt.column+", in "+queue, func(t *testing.T) {
+				msg := transport.Message{Headers: transport.Table{acemq.HeaderError: tt.text}}
+				if got, want := deadletter.ReasonOf(queue, msg), (deadletter.Reason{Text: tt.text, Class: tt.want}); got != want {
+					t.Errorf("ReasonOf = %+v, want %+v", got, want)
+				}
+			})
+		}
+	}
+}
+
 // A text no template matches is a handler's error as this library writes
 // it: Reject's or Fatal's in Q.dlq, Park's in Q.parked.
 func TestReasonOfABareHandlerError(t *testing.T) {

@@ -352,6 +352,49 @@ func TestDLQOnBroker(t *testing.T) {
 	}
 }
 
+// show --reasons classes the texts Ruby and the Go peer write (CONTRACT.md
+// section 20) as deadletter.ReasonOf does, in Q.dlq and in Q.parked, where
+// a text no template knows would be classed rejected and parked.
+func TestDLQReasonsOfOtherLibraries(t *testing.T) {
+	url := "memory://cli-dlq-other-libraries"
+	tr := deadLetters(t, url, "orders.new", 0)
+	texts := []string{
+		"gave up after 3 attempts: Timeout::Error",
+		"gave up on a message older than 120.0 seconds: slow",
+		"rejected by the handler: no sku",
+		"retrying cannot help: schema v9 unknown",
+		"the handler rejected it: no sku",
+	}
+	for _, q := range []string{acemq.DeadLetterQueue("orders.new"), acemq.ParkedQueue("orders.new")} {
+		for i, text := range texts {
+			id := fmt.Sprintf("other-%d", i)
+			c, err := tr.Publish(t.Context(), transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{
+				MessageID: id, Persistent: true, Body: []byte(`{}`), ContentType: "application/json",
+				Headers: transport.Table{acemq.HeaderID: id, acemq.HeaderError: text},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Wait(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantRun(t, run(t, "", "dlq", "show", q, "--reasons", "--url", url), 0, `COUNT  CLASS
+2      rejected
+1      exhausted
+1      fatal
+1      too_old
+
+COUNT  CLASS      REASON
+1      exhausted  gave up after 3 attempts: Timeout::Error
+1      fatal      retrying cannot help: schema v9 unknown
+1      rejected   rejected by the handler: no sku
+1      rejected   the handler rejected it: no sku
+1      too_old    gave up on a message older than 120.0 seconds: slow
+`)
+	}
+}
+
 // What show, show --reasons and list print, from messages as this library,
 // another, and RabbitMQ 4.0 (its delivery limit) set them aside, on
 // memory:// at a fixed time.
