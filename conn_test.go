@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -157,5 +158,33 @@ func TestWithFallbackURLs(t *testing.T) {
 	}
 	if !slices.Equal(ro.Addresses, urls) || ro.ConnectionName != "svc" {
 		t.Errorf("rabbitmq.Options: Addresses %q, ConnectionName %q; want %q, svc", ro.Addresses, ro.ConnectionName, urls)
+	}
+}
+
+// closings counts the EventConnectionClosed it is told.
+type closings struct {
+	NopObserver
+	n atomic.Int64
+}
+
+func (c *closings) Event(e Event) {
+	if e.Kind == EventConnectionClosed {
+		c.n.Add(1)
+	}
+}
+
+func TestConnCloseTwiceTellsOnce(t *testing.T) {
+	var obs closings
+	conn, err := Connect(context.Background(), "memory://conn-close-twice", WithObserver(&obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := conn.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	}
+	if n := obs.n.Load(); n != 1 {
+		t.Errorf("EventConnectionClosed told %d times, want once", n)
 	}
 }

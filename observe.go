@@ -194,7 +194,7 @@ const (
 	EventConnectionBlocked
 	// EventConnectionUnblocked: publishing goes on.
 	EventConnectionUnblocked
-	// EventConnectionClosed: Close was called.
+	// EventConnectionClosed: Close was called (told once).
 	EventConnectionClosed
 )
 
