@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -39,6 +38,7 @@ type Conn struct {
 	clock     transport.Clock
 	observer  Observer
 	consumers atomic.Int64 // started and not yet closed
+	closed    atomic.Bool  // Close was called
 }
 
 // Credentials supply a username and password on every connect and reconnect,
@@ -301,12 +301,12 @@ func (c *Conn) Transport() transport.Transport { return c.transport }
 func (c *Conn) String() string { return "acemq.Conn(" + c.url + ")" }
 
 // Close closes the connection. Close consumers first, so that they can hand
-// back what they hold.
+// back what they hold. Closing again does nothing and returns nil.
 func (c *Conn) Close() error {
-	err := c.transport.Close()
-	if errors.Is(err, transport.ErrClosed) {
-		return nil // closed before
+	if c.closed.Swap(true) {
+		return nil
 	}
+	err := c.transport.Close()
 	c.observer.Event(Event{Kind: EventConnectionClosed, Conn: c})
 	if err != nil {
 		return fmt.Errorf("acemq: closing %s: %w", c.url, err)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -186,5 +187,33 @@ func TestConnectSendsMemoryToNew(t *testing.T) {
 	}
 	if _, err := New(nil); err == nil {
 		t.Error("New(nil) made a Conn")
+	}
+}
+
+// closings counts the EventConnectionClosed it is told.
+type closings struct {
+	NopObserver
+	n atomic.Int64
+}
+
+func (c *closings) Event(e Event) {
+	if e.Kind == EventConnectionClosed {
+		c.n.Add(1)
+	}
+}
+
+func TestConnCloseTwiceTellsOnce(t *testing.T) {
+	var obs closings
+	conn, err := New(memory.NewBroker().Connect(), WithObserver(&obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := conn.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	}
+	if n := obs.n.Load(); n != 1 {
+		t.Errorf("EventConnectionClosed told %d times, want once", n)
 	}
 }

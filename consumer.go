@@ -73,8 +73,9 @@ func WithConcurrency(n int) ConsumeOption { return func(o *consumeOptions) { o.c
 // WithConsumerTag names the consumer on the broker.
 func WithConsumerTag(tag string) ConsumeOption { return func(o *consumeOptions) { o.tag = tag } }
 
-// WithDrainTimeout bounds how long Close lets running handlers finish before
-// cancelling their context (default DefaultDrainTimeout).
+// WithDrainTimeout bounds how long Close waits for running handlers and the
+// settlements under way; then it cancels the handlers' context and returns
+// (default DefaultDrainTimeout). It is measured on the Conn's clock.
 func WithDrainTimeout(d time.Duration) ConsumeOption {
 	return func(o *consumeOptions) { o.drainTimeout = d }
 }
@@ -108,9 +109,17 @@ type ShutdownReport struct {
 	// WaitsCutShort were waiting in the consumer; they were requeued with
 	// their attempt unchanged, so the wait is shortened but nothing is lost.
 	WaitsCutShort int
-	// Abandoned handlers were still running when Close's context ended; the
-	// broker redelivers their messages when the connection closes.
+	// Abandoned handlers were still running when Close returned (at the
+	// drain timeout or when its context ended), their context cancelled.
+	// Each goes on in its goroutine; what it decides is still carried out
+	// as usual (an ack, after a confirmed republish if any), except that
+	// a wait in the consumer becomes a requeue. If the connection closes
+	// first, the broker delivers the message again.
 	Abandoned int
+	// Settling were republishes still awaiting their confirm when Close
+	// returned; each ends by itself, acked once confirmed, handed back
+	// otherwise.
+	Settling int
 }
 
 // Consumer consumes one queue until Close.
@@ -132,13 +141,13 @@ type Consumer struct {
 	handlerCtx    context.Context // cancelled when the drain timeout ends
 	stopHandlers  context.CancelFunc
 	stopping      atomic.Bool
-	workers       sync.WaitGroup
+	workers       tasks        // the goroutines taking deliveries
 	running       atomic.Int64 // handlers running now
 	requeuedAtEnd atomic.Int64
 
 	mu      sync.Mutex
 	waits   map[*wait]struct{}
-	settles sync.WaitGroup // republishes and timer callbacks under way
+	settles tasks // waits held, republishes and timer callbacks under way
 
 	counts                        [Requeued + 1]atomic.Int64
 	rungMissing, setAsideFailures atomic.Int64
@@ -198,7 +207,11 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	}
 	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Ladder: ladder, Conn: c})
 	for range o.concurrency {
-		cons.workers.Go(cons.work)
+		cons.workers.add()
+		go func() {
+			defer cons.workers.done()
+			cons.work()
+		}()
 	}
 	c.consumers.Add(1)
 	return cons, nil
@@ -307,8 +320,8 @@ func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 	case s.Wait > 0 || s.Outcome == RetriedInConsumer:
 		c.hold(h, s)
 	default:
-		c.settles.Add(1)
-		defer c.settles.Done()
+		c.settles.add()
+		defer c.settles.done()
 		err := c.republish(h, s)
 		switch {
 		case err == nil:
@@ -402,7 +415,7 @@ func (c *Consumer) hold(h inHand, s settlement) {
 	c.mu.Lock()
 	if !c.stopping.Load() {
 		c.waits[w] = struct{}{}
-		c.settles.Add(1) // done when the timer's callback ends or Close cuts it short
+		c.settles.add() // done when the timer's callback ends or Close cuts it short
 		// Told before the timer is set, so that it comes before its end.
 		c.observer.Event(c.event(EventWaitStarted, w))
 		w.stop = c.clock.AfterFunc(s.Wait, func() { c.endWait(w) })
@@ -421,7 +434,7 @@ func (c *Consumer) event(kind EventKind, w *wait) Event {
 
 // endWait republishes a held delivery once its wait is over.
 func (c *Consumer) endWait(w *wait) {
-	defer c.settles.Done()
+	defer c.settles.done()
 	c.mu.Lock()
 	delete(c.waits, w)
 	c.mu.Unlock()
@@ -454,38 +467,39 @@ func (c *Consumer) Stats() Stats {
 func (c *Consumer) Ladder() RetryLadder { return c.ladder }
 
 // Close stops the consumer: no new deliveries; handlers already running
-// finish, up to the drain timeout, after which their context is cancelled;
+// finish, and settlements under way are confirmed, up to the drain timeout;
 // deliveries prefetched but not started are requeued; deliveries held in an
 // in-process wait are requeued with their attempt unchanged. Nothing is
-// acknowledged that was not handled. ctx bounds the whole of it; what was
-// still running when it ended is reported as abandoned (the broker delivers
-// it again once the connection closes).
+// acknowledged that was not handled.
+//
+// Close returns at the drain timeout, or when ctx ends if that is sooner,
+// even if handlers have not returned: it cancels their context and reports
+// them as abandoned (see ShutdownReport). An abandoned handler's decision
+// is still carried out when it returns, with the same guarantees (a
+// republish is confirmed before the original is acked; a failure hands the
+// delivery back); deliveries prefetched behind it are requeued by its
+// goroutine afterwards, or by the broker when the connection closes. Close
+// starts no goroutine.
+//
+// Closing a consumer again fails with an error matching ErrClosed.
 func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	if c.stopping.Swap(true) {
-		return ShutdownReport{}, errors.New("acemq: consumer of " + c.queue + " is already closed")
+		return ShutdownReport{}, fmt.Errorf("acemq: closing the consumer of %s: closed before: %w", c.queue, ErrClosed)
 	}
 	c.conn.consumers.Add(-1)
 	cancelErr := c.sub.Cancel(ctx)
 
-	workersDone := make(chan struct{})
-	go func() { c.workers.Wait(); close(workersDone) }()
-	drain := time.NewTimer(c.drain)
-	defer drain.Stop()
-	var report ShutdownReport
+	drained := make(chan struct{})
+	stopDrain := c.clock.AfterFunc(c.drain, func() { close(drained) })
+	defer stopDrain()
 	select {
-	case <-workersDone:
-	case <-drain.C:
-		c.stopHandlers()
-		select {
-		case <-workersDone:
-		case <-ctx.Done():
-			report.Abandoned = int(c.running.Load())
-		}
+	case <-c.workers.idle():
+	case <-drained:
 	case <-ctx.Done():
-		c.stopHandlers()
-		report.Abandoned = int(c.running.Load())
 	}
 	c.stopHandlers()
+	var report ShutdownReport
+	report.Abandoned = int(c.running.Load())
 
 	var cut []*wait
 	c.mu.Lock()
@@ -503,20 +517,64 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 		e.CutShort = true
 		c.observer.Event(e)
 		c.requeue(w.d, ReasonShutdown)
-		c.settles.Done()
+		c.settles.done()
 	}
 	report.WaitsCutShort = len(cut)
 
-	settled := make(chan struct{})
-	go func() { c.settles.Wait(); close(settled) }()
 	select {
-	case <-settled:
+	case <-c.settles.idle():
+	case <-drained:
 	case <-ctx.Done():
 	}
+	report.Settling = c.settles.count()
 	report.Requeued = int(c.requeuedAtEnd.Load())
 	c.observer.Event(Event{Kind: EventConsumerStopped, Queue: c.queue, Conn: c.conn})
 	if cancelErr != nil {
 		return report, fmt.Errorf("acemq: closing the consumer of %s: %w", c.queue, cancelErr)
 	}
 	return report, nil
+}
+
+// tasks counts work under way. Unlike a sync.WaitGroup, it can be waited
+// for in a select, so that Close needs no goroutine that could outlive it.
+type tasks struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed when n falls to 0
+}
+
+func (t *tasks) add() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 {
+		t.none = make(chan struct{})
+	}
+	t.n++
+}
+
+func (t *tasks) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 {
+		close(t.none)
+	}
+}
+
+// idle is closed once no task is under way.
+func (t *tasks) idle() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 {
+		none := make(chan struct{})
+		close(none)
+		return none
+	}
+	return t.none
+}
+
+func (t *tasks) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 type order struct {
@@ -370,5 +373,225 @@ func TestConsumeRefusesBadOptions(t *testing.T) {
 	}
 	if _, err := Consume[order](context.Background(), f.conn(), "orders", nil); err == nil {
 		t.Errorf("Consume accepted a nil handler")
+	}
+}
+
+// scheduleClock is a manual clock that says on scheduled each wait it was
+// asked for, so that a test advances it only once the timer is set.
+type scheduleClock struct {
+	*memory.ManualClock
+	scheduled chan time.Duration
+}
+
+func (c scheduleClock) AfterFunc(d time.Duration, f func()) func() bool {
+	stop := c.ManualClock.AfterFunc(d, f)
+	c.scheduled <- d
+	return stop
+}
+
+// stuckHandler handles like handleOrders once release is closed, ignoring
+// its context until then; started is closed when it is called.
+func stuckHandler(started, release chan struct{}) Handler[order] {
+	return func(ctx context.Context, m Message[order]) Decision {
+		close(started)
+		<-release
+		return handleOrders(ctx, m)
+	}
+}
+
+// within fails the test if ch is not closed or sent on after a generous
+// deadline (never reached when the consumer works).
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
+		var zero T
+		return zero
+	}
+}
+
+// A handler that ignores its context holds Close only until the drain
+// timeout. What it decides afterwards is still carried out safely: acked
+// only once handled and any republish confirmed, handed back otherwise.
+func TestConsumerCloseReturnsAtTheDrainTimeout(t *testing.T) {
+	refuse := func(transport.Publishing) error { return transport.ErrRefused }
+	tests := []struct {
+		action  string
+		policy  RetryPolicy
+		confirm func(transport.Publishing) error
+		settled string
+		target  []string // republished to
+	}{
+		{"accept", NoRetry(), nil, "stuck ack", nil},
+		{"reject", NoRetry(), nil, "stuck ack", []string{"orders.dlq"}},
+		{"park", NoRetry(), refuse, "stuck nack requeue=true", []string{"orders.parked"}},
+		{"retry", Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second), nil, "stuck ack", []string{"orders.retry.2s"}},
+		// Its wait in the consumer cannot start once closed.
+		{"retry", Fixed(3, time.Hour).WaitInBrokerFrom(0), nil, "stuck nack requeue=true", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.action+" "+strings.Join(tt.target, ","), func(t *testing.T) {
+			f := newFake()
+			f.confirm = tt.confirm
+			clock := scheduleClock{memory.NewManualClock(time.Now()), make(chan time.Duration, 10)}
+			conn := f.conn()
+			conn.clock = clock
+			started, release := make(chan struct{}), make(chan struct{})
+			c, err := Consume(context.Background(), conn, "orders", stuckHandler(started, release),
+				WithDrainTimeout(time.Second), WithPolicy(tt.policy), withTestBackoff())
+			if err != nil {
+				t.Fatal(err)
+			}
+			settled := make(chan string, 10)
+			f.deliver("stuck", `{"action":"`+tt.action+`"}`, nil, settled)
+			<-started
+
+			type closed struct {
+				report ShutdownReport
+				err    error
+			}
+			done := make(chan closed, 1)
+			go func() {
+				r, err := c.Close(context.Background())
+				done <- closed{r, err}
+			}()
+			if d := within(t, clock.scheduled, "Close set no drain timer on the Conn's clock"); d != time.Second {
+				t.Fatalf("Close waits %v, want the drain timeout of 1s", d)
+			}
+			select {
+			case <-done:
+				t.Fatal("Close returned before the drain timeout")
+			default:
+			}
+			clock.Advance(time.Second)
+			got := within(t, done, "Close did not return at the drain timeout")
+			// release is still open: the handler has not returned.
+			if got.err != nil || got.report.Abandoned != 1 {
+				t.Fatalf("Close = %+v, %v; want one handler abandoned", got.report, got.err)
+			}
+			select {
+			case s := <-settled:
+				t.Fatalf("settled with %q before the handler returned", s)
+			default:
+			}
+
+			close(release)
+			if s := next(t, settled); s != tt.settled {
+				t.Errorf("the late decision settled with %q, want %q", s, tt.settled)
+			}
+			var targets []string
+			for _, p := range f.publishes() {
+				targets = append(targets, p.RoutingKey)
+			}
+			if !slices.Equal(targets, tt.target) {
+				t.Errorf("republished to %v, want %v", targets, tt.target)
+			}
+		})
+	}
+}
+
+// A republish still unconfirmed at the drain timeout is reported; it goes
+// on, and its original is acked only once it is confirmed.
+func TestConsumerCloseReportsSettlementsUnderWay(t *testing.T) {
+	f := newFake()
+	publishing, confirm := make(chan struct{}), make(chan struct{})
+	f.confirm = func(transport.Publishing) error {
+		close(publishing)
+		<-confirm
+		return nil
+	}
+	clock := scheduleClock{memory.NewManualClock(time.Now()), make(chan time.Duration, 10)}
+	conn := f.conn()
+	conn.clock = clock
+	c, err := Consume(context.Background(), conn, "orders", handleOrders, WithDrainTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan string, 10)
+	f.deliver("m", `{"action":"reject"}`, nil, settled)
+	within(t, publishing, "the rejected message was not republished")
+	done := make(chan ShutdownReport, 1)
+	go func() {
+		r, _ := c.Close(context.Background())
+		done <- r
+	}()
+	within(t, clock.scheduled, "Close set no drain timer on the Conn's clock")
+	clock.Advance(time.Second)
+	if r := within(t, done, "Close did not return at the drain timeout"); r.Settling != 1 || r.Abandoned != 0 {
+		t.Errorf("report %+v, want one settlement under way and no handler", r)
+	}
+	select {
+	case s := <-settled:
+		t.Fatalf("settled with %q before the republish was confirmed", s)
+	default:
+	}
+	close(confirm)
+	if s := next(t, settled); s != "m ack" {
+		t.Errorf("settled with %q, want an ack once confirmed", s)
+	}
+}
+
+// createdBy lists the goroutines that fn started and that are still alive.
+func createdBy(fn string) []string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var found []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "\ncreated by "+fn+" in goroutine ") {
+			found = append(found, g)
+		}
+	}
+	return found
+}
+
+// Close whose context has ended leaves no goroutine of its own behind: the
+// abandoned handler runs on in the consumer's worker, which is counted and
+// ends once the handler returns and its delivery is settled.
+func TestConsumerCloseLeavesNoGoroutineBehind(t *testing.T) {
+	f := newFake()
+	started, release := make(chan struct{}), make(chan struct{})
+	c, err := Consume(context.Background(), f.conn(), "orders", stuckHandler(started, release))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan string, 10)
+	f.deliver("stuck", `{"action":"accept"}`, nil, settled)
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	report, err := c.Close(ctx)
+	if err != nil || report.Abandoned != 1 {
+		t.Fatalf("Close = %+v, %v; want one handler abandoned", report, err)
+	}
+	if left := createdBy("github.com/acemq-go/acemq.(*Consumer).Close"); len(left) > 0 {
+		t.Errorf("Close left %d goroutines running:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+	if n := c.workers.count(); n != 1 {
+		t.Errorf("%d workers running, want the abandoned handler's", n)
+	}
+	close(release)
+	within(t, c.workers.idle(), "the worker did not end once its handler returned")
+	if s := next(t, settled); s != "stuck ack" {
+		t.Errorf("settled with %q, want an ack", s)
+	}
+}
+
+func TestConsumerCloseTwiceIsErrClosed(t *testing.T) {
+	c := startConsumer(t, newFake())
+	if _, err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Close(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("the second Close = %v, want an error matching ErrClosed", err)
 	}
 }

@@ -182,9 +182,10 @@ const (
 	EventWaitEnded
 	// EventConsumerStarted: a consumer of Queue started, with its ladder.
 	EventConsumerStarted
-	// EventConsumerStopped: the consumer of Queue closed. When Close's
-	// context ended before every settlement was done, the rest of them
-	// may still be told after this.
+	// EventConsumerStopped: the consumer of Queue closed. When Close
+	// returned before every settlement was done (its drain timeout or its
+	// context ended first), the rest of them, and the settlements of
+	// abandoned handlers, may still be told after this.
 	EventConsumerStopped
 	// EventConnectionLost: the connection broke (Err); the Conn reconnects.
 	EventConnectionLost
@@ -194,7 +195,7 @@ const (
 	EventConnectionBlocked
 	// EventConnectionUnblocked: publishing goes on.
 	EventConnectionUnblocked
-	// EventConnectionClosed: Close was called.
+	// EventConnectionClosed: Close was called (told once).
 	EventConnectionClosed
 )
 
