@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -45,20 +46,20 @@ func badCases() []badCase {
 		many[fmt.Sprintf("h%04d", i)] = int64(i)
 	}
 	return []badCase{
-		{"attempt not a number", json(transport.Table{acemq.HeaderAttempt: "abc"}, `{"n":1}`), "accepted", ""},
-		{"negative attempt", json(transport.Table{acemq.HeaderAttempt: int64(-5)}, `{"n":2}`), "accepted", ""},
-		{"huge attempt, retried", json(transport.Table{acemq.HeaderAttempt: int64(1 << 40)}, `{"n":3,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: "},
-		{"attempt as a float", json(transport.Table{acemq.HeaderAttempt: 2.5}, `{"n":4}`), "accepted", ""},
-		{"id not UTF-8", json(transport.Table{acemq.HeaderID: "\xff\xfe"}, `{"n":5}`), "accepted", ""},
+		{"attempt not a number", json(transport.Table{contract.HeaderAttempt: "abc"}, `{"n":1}`), "accepted", ""},
+		{"negative attempt", json(transport.Table{contract.HeaderAttempt: int64(-5)}, `{"n":2}`), "accepted", ""},
+		{"huge attempt, retried", json(transport.Table{contract.HeaderAttempt: int64(1 << 40)}, `{"n":3,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: "},
+		{"attempt as a float", json(transport.Table{contract.HeaderAttempt: 2.5}, `{"n":4}`), "accepted", ""},
+		{"id not UTF-8", json(transport.Table{contract.HeaderID: "\xff\xfe"}, `{"n":5}`), "accepted", ""},
 		{"no id at all", json(nil, `{"n":6,"fail":"reject"}`), "dead-lettered", "no"},
-		{"first-seen garbage, retried", json(transport.Table{acemq.HeaderFirstSeen: "yesterday"}, `{"n":7,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: "},
-		{"type a nested table", json(transport.Table{acemq.HeaderType: transport.Table{"a": int64(1)}}, `{"n":8}`), "accepted", ""},
+		{"first-seen garbage, retried", json(transport.Table{contract.HeaderFirstSeen: "yesterday"}, `{"n":7,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: "},
+		{"type a nested table", json(transport.Table{contract.HeaderType: transport.Table{"a": int64(1)}}, `{"n":8}`), "accepted", ""},
 		{"a large header table", json(many, `{"n":9}`), "accepted", ""},
 		{"empty body", json(nil, ``), "parked", "could not be decoded: "},
 		{"wrong content type", transport.Message{ContentType: "text/plain", Body: []byte(`{"n":11}`)}, "parked", `could not be decoded: the content type "text/plain" is not JSON`},
 		{"binary body", json(nil, "\x00\x01\xff"), "parked", "could not be decoded: "},
-		{"reserved header of another version", json(transport.Table{"x-acemq-future": "v9", acemq.HeaderVersion: "-3"}, `{"n":13}`), "accepted", ""},
-		{"error header on a fresh message", json(transport.Table{acemq.HeaderError: int64(5)}, `{"n":14,"fail":"park"}`), "parked", "no"},
+		{"reserved header of another version", json(transport.Table{"x-acemq-future": "v9", contract.HeaderVersion: "-3"}, `{"n":13}`), "accepted", ""},
+		{"error header on a fresh message", json(transport.Table{contract.HeaderError: int64(5)}, `{"n":14,"fail":"park"}`), "parked", "no"},
 	}
 }
 
@@ -116,7 +117,7 @@ func checkBadInput(t *testing.T, conn *acemq.Conn, q string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	reasons := map[string]string{}
-	for _, queue := range []string{acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)} {
+	for _, queue := range []string{contract.DeadLetterQueue(q), contract.ParkedQueue(q)} {
 		for {
 			d, ok, err := conn.Transport().Get(context.Background(), queue)
 			if err != nil || !ok {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -60,7 +62,7 @@ func BenchmarkReadEnvelope(b *testing.B) {
 // common outcomes.
 func BenchmarkSettle(b *testing.B) {
 	policy := Exponential(5, time.Second, time.Minute).WaitInBrokerFrom(4 * time.Second) // 1s, 2s in the consumer; 4s, 8s on rungs
-	ladder, err := NewRetryLadder("orders", policy, ContractRungs)
+	ladder, err := retry.NewLadder("orders", policy, contract.ContractRungs)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,12 +71,12 @@ func BenchmarkSettle(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		in   delivered
-		want Outcome
+		want contract.Outcome
 	}{
-		{"accept", delivered{Source: "orders", Decision: Accept(), Attempt: 1}, Accepted},
-		{"retry-in-consumer", delivered{Source: "orders", Decision: Retry(failure), Attempt: 1}, RetriedInConsumer},
-		{"retry-on-rung", delivered{Source: "orders", Decision: Retry(failure), Attempt: 3}, RetriedOnRung},
-		{"dead-letter", delivered{Source: "orders", Decision: Retry(failure), Attempt: 5}, DeadLettered},
+		{"accept", delivered{Source: "orders", Decision: Accept(), Attempt: 1}, contract.Accepted},
+		{"retry-in-consumer", delivered{Source: "orders", Decision: Retry(failure), Attempt: 1}, contract.RetriedInConsumer},
+		{"retry-on-rung", delivered{Source: "orders", Decision: Retry(failure), Attempt: 3}, contract.RetriedOnRung},
+		{"dead-letter", delivered{Source: "orders", Decision: Retry(failure), Attempt: 5}, contract.DeadLettered},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

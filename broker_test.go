@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -39,9 +41,9 @@ func testQueue(t *testing.T, conn *acemq.Conn, policy acemq.RetryPolicy) string 
 // deleteQueues deletes q, Q.dlq, Q.parked and the rungs of either kind that
 // policy gives q.
 func deleteQueues(tr transport.Transport, q string, policy acemq.RetryPolicy) {
-	names := []string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}
-	for _, kind := range []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs} {
-		ladder, _ := acemq.NewRetryLadder(q, policy, kind)
+	names := []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)}
+	for _, kind := range []contract.RungKind{contract.ContractRungs, contract.AtLeastOnceRungs} {
+		ladder, _ := retry.NewLadder(q, policy, kind)
 		names = append(names, ladder.Queues()...)
 	}
 	for _, name := range names {
@@ -139,7 +141,7 @@ func publish(t *testing.T, conn *acemq.Conn, queue string, items ...item) {
 // early; it comes home through acemq.retry with attempt 2 after the rung's
 // TTL.
 func TestRungRoundTrip(t *testing.T) {
-	for kind, rung := range map[acemq.RungKind]string{acemq.ContractRungs: ".retry.2s", acemq.AtLeastOnceRungs: ".retry.quorum.2s"} {
+	for kind, rung := range map[contract.RungKind]string{contract.ContractRungs: ".retry.2s", contract.AtLeastOnceRungs: ".retry.quorum.2s"} {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
 			rungRoundTrip(t, kind, rung)
@@ -147,7 +149,7 @@ func TestRungRoundTrip(t *testing.T) {
 	}
 }
 
-func rungRoundTrip(t *testing.T, kind acemq.RungKind, rungSuffix string) {
+func rungRoundTrip(t *testing.T, kind contract.RungKind, rungSuffix string) {
 	conn := connect(t)
 	policy := acemq.Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second)
 	q := testQueue(t, conn, policy)
@@ -218,7 +220,7 @@ func TestTwoKindsOfRungsShareAQueue(t *testing.T) {
 		return acemq.Accept()
 	}
 	// Prefetch 1: the broker deals the messages out between the two.
-	quorum := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(acemq.AtLeastOnceRungs), acemq.WithPrefetch(1))
+	quorum := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(contract.AtLeastOnceRungs), acemq.WithPrefetch(1))
 	classic := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithPrefetch(1))
 	const n = 40
 	for i := range n {
@@ -300,7 +302,7 @@ func TestSetAsides(t *testing.T) {
 		acemq.WithHeaders(transport.Table{"tenant": "acme"})); err != nil {
 		t.Fatal(err)
 	}
-	dlq, parked := acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)
+	dlq, parked := contract.DeadLetterQueue(q), contract.ParkedQueue(q)
 	waitFor(t, "four dead letters and one parked", 20*time.Second, func() bool {
 		return depth(t, conn, dlq) == 4 && depth(t, conn, parked) == 1
 	})
@@ -376,7 +378,7 @@ func TestMissingDeadLetterQueueKeepsTheMessage(t *testing.T) {
 	c := consume(t, conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
 		return acemq.Reject(errors.New("no"))
 	})
-	if _, err := conn.Transport().DeleteQueue(context.Background(), acemq.DeadLetterQueue(q)); err != nil {
+	if _, err := conn.Transport().DeleteQueue(context.Background(), contract.DeadLetterQueue(q)); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, conn, q, item{N: 1})
@@ -403,7 +405,7 @@ func TestFailedSetAsidesOutlastTheDeliveryLimit(t *testing.T) {
 	q := brokertest.UniqueName(t, "acemq.test")
 	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: q, DeadLetter: true}}} // quorum, dead-lettering to Q.dlq
 	t.Cleanup(func() {
-		for _, name := range []string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)} {
+		for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)} {
 			_, _ = tr.DeleteQueue(context.Background(), name)
 		}
 	})
@@ -413,12 +415,12 @@ func TestFailedSetAsidesOutlastTheDeliveryLimit(t *testing.T) {
 	c := consume(t, conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {
 		return acemq.Reject(errors.New("no"))
 	}, acemq.WithTestBackoff())
-	if _, err := tr.DeleteQueue(ctx, acemq.DeadLetterQueue(q)); err != nil {
+	if _, err := tr.DeleteQueue(ctx, contract.DeadLetterQueue(q)); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, conn, q, item{N: 1})
 	waitFor(t, "30 failed set-asides", time.Minute, func() bool { return c.Stats().SetAsideFailed >= 30 })
-	ladder, _ := acemq.NewRetryLadder(q, acemq.NoRetry(), acemq.ContractRungs)
+	ladder, _ := retry.NewLadder(q, acemq.NoRetry(), contract.ContractRungs)
 	if err := ladder.DeclareDeadLetters(ctx, tr); err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +428,7 @@ func TestFailedSetAsidesOutlastTheDeliveryLimit(t *testing.T) {
 	if _, err := c.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d, ok, err := tr.Get(ctx, acemq.DeadLetterQueue(q))
+	d, ok, err := tr.Get(ctx, contract.DeadLetterQueue(q))
 	if err != nil || !ok {
 		t.Fatalf("Get from Q.dlq: %v, %v", ok, err)
 	}
@@ -448,7 +450,7 @@ func TestSecondDeclaration(t *testing.T) {
 	conn, other := connect(t), connect(t)
 	policy := acemq.Fixed(2, time.Minute)
 	q := testQueue(t, conn, policy)
-	ladder, _ := acemq.NewRetryLadder(q, policy, acemq.ContractRungs)
+	ladder, _ := retry.NewLadder(q, policy, contract.ContractRungs)
 	if err := ladder.Declare(context.Background(), conn.Transport()); err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +458,7 @@ func TestSecondDeclaration(t *testing.T) {
 		t.Fatalf("the same ladder declared again: %v", err)
 	}
 	clash := transport.Queue{Name: q + ".retry.1m", Type: transport.Classic, Durable: true, Arguments: transport.Table{
-		"x-message-ttl": int64(61000), "x-dead-letter-exchange": acemq.RetryExchange, "x-dead-letter-routing-key": q}}
+		"x-message-ttl": int64(61000), "x-dead-letter-exchange": contract.RetryExchange, "x-dead-letter-routing-key": q}}
 	err := other.Transport().DeclareQueue(context.Background(), clash)
 	if !errors.Is(err, acemq.ErrPreconditionFailed) || !strings.Contains(err.Error(), q+".retry.1m") || !strings.Contains(err.Error(), "x-message-ttl") {
 		t.Errorf("a different declaration: %v; want PRECONDITION_FAILED naming the queue and x-message-ttl", err)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -43,7 +45,7 @@ type ConsumeOption func(*consumeOptions)
 
 type consumeOptions struct {
 	policy       RetryPolicy
-	rungs        RungKind
+	rungs        contract.RungKind
 	prefetch     int
 	concurrency  int
 	tag          string
@@ -61,7 +63,9 @@ func WithPolicy(p RetryPolicy) ConsumeOption { return func(o *consumeOptions) { 
 // ContractRungs, the family's; AtLeastOnceRungs for rungs that lose nothing
 // when a quorum source queue restarts or fails over). It must match what the
 // queue's topology declares, if it declares the ladder.
-func WithRungs(kind RungKind) ConsumeOption { return func(o *consumeOptions) { o.rungs = kind } }
+func WithRungs(kind contract.RungKind) ConsumeOption {
+	return func(o *consumeOptions) { o.rungs = kind }
+}
 
 // WithPrefetch bounds the deliveries the consumer holds unsettled, in-process
 // waits included (default DefaultPrefetch).
@@ -129,7 +133,7 @@ type Consumer struct {
 	transport transport.Transport
 	logger    *slog.Logger
 	policy    RetryPolicy
-	ladder    RetryLadder
+	ladder    retry.Ladder
 	random    func() float64
 	handle    func(ctx context.Context, d transport.Delivery) (delivered, error)
 	sub       transport.Subscription
@@ -149,8 +153,29 @@ type Consumer struct {
 	waits   map[*wait]struct{}
 	settles tasks // waits held, republishes and timer callbacks under way
 
-	counts                        [Requeued + 1]atomic.Int64
+	counts                        outcomeCounts
 	rungMissing, setAsideFailures atomic.Int64
+}
+
+// outcomeCounts counts the consumer's settlements by outcome, for Stats.
+type outcomeCounts struct {
+	accepted, retriedInConsumer, retriedOnRung, deadLettered, parked, requeued atomic.Int64
+}
+
+func (c *outcomeCounts) of(o contract.Outcome) *atomic.Int64 {
+	switch o {
+	case contract.Accepted:
+		return &c.accepted
+	case contract.RetriedInConsumer:
+		return &c.retriedInConsumer
+	case contract.RetriedOnRung:
+		return &c.retriedOnRung
+	case contract.DeadLettered:
+		return &c.deadLettered
+	case contract.Parked:
+		return &c.parked
+	}
+	return &c.requeued
 }
 
 // inHand is a delivery being handled and settled, with what its observer
@@ -185,7 +210,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	if o.concurrency < 1 || o.prefetch < 0 {
 		return nil, fmt.Errorf("acemq: consume %s: concurrency %d and prefetch %d must be at least 1 and 0", queue, o.concurrency, o.prefetch)
 	}
-	ladder, err := NewRetryLadder(queue, o.policy, o.rungs)
+	ladder, err := retry.NewLadder(queue, o.policy, o.rungs)
 	if err != nil {
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
@@ -255,7 +280,7 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Han
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			panicErr = fmt.Errorf("handler panicked: %v", r)
+			panicErr = fmt.Errorf("%s%v", contract.ReasonTextPanicked, r)
 			in.Decision, in.Panicked = Reject(panicErr), true
 			panicErr = fmt.Errorf("%w\n%s", panicErr, debug.Stack())
 		}
@@ -280,7 +305,7 @@ func (c *Consumer) work() {
 	for d := range c.sub.Deliveries() {
 		h := c.start(d)
 		if c.stopping.Load() {
-			c.requeue(h, ReasonShutdown)
+			c.requeue(h, contract.ReasonShutdown)
 			c.requeuedAtEnd.Add(1)
 			continue
 		}
@@ -303,9 +328,9 @@ func (c *Consumer) work() {
 // start tells the observer a delivery has arrived.
 func (c *Consumer) start(d transport.Delivery) inHand {
 	info := &DeliveryInfo{Queue: c.queue, Exchange: d.Exchange, RoutingKey: d.RoutingKey, Headers: d.Headers,
-		MessageID: d.MessageID, Type: readString(d.Headers[HeaderType]), Attempt: readCount(d.Headers[HeaderAttempt]),
+		MessageID: d.MessageID, Type: readString(d.Headers[contract.HeaderType]), Attempt: readCount(d.Headers[contract.HeaderAttempt]),
 		Redelivered: d.Redelivered, BodySize: len(d.Body)}
-	if id := readString(d.Headers[HeaderID]); id != "" {
+	if id := readString(d.Headers[contract.HeaderID]); id != "" {
 		info.MessageID = id
 	}
 	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
@@ -317,7 +342,7 @@ func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 	switch {
 	case s.Target == "":
 		c.ack(h, s)
-	case s.Wait > 0 || s.Outcome == RetriedInConsumer:
+	case s.Wait > 0 || s.Outcome == contract.RetriedInConsumer:
 		c.hold(h, s)
 	default:
 		c.settles.add()
@@ -326,7 +351,7 @@ func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 		switch {
 		case err == nil:
 			c.ack(h, s)
-		case s.Outcome == RetriedOnRung && errors.Is(err, transport.ErrUnroutable):
+		case s.Outcome == contract.RetriedOnRung && errors.Is(err, transport.ErrUnroutable):
 			c.rungMissing.Add(1)
 			c.logger.Warn("acemq: retry rung missing; waiting in the consumer instead", "rung", s.Target, "message_id", h.info.MessageID)
 			c.observer.Event(Event{Kind: EventRungMissing, Conn: c.conn, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Delay: s.Delay})
@@ -347,13 +372,13 @@ func (c *Consumer) republish(h inHand, s settlement) error {
 }
 
 func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
-	if s.Outcome == DeadLettered || s.Outcome == Parked {
+	if s.Outcome == contract.DeadLettered || s.Outcome == contract.Parked {
 		c.setAsideFailures.Add(1)
 		c.observer.Event(Event{Kind: EventSetAsideFailed, Conn: c.conn, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Err: err})
 	}
 	c.logger.Error("acemq: republish failed; the message goes back to its queue",
-		"message_id", h.info.MessageID, "target", s.Target, "outcome", s.Outcome.String(), "error", err)
-	c.hold(h, settlement{Outcome: Requeued, Wait: c.backoff, Reason: err.Error(), Class: ReasonRepublishFailed})
+		"message_id", h.info.MessageID, "target", s.Target, "outcome", string(s.Outcome), "error", err)
+	c.hold(h, settlement{Outcome: contract.Requeued, Wait: c.backoff, Reason: err.Error(), Class: contract.ReasonRepublishFailed})
 }
 
 // putBack returns h to its queue once the pause after a failed republish is
@@ -363,49 +388,49 @@ func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 // message returned 20 times by default, towards the very Q.dlq whose
 // republish may have just failed; a copy's count starts again. If even
 // the copy fails, the broker gets the delivery back unsettled.
-func (c *Consumer) putBack(h inHand, class ReasonClass) {
-	if err := c.republish(h, settlement{Outcome: Requeued, Target: c.queue, Class: class}); err != nil {
+func (c *Consumer) putBack(h inHand, class contract.ReasonClass) {
+	if err := c.republish(h, settlement{Outcome: contract.Requeued, Target: c.queue, Class: class}); err != nil {
 		c.logger.Warn("acemq: putting the message back on its queue failed; requeueing it", "message_id", h.info.MessageID, "error", err)
 		c.requeue(h, class)
 		return
 	}
-	c.ack(h, settlement{Outcome: Requeued, Target: c.queue, Class: class})
+	c.ack(h, settlement{Outcome: contract.Requeued, Target: c.queue, Class: class})
 }
 
 func (c *Consumer) ack(h inHand, s settlement) {
 	if err := h.Ack(); err != nil {
 		// The broker delivers it again: at least once, never lost.
 		c.logger.Warn("acemq: ack failed; the broker will deliver the message again", "message_id", h.info.MessageID, "error", err)
-		c.settled(h, Requeued, settlement{Reason: err.Error(), Class: ReasonAckFailed})
+		c.settled(h, contract.Requeued, settlement{Reason: err.Error(), Class: contract.ReasonAckFailed})
 		return
 	}
-	if s.Outcome == DeadLettered || s.Outcome == Parked {
-		c.logger.Warn("acemq: message set aside", "message_id", h.info.MessageID, "outcome", s.Outcome.String(),
+	if s.Outcome == contract.DeadLettered || s.Outcome == contract.Parked {
+		c.logger.Warn("acemq: message set aside", "message_id", h.info.MessageID, "outcome", string(s.Outcome),
 			"target", s.Target, "reason_class", string(s.Class), "reason", s.Reason)
 	}
 	c.settled(h, s.Outcome, s)
 }
 
 // requeue hands h back to the broker, for class.
-func (c *Consumer) requeue(h inHand, class ReasonClass) {
+func (c *Consumer) requeue(h inHand, class contract.ReasonClass) {
 	s := settlement{Class: class}
 	if err := h.Nack(true); err != nil {
 		c.logger.Warn("acemq: requeue failed; the broker will deliver the message again", "message_id", h.info.MessageID, "error", err)
 		s.Reason = err.Error()
 	}
-	c.settled(h, Requeued, s)
+	c.settled(h, contract.Requeued, s)
 }
 
 // settled tells the observer how h was settled, then counts it: what waits
 // on Stats finds the observer told already.
-func (c *Consumer) settled(h inHand, outcome Outcome, s settlement) {
+func (c *Consumer) settled(h inHand, outcome contract.Outcome, s settlement) {
 	attempt := s.Attempt
 	if attempt == 0 {
 		attempt = h.info.Attempt
 	}
 	c.observer.DeliveryEnd(h.ctx, h.info, SettleResult{Outcome: outcome, Attempt: attempt, Delay: s.Delay,
 		Target: s.Target, Reason: s.Reason, ReasonClass: s.Class, HandlerDuration: h.handled})
-	c.counts[outcome].Add(1)
+	c.counts.of(outcome).Add(1)
 }
 
 // hold keeps h until s.Wait has passed, without a goroutine while it
@@ -423,7 +448,7 @@ func (c *Consumer) hold(h inHand, s settlement) {
 		return
 	}
 	c.mu.Unlock()
-	c.requeue(h, ReasonShutdown) // closing: hand it back rather than start a wait
+	c.requeue(h, contract.ReasonShutdown) // closing: hand it back rather than start a wait
 	c.requeuedAtEnd.Add(1)
 }
 
@@ -439,7 +464,7 @@ func (c *Consumer) endWait(w *wait) {
 	delete(c.waits, w)
 	c.mu.Unlock()
 	c.observer.Event(c.event(EventWaitEnded, w))
-	if w.s.Outcome == Requeued {
+	if w.s.Outcome == contract.Requeued {
 		c.putBack(w.d, w.s.Class)
 		return
 	}
@@ -456,15 +481,15 @@ func (c *Consumer) Stats() Stats {
 	waiting := int64(len(c.waits))
 	c.mu.Unlock()
 	return Stats{
-		Accepted: c.counts[Accepted].Load(), RetriedInConsumer: c.counts[RetriedInConsumer].Load(),
-		RetriedOnRung: c.counts[RetriedOnRung].Load(), DeadLettered: c.counts[DeadLettered].Load(),
-		Parked: c.counts[Parked].Load(), Requeued: c.counts[Requeued].Load(),
+		Accepted: c.counts.accepted.Load(), RetriedInConsumer: c.counts.retriedInConsumer.Load(),
+		RetriedOnRung: c.counts.retriedOnRung.Load(), DeadLettered: c.counts.deadLettered.Load(),
+		Parked: c.counts.parked.Load(), Requeued: c.counts.requeued.Load(),
 		RungMissing: c.rungMissing.Load(), SetAsideFailed: c.setAsideFailures.Load(), Waiting: waiting,
 	}
 }
 
 // Ladder is the retry ladder the consumer declared.
-func (c *Consumer) Ladder() RetryLadder { return c.ladder }
+func (c *Consumer) Ladder() retry.Ladder { return c.ladder }
 
 // Close stops the consumer: no new deliveries; handlers already running
 // finish, and settlements under way are confirmed, up to the drain timeout;
@@ -516,7 +541,7 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 		e := c.event(EventWaitEnded, w)
 		e.CutShort = true
 		c.observer.Event(e)
-		c.requeue(w.d, ReasonShutdown)
+		c.requeue(w.d, contract.ReasonShutdown)
 		c.settles.done()
 	}
 	report.WaitsCutShort = len(cut)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -87,7 +88,7 @@ func TestConsumerSettlesEachDecision(t *testing.T) {
 			f := newFake()
 			c := startConsumer(t, f)
 			settled := make(chan string, 10)
-			f.deliver("m", tt.body, transport.Table{HeaderAttempt: int64(1), "tenant": "acme"}, settled)
+			f.deliver("m", tt.body, transport.Table{contract.HeaderAttempt: int64(1), "tenant": "acme"}, settled)
 			if got := next(t, settled); got != "m "+tt.settledWith {
 				t.Fatalf("settled with %q, want %q", got, tt.settledWith)
 			}
@@ -106,11 +107,11 @@ func TestConsumerSettlesEachDecision(t *testing.T) {
 			if p.Exchange != "" || p.RoutingKey != tt.target || !p.Mandatory {
 				t.Errorf("published to %q/%q mandatory=%v, want the default exchange and %s", p.Exchange, p.RoutingKey, p.Mandatory, tt.target)
 			}
-			reason, _ := p.Message.Headers[HeaderError].(string)
+			reason, _ := p.Message.Headers[contract.HeaderError].(string)
 			if !strings.HasPrefix(reason, tt.reason) {
 				t.Errorf("reason %q, want %q", reason, tt.reason)
 			}
-			if p.Message.Headers[HeaderAttempt] != tt.attempt || p.Message.Headers["tenant"] != "acme" || string(p.Message.Body) != tt.body {
+			if p.Message.Headers[contract.HeaderAttempt] != tt.attempt || p.Message.Headers["tenant"] != "acme" || string(p.Message.Body) != tt.body {
 				t.Errorf("republished %+v, want the original with its attempt", p.Message)
 			}
 		})
@@ -185,15 +186,15 @@ func TestConsumerRetries(t *testing.T) {
 			f.confirm = tt.confirm
 			c := startConsumer(t, f, WithPolicy(tt.policy))
 			settled := make(chan string, 10)
-			f.deliver("m", `{"action":"retry"}`, transport.Table{HeaderAttempt: int64(1)}, settled)
+			f.deliver("m", `{"action":"retry"}`, transport.Table{contract.HeaderAttempt: int64(1)}, settled)
 			if got := next(t, settled); got != "m ack" {
 				t.Fatalf("settled with %q, want an ack after the republish", got)
 			}
 			var targets []string
 			for _, p := range f.publishes() {
 				targets = append(targets, p.RoutingKey)
-				if p.Message.Headers[HeaderAttempt] != int64(2) {
-					t.Errorf("republished with attempt %v, want 2", p.Message.Headers[HeaderAttempt])
+				if p.Message.Headers[contract.HeaderAttempt] != int64(2) {
+					t.Errorf("republished with attempt %v, want 2", p.Message.Headers[contract.HeaderAttempt])
 				}
 			}
 			if strings.Join(targets, ",") != strings.Join(tt.target, ",") {
@@ -244,7 +245,7 @@ func TestConsumerPutsAMessageBackAfterAFailedSetAside(t *testing.T) {
 	}
 	c := startConsumer(t, f)
 	settled := make(chan string, 10)
-	f.deliver("m", `{"action":"reject"}`, transport.Table{HeaderAttempt: int64(3), "x-delivery-count": int64(19), "tenant": "acme"}, settled)
+	f.deliver("m", `{"action":"reject"}`, transport.Table{contract.HeaderAttempt: int64(3), "x-delivery-count": int64(19), "tenant": "acme"}, settled)
 	if got := next(t, settled); got != "m ack" {
 		t.Fatalf("settled with %q, want an ack once the copy is confirmed", got)
 	}
@@ -254,7 +255,7 @@ func TestConsumerPutsAMessageBackAfterAFailedSetAside(t *testing.T) {
 		t.Fatalf("published %v, want orders.dlq then orders", pubs)
 	}
 	back := pubs[1]
-	want := transport.Table{HeaderAttempt: int64(3), "tenant": "acme"}
+	want := transport.Table{contract.HeaderAttempt: int64(3), "tenant": "acme"}
 	if !back.Mandatory || !back.Message.Persistent || back.Exchange != "" || fmt.Sprint(back.Message.Headers) != fmt.Sprint(want) {
 		t.Errorf("the copy: %+v, want mandatory, persistent, through the default exchange, headers %v", back, want)
 	}

@@ -14,44 +14,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
-
-// The message headers of the wire contract (CONTRACT.md section 6).
-const (
-	HeaderID          = "x-acemq-id"
-	HeaderType        = "x-acemq-type"
-	HeaderVersion     = "x-acemq-version"
-	HeaderCorrelation = "x-acemq-correlation"
-	HeaderCausation   = "x-acemq-causation"
-	HeaderAttempt     = "x-acemq-attempt"
-	HeaderFirstSeen   = "x-acemq-first-seen"
-	HeaderOrigin      = "x-acemq-origin"
-	HeaderError       = "x-acemq-error"
-	HeaderClaim       = "x-acemq-claim"
-
-	// The replay headers are application headers: a replay tool sets them
-	// and handlers may read them.
-	HeaderReplayedFrom = "acemq-replayed-from"
-	HeaderReplayedAt   = "acemq-replayed-at"
-	HeaderReplayCount  = "acemq-replay-count"
-
-	// W3C trace context, carried as application headers.
-	HeaderTraceParent = "traceparent"
-	HeaderTraceState  = "tracestate"
-)
-
-// ReservedHeaderPrefix starts every header the library owns. Applications
-// cannot set such headers and handlers never see them; the prefix is
-// compared case-insensitively.
-const ReservedHeaderPrefix = "x-acemq-"
 
 // UnknownAge is what Age returns for a message whose first-seen time is not
 // known. The retry policy treats such a message as young enough.
 const UnknownAge = time.Duration(-1)
-
-// defaultType is the message type when there is no routing key to use.
-const defaultType = "message"
 
 var (
 	// ErrReservedHeader is returned when application headers hold a header
@@ -103,16 +72,16 @@ type Envelope struct {
 func ReadEnvelope(m transport.Message) Envelope {
 	h := m.Headers
 	e := Envelope{
-		ID:          readString(h[HeaderID]),
-		Type:        readString(h[HeaderType]),
-		Version:     readCount(h[HeaderVersion]),
-		Correlation: readString(h[HeaderCorrelation]),
-		Causation:   readString(h[HeaderCausation]),
-		Attempt:     readCount(h[HeaderAttempt]),
-		FirstSeen:   readMillis(h[HeaderFirstSeen]),
-		Origin:      readString(h[HeaderOrigin]),
-		Error:       readString(h[HeaderError]),
-		Claim:       readString(h[HeaderClaim]),
+		ID:          readString(h[contract.HeaderID]),
+		Type:        readString(h[contract.HeaderType]),
+		Version:     readCount(h[contract.HeaderVersion]),
+		Correlation: readString(h[contract.HeaderCorrelation]),
+		Causation:   readString(h[contract.HeaderCausation]),
+		Attempt:     readCount(h[contract.HeaderAttempt]),
+		FirstSeen:   readMillis(h[contract.HeaderFirstSeen]),
+		Origin:      readString(h[contract.HeaderOrigin]),
+		Error:       readString(h[contract.HeaderError]),
+		Claim:       readString(h[contract.HeaderClaim]),
 		ContentType: validString(m.ContentType),
 		ReplyTo:     validString(m.ReplyTo),
 		Headers:     make(transport.Table, len(h)),
@@ -157,7 +126,7 @@ func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
 		e.Type = routingKey
 	}
 	if e.Type == "" {
-		e.Type = defaultType
+		e.Type = contract.DefaultType
 	}
 	e.Version = max(e.Version, 1)
 	if e.Correlation == "" {
@@ -192,22 +161,22 @@ func (e Envelope) Write(m *transport.Message) error {
 	for k, v := range e.Headers {
 		h[k] = v
 	}
-	h[HeaderID] = e.ID
-	h[HeaderVersion] = int64(e.Version)
-	h[HeaderAttempt] = int64(e.Attempt)
+	h[contract.HeaderID] = e.ID
+	h[contract.HeaderVersion] = int64(e.Version)
+	h[contract.HeaderAttempt] = int64(e.Attempt)
 	setString := func(k, v string) {
 		if v != "" {
 			h[k] = v
 		}
 	}
-	setString(HeaderType, e.Type)
-	setString(HeaderCorrelation, e.Correlation)
-	setString(HeaderCausation, e.Causation)
-	setString(HeaderOrigin, e.Origin)
-	setString(HeaderError, e.Error)
-	setString(HeaderClaim, e.Claim)
+	setString(contract.HeaderType, e.Type)
+	setString(contract.HeaderCorrelation, e.Correlation)
+	setString(contract.HeaderCausation, e.Causation)
+	setString(contract.HeaderOrigin, e.Origin)
+	setString(contract.HeaderError, e.Error)
+	setString(contract.HeaderClaim, e.Claim)
 	if t := millis(e.FirstSeen); !t.IsZero() {
-		h[HeaderFirstSeen] = t.UnixMilli()
+		h[contract.HeaderFirstSeen] = t.UnixMilli()
 	}
 	m.Headers = h
 	m.MessageID = e.ID
@@ -227,7 +196,7 @@ func (e Envelope) check() error {
 	}
 	if len(reserved) > 0 {
 		slices.Sort(reserved)
-		return fmt.Errorf("acemq: application header %q: %w (prefix %q)", reserved[0], ErrReservedHeader, ReservedHeaderPrefix)
+		return fmt.Errorf("acemq: application header %q: %w (prefix %q)", reserved[0], ErrReservedHeader, contract.ReservedHeaderPrefix)
 	}
 	switch {
 	case isBlank(e.ID):
@@ -264,8 +233,8 @@ var defaultOrigin = sync.OnceValue(func() string {
 // isReserved reports whether a header name starts with ReservedHeaderPrefix,
 // in any case.
 func isReserved(name string) bool {
-	n := len(ReservedHeaderPrefix)
-	return len(name) >= n && strings.EqualFold(name[:n], ReservedHeaderPrefix)
+	n := len(contract.ReservedHeaderPrefix)
+	return len(name) >= n && strings.EqualFold(name[:n], contract.ReservedHeaderPrefix)
 }
 
 func isBlank(s string) bool { return strings.TrimSpace(s) == "" }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -24,22 +25,22 @@ const firstSeenMillis = int64(1770091506789)
 func TestHeaderNames(t *testing.T) {
 	// CONTRACT.md section 6, verbatim.
 	for got, want := range map[string]string{
-		HeaderID:             "x-acemq-id",
-		HeaderType:           "x-acemq-type",
-		HeaderVersion:        "x-acemq-version",
-		HeaderCorrelation:    "x-acemq-correlation",
-		HeaderCausation:      "x-acemq-causation",
-		HeaderAttempt:        "x-acemq-attempt",
-		HeaderFirstSeen:      "x-acemq-first-seen",
-		HeaderOrigin:         "x-acemq-origin",
-		HeaderError:          "x-acemq-error",
-		HeaderClaim:          "x-acemq-claim",
-		HeaderReplayedFrom:   "acemq-replayed-from",
-		HeaderReplayedAt:     "acemq-replayed-at",
-		HeaderReplayCount:    "acemq-replay-count",
-		HeaderTraceParent:    "traceparent",
-		HeaderTraceState:     "tracestate",
-		ReservedHeaderPrefix: "x-acemq-",
+		contract.HeaderID:             "x-acemq-id",
+		contract.HeaderType:           "x-acemq-type",
+		contract.HeaderVersion:        "x-acemq-version",
+		contract.HeaderCorrelation:    "x-acemq-correlation",
+		contract.HeaderCausation:      "x-acemq-causation",
+		contract.HeaderAttempt:        "x-acemq-attempt",
+		contract.HeaderFirstSeen:      "x-acemq-first-seen",
+		contract.HeaderOrigin:         "x-acemq-origin",
+		contract.HeaderError:          "x-acemq-error",
+		contract.HeaderClaim:          "x-acemq-claim",
+		contract.HeaderReplayedFrom:   "acemq-replayed-from",
+		contract.HeaderReplayedAt:     "acemq-replayed-at",
+		contract.HeaderReplayCount:    "acemq-replay-count",
+		contract.HeaderTraceParent:    "traceparent",
+		contract.HeaderTraceState:     "tracestate",
+		contract.ReservedHeaderPrefix: "x-acemq-",
 	} {
 		if got != want {
 			t.Errorf("header constant = %q, want %q", got, want)
@@ -55,14 +56,14 @@ func TestReadEnvelopeDefaults(t *testing.T) {
 		"nil headers":   {},
 		"empty headers": {Headers: transport.Table{}},
 		"all empty strings": {Headers: transport.Table{
-			HeaderID: "", HeaderType: "", HeaderVersion: "", HeaderCorrelation: "",
-			HeaderCausation: "", HeaderAttempt: "", HeaderFirstSeen: "",
-			HeaderOrigin: "", HeaderError: "", HeaderClaim: "",
+			contract.HeaderID: "", contract.HeaderType: "", contract.HeaderVersion: "", contract.HeaderCorrelation: "",
+			contract.HeaderCausation: "", contract.HeaderAttempt: "", contract.HeaderFirstSeen: "",
+			contract.HeaderOrigin: "", contract.HeaderError: "", contract.HeaderClaim: "",
 		}},
 		"all nil": {Headers: transport.Table{
-			HeaderID: nil, HeaderType: nil, HeaderVersion: nil, HeaderCorrelation: nil,
-			HeaderCausation: nil, HeaderAttempt: nil, HeaderFirstSeen: nil,
-			HeaderOrigin: nil, HeaderError: nil, HeaderClaim: nil,
+			contract.HeaderID: nil, contract.HeaderType: nil, contract.HeaderVersion: nil, contract.HeaderCorrelation: nil,
+			contract.HeaderCausation: nil, contract.HeaderAttempt: nil, contract.HeaderFirstSeen: nil,
+			contract.HeaderOrigin: nil, contract.HeaderError: nil, contract.HeaderClaim: nil,
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -123,12 +124,12 @@ func TestReadEnvelopeIntegers(t *testing.T) {
 		{"array", []any{int64(7)}, 1},
 		{"time", firstSeen, 1},
 	}
-	for _, header := range []string{HeaderAttempt, HeaderVersion} {
+	for _, header := range []string{contract.HeaderAttempt, contract.HeaderVersion} {
 		for _, tt := range tests {
 			t.Run(header+"/"+tt.name, func(t *testing.T) {
 				e := ReadEnvelope(transport.Message{Headers: transport.Table{header: tt.in}})
 				got := e.Attempt
-				if header == HeaderVersion {
+				if header == contract.HeaderVersion {
 					got = e.Version
 				}
 				if got != tt.want {
@@ -159,11 +160,11 @@ func TestReadEnvelopeStrings(t *testing.T) {
 		{"nested table", transport.Table{"a": "b"}, ""},
 	}
 	fields := map[string]func(Envelope) string{
-		HeaderType:      func(e Envelope) string { return e.Type },
-		HeaderCausation: func(e Envelope) string { return e.Causation },
-		HeaderOrigin:    func(e Envelope) string { return e.Origin },
-		HeaderError:     func(e Envelope) string { return e.Error },
-		HeaderClaim:     func(e Envelope) string { return e.Claim },
+		contract.HeaderType:      func(e Envelope) string { return e.Type },
+		contract.HeaderCausation: func(e Envelope) string { return e.Causation },
+		contract.HeaderOrigin:    func(e Envelope) string { return e.Origin },
+		contract.HeaderError:     func(e Envelope) string { return e.Error },
+		contract.HeaderClaim:     func(e Envelope) string { return e.Claim },
 	}
 	for header, field := range fields {
 		for _, tt := range tests {
@@ -184,21 +185,21 @@ func TestReadEnvelopeIDAndCorrelation(t *testing.T) {
 		messageID             string
 		wantID, wantCorrelate string
 	}{
-		{"header", transport.Table{HeaderID: "a"}, "", "a", "a"},
-		{"header as []byte", transport.Table{HeaderID: []byte("a")}, "", "a", "a"},
-		{"header wins over message-id", transport.Table{HeaderID: "a"}, "m", "a", "a"},
+		{"header", transport.Table{contract.HeaderID: "a"}, "", "a", "a"},
+		{"header as []byte", transport.Table{contract.HeaderID: []byte("a")}, "", "a", "a"},
+		{"header wins over message-id", transport.Table{contract.HeaderID: "a"}, "m", "a", "a"},
 		{"message-id fallback", nil, "m", "m", "m"},
-		{"empty header falls back", transport.Table{HeaderID: ""}, "m", "m", "m"},
-		{"blank header falls back", transport.Table{HeaderID: "  "}, "m", "m", "m"},
-		{"unreadable header falls back", transport.Table{HeaderID: int64(1)}, "m", "m", "m"},
-		{"invalid UTF-8 header falls back", transport.Table{HeaderID: "a\xff"}, "m", "m", "m"},
+		{"empty header falls back", transport.Table{contract.HeaderID: ""}, "m", "m", "m"},
+		{"blank header falls back", transport.Table{contract.HeaderID: "  "}, "m", "m", "m"},
+		{"unreadable header falls back", transport.Table{contract.HeaderID: int64(1)}, "m", "m", "m"},
+		{"invalid UTF-8 header falls back", transport.Table{contract.HeaderID: "a\xff"}, "m", "m", "m"},
 		{"invalid UTF-8 message-id", nil, "m\xff", "", ""},
 		{"blank message-id", nil, " ", "", ""},
 		{"no id at all", nil, "", "", ""},
-		{"correlation kept", transport.Table{HeaderID: "a", HeaderCorrelation: "c"}, "", "a", "c"},
-		{"empty correlation defaults", transport.Table{HeaderID: "a", HeaderCorrelation: ""}, "", "a", "a"},
-		{"unreadable correlation defaults", transport.Table{HeaderID: "a", HeaderCorrelation: 3.5}, "", "a", "a"},
-		{"correlation defaults to message-id", transport.Table{HeaderCorrelation: []byte{}}, "m", "m", "m"},
+		{"correlation kept", transport.Table{contract.HeaderID: "a", contract.HeaderCorrelation: "c"}, "", "a", "c"},
+		{"empty correlation defaults", transport.Table{contract.HeaderID: "a", contract.HeaderCorrelation: ""}, "", "a", "a"},
+		{"unreadable correlation defaults", transport.Table{contract.HeaderID: "a", contract.HeaderCorrelation: 3.5}, "", "a", "a"},
+		{"correlation defaults to message-id", transport.Table{contract.HeaderCorrelation: []byte{}}, "m", "m", "m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,7 +236,7 @@ func TestReadEnvelopeFirstSeen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := ReadEnvelope(transport.Message{Headers: transport.Table{HeaderFirstSeen: tt.in}})
+			e := ReadEnvelope(transport.Message{Headers: transport.Table{contract.HeaderFirstSeen: tt.in}})
 			if !reflect.DeepEqual(e.FirstSeen, tt.want) {
 				t.Errorf("first-seen %#v read as %v, want %v", tt.in, e.FirstSeen, tt.want)
 			}
@@ -257,41 +258,41 @@ func TestReadEnvelopeProperties(t *testing.T) {
 func TestReadEnvelopeStripsReservedHeaders(t *testing.T) {
 	nested := transport.Table{"x-acemq-id": "inner", "deep": transport.Table{"k": []any{int64(1)}}}
 	m := transport.Message{Headers: transport.Table{
-		HeaderID:             "a",
-		HeaderAttempt:        int64(2),
-		"x-acemq-unknown":    "future header",
-		"x-acemq-":           "bare prefix",
-		"X-ACEMQ-ID":         "shouted",
-		"X-AceMQ-Attempt":    int32(9),
-		"x-AcEmQ-whatever":   true,
-		HeaderReplayedFrom:   "orders.dlq",
-		HeaderReplayCount:    int64(1),
-		HeaderTraceParent:    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-		HeaderTraceState:     "congo=t61rcWkgMzE",
-		"x-acemq":            "no dash: not the prefix",
-		"x-acem-id":          "not the prefix",
-		"xx-acemq-id":        "prefix not at the start",
-		"tenant":             "acme",
-		"nested":             nested,
-		"x-death":            []any{transport.Table{"count": int64(1)}},
-		"":                   "empty key",
-		"x-acemq-\xff":       "invalid UTF-8 key, reserved",
-		"\xffx-acemq-":       "invalid UTF-8 key, not reserved",
-		"x-acemq-attempt-no": int64(4),
+		contract.HeaderID:           "a",
+		contract.HeaderAttempt:      int64(2),
+		"x-acemq-unknown":           "future header",
+		"x-acemq-":                  "bare prefix",
+		"X-ACEMQ-ID":                "shouted",
+		"X-AceMQ-Attempt":           int32(9),
+		"x-AcEmQ-whatever":          true,
+		contract.HeaderReplayedFrom: "orders.dlq",
+		contract.HeaderReplayCount:  int64(1),
+		contract.HeaderTraceParent:  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		contract.HeaderTraceState:   "congo=t61rcWkgMzE",
+		"x-acemq":                   "no dash: not the prefix",
+		"x-acem-id":                 "not the prefix",
+		"xx-acemq-id":               "prefix not at the start",
+		"tenant":                    "acme",
+		"nested":                    nested,
+		"x-death":                   []any{transport.Table{"count": int64(1)}},
+		"":                          "empty key",
+		"x-acemq-\xff":              "invalid UTF-8 key, reserved",
+		"\xffx-acemq-":              "invalid UTF-8 key, not reserved",
+		"x-acemq-attempt-no":        int64(4),
 	}}
 	want := transport.Table{
-		HeaderReplayedFrom: "orders.dlq",
-		HeaderReplayCount:  int64(1),
-		HeaderTraceParent:  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-		HeaderTraceState:   "congo=t61rcWkgMzE",
-		"x-acemq":          "no dash: not the prefix",
-		"x-acem-id":        "not the prefix",
-		"xx-acemq-id":      "prefix not at the start",
-		"tenant":           "acme",
-		"nested":           nested,
-		"x-death":          []any{transport.Table{"count": int64(1)}},
-		"":                 "empty key",
-		"\xffx-acemq-":     "invalid UTF-8 key, not reserved",
+		contract.HeaderReplayedFrom: "orders.dlq",
+		contract.HeaderReplayCount:  int64(1),
+		contract.HeaderTraceParent:  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		contract.HeaderTraceState:   "congo=t61rcWkgMzE",
+		"x-acemq":                   "no dash: not the prefix",
+		"x-acem-id":                 "not the prefix",
+		"xx-acemq-id":               "prefix not at the start",
+		"tenant":                    "acme",
+		"nested":                    nested,
+		"x-death":                   []any{transport.Table{"count": int64(1)}},
+		"":                          "empty key",
+		"\xffx-acemq-":              "invalid UTF-8 key, not reserved",
 	}
 	e := ReadEnvelope(m)
 	if !reflect.DeepEqual(e.Headers, want) {
@@ -309,7 +310,7 @@ func TestReadEnvelopeStripsReservedHeaders(t *testing.T) {
 }
 
 func TestReadEnvelopeHugeTable(t *testing.T) {
-	h := transport.Table{HeaderAttempt: "3"}
+	h := transport.Table{contract.HeaderAttempt: "3"}
 	deep := transport.Table{}
 	for i := range 100_000 {
 		h[fmt.Sprintf("k%d", i)] = int64(i)
@@ -412,13 +413,13 @@ func fullEnvelope() Envelope {
 		Claim:       "s3://bucket/key",
 		ContentType: "application/json",
 		ReplyTo:     "replies",
-		Headers:     transport.Table{"tenant": "acme", HeaderTraceParent: "00-abc-def-01", "n": int32(5)},
+		Headers:     transport.Table{"tenant": "acme", contract.HeaderTraceParent: "00-abc-def-01", "n": int32(5)},
 	}
 }
 
 func TestWrite(t *testing.T) {
 	m := transport.Message{
-		Headers:   transport.Table{"stale": "dropped", HeaderError: "stale"},
+		Headers:   transport.Table{"stale": "dropped", contract.HeaderError: "stale"},
 		MessageID: "old",
 		Body:      []byte("{}"),
 	}
@@ -428,19 +429,19 @@ func TestWrite(t *testing.T) {
 	}
 	want := transport.Message{
 		Headers: transport.Table{
-			"tenant":              "acme",
-			HeaderTraceParent:     "00-abc-def-01",
-			"n":                   int32(5),
-			"x-acemq-id":          "7a0d1a8e-4c1b-4c53-9f43-2d0c3b8f5e11",
-			"x-acemq-type":        "order.created",
-			"x-acemq-version":     int64(2),
-			"x-acemq-correlation": "corr-1",
-			"x-acemq-causation":   "cause-1",
-			"x-acemq-attempt":     int64(3),
-			"x-acemq-first-seen":  int64(1770091506789),
-			"x-acemq-origin":      "billing@host-1",
-			"x-acemq-error":       "exhausted 3 attempts: boom",
-			"x-acemq-claim":       "s3://bucket/key",
+			"tenant":                   "acme",
+			contract.HeaderTraceParent: "00-abc-def-01",
+			"n":                        int32(5),
+			"x-acemq-id":               "7a0d1a8e-4c1b-4c53-9f43-2d0c3b8f5e11",
+			"x-acemq-type":             "order.created",
+			"x-acemq-version":          int64(2),
+			"x-acemq-correlation":      "corr-1",
+			"x-acemq-causation":        "cause-1",
+			"x-acemq-attempt":          int64(3),
+			"x-acemq-first-seen":       int64(1770091506789),
+			"x-acemq-origin":           "billing@host-1",
+			"x-acemq-error":            "exhausted 3 attempts: boom",
+			"x-acemq-claim":            "s3://bucket/key",
 		},
 		MessageID:   "7a0d1a8e-4c1b-4c53-9f43-2d0c3b8f5e11",
 		ContentType: "application/json",
@@ -463,7 +464,7 @@ func TestWriteOmitsAbsentValues(t *testing.T) {
 	if err := e.Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	want := transport.Table{HeaderID: "a", HeaderVersion: int64(1), HeaderAttempt: int64(1)}
+	want := transport.Table{contract.HeaderID: "a", contract.HeaderVersion: int64(1), contract.HeaderAttempt: int64(1)}
 	if !reflect.DeepEqual(m.Headers, want) {
 		t.Errorf("Headers = %v, want %v", transport.FormatTable(m.Headers), transport.FormatTable(want))
 	}
@@ -552,7 +553,7 @@ func TestRoundTrip(t *testing.T) {
 		"completed zero":     Envelope{Headers: transport.Table{}}.Complete("orders.new", now),
 		"no routing key":     Envelope{Headers: transport.Table{}}.Complete("", now),
 		"unicode":            Envelope{Type: "commande.créée", Claim: "☃", Headers: transport.Table{"clé": "été"}}.Complete("q", now),
-		"with replay header": Envelope{Headers: transport.Table{HeaderReplayedFrom: "orders.new.dlq", HeaderReplayCount: int64(2)}}.Complete("q", now),
+		"with replay header": Envelope{Headers: transport.Table{contract.HeaderReplayedFrom: "orders.new.dlq", contract.HeaderReplayCount: int64(2)}}.Complete("q", now),
 	}
 	for name, e := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -573,13 +574,13 @@ func TestRewriteIsCanonical(t *testing.T) {
 	in := transport.Message{
 		MessageID: "m-1",
 		Headers: transport.Table{
-			HeaderType:      []byte("order.created"),
-			HeaderVersion:   int32(2),
-			HeaderAttempt:   " 3 ",
-			HeaderFirstSeen: float64(firstSeenMillis),
-			HeaderCausation: "",
-			"X-AceMQ-Debug": "stripped",
-			"tenant":        "acme",
+			contract.HeaderType:      []byte("order.created"),
+			contract.HeaderVersion:   int32(2),
+			contract.HeaderAttempt:   " 3 ",
+			contract.HeaderFirstSeen: float64(firstSeenMillis),
+			contract.HeaderCausation: "",
+			"X-AceMQ-Debug":          "stripped",
+			"tenant":                 "acme",
 		},
 	}
 	e := ReadEnvelope(in).Complete("orders.new", firstSeen.Add(time.Hour))
@@ -588,14 +589,14 @@ func TestRewriteIsCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := transport.Table{
-		HeaderID:          "m-1",
-		HeaderType:        "order.created",
-		HeaderVersion:     int64(2),
-		HeaderCorrelation: "m-1",
-		HeaderAttempt:     int64(3),
-		HeaderFirstSeen:   firstSeenMillis,
-		HeaderOrigin:      DefaultOrigin(),
-		"tenant":          "acme",
+		contract.HeaderID:          "m-1",
+		contract.HeaderType:        "order.created",
+		contract.HeaderVersion:     int64(2),
+		contract.HeaderCorrelation: "m-1",
+		contract.HeaderAttempt:     int64(3),
+		contract.HeaderFirstSeen:   firstSeenMillis,
+		contract.HeaderOrigin:      DefaultOrigin(),
+		"tenant":                   "acme",
 	}
 	if !reflect.DeepEqual(out.Headers, want) {
 		t.Errorf("Headers = %v\nwant      %v", transport.FormatTable(out.Headers), transport.FormatTable(want))
@@ -607,9 +608,9 @@ func TestRewriteIsCanonical(t *testing.T) {
 
 // fuzzKeys are the names a fuzzed header is most likely to get.
 var fuzzKeys = []string{
-	HeaderID, HeaderType, HeaderVersion, HeaderCorrelation, HeaderCausation,
-	HeaderAttempt, HeaderFirstSeen, HeaderOrigin, HeaderError, HeaderClaim,
-	HeaderReplayedFrom, HeaderReplayedAt, HeaderReplayCount, HeaderTraceParent,
+	contract.HeaderID, contract.HeaderType, contract.HeaderVersion, contract.HeaderCorrelation, contract.HeaderCausation,
+	contract.HeaderAttempt, contract.HeaderFirstSeen, contract.HeaderOrigin, contract.HeaderError, contract.HeaderClaim,
+	contract.HeaderReplayedFrom, contract.HeaderReplayedAt, contract.HeaderReplayCount, contract.HeaderTraceParent,
 	"X-ACEMQ-ID", "x-acemq-unknown", "tenant",
 }
 
@@ -720,7 +721,7 @@ func FuzzReadEnvelope(f *testing.F) {
 			t.Error("Headers is nil")
 		}
 		for k := range e.Headers {
-			if strings.HasPrefix(strings.ToLower(k), ReservedHeaderPrefix) {
+			if strings.HasPrefix(strings.ToLower(k), contract.ReservedHeaderPrefix) {
 				t.Errorf("reserved header %q in Headers", k)
 			}
 		}

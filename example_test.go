@@ -15,45 +15,9 @@ func ExampleParsePolicy() {
 	}
 	fmt.Println(p)
 	fmt.Println(p.Schedule())
-	for attempt := 1; attempt <= 6; attempt++ {
-		d := p.Decide(attempt, acemq.UnknownAge)
-		fmt.Println(attempt, d.Outcome, d.Delay)
-	}
 	// Output:
 	// exponential(6, 10s, 5m).giveUpAfter(1h)
 	// [10s 20s 40s 1m20s 2m40s]
-	// 1 retry in consumer 10s
-	// 2 retry in consumer 20s
-	// 3 retry in broker 40s
-	// 4 retry in broker 1m20s
-	// 5 retry in broker 2m40s
-	// 6 give up: exhausted 0s
-}
-
-func ExampleNewRetryLadder() {
-	ladder, err := acemq.NewRetryLadder("orders.new", acemq.Exponential(6, 10*time.Second, 5*time.Minute), acemq.ContractRungs)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(ladder)
-	rung, _ := ladder.RungFor(100 * time.Second)
-	fmt.Println(rung.Queue, transport.FormatTable(rung.Arguments()))
-	for _, d := range ladder.Declarations() {
-		fmt.Println(d)
-	}
-	// Output:
-	// retry rungs for orders.new: orders.new.retry.40s, orders.new.retry.80s, orders.new.retry.160s
-	// orders.new.retry.160s {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-message-ttl: 160000}
-	// exchange acemq.retry (direct, durable)
-	// queue orders.new.retry.40s (classic, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-message-ttl: 40000}
-	// queue orders.new.retry.80s (classic, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-message-ttl: 80000}
-	// queue orders.new.retry.160s (classic, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-message-ttl: 160000}
-	// binding acemq.retry -> orders.new under "orders.new"
-	// exchange acemq.dlx (direct, durable)
-	// queue orders.new.dlq (classic, durable)
-	// binding acemq.dlx -> orders.new.dlq under "orders.new.dlq"
-	// queue orders.new.parked (classic, durable)
-	// binding acemq.dlx -> orders.new.parked under "orders.new.parked"
 }
 
 func ExampleTopology_Plan() {

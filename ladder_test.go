@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
-func mustLadder(t *testing.T, source string, p RetryPolicy) RetryLadder {
+func mustLadder(t *testing.T, source string, p RetryPolicy) retry.Ladder {
 	t.Helper()
-	l, err := NewRetryLadder(source, p, ContractRungs)
+	l, err := retry.NewLadder(source, p, contract.ContractRungs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +55,11 @@ func TestRungDeclaration(t *testing.T) {
 // An at-least-once rung: quorum, durable, its own name, the contract's three
 // arguments and the two that make RabbitMQ dead-letter it at least once.
 func TestAtLeastOnceRungDeclaration(t *testing.T) {
-	l, err := NewRetryLadder("orders.new", Exponential(6, 10*sec, 5*minute), AtLeastOnceRungs)
+	l, err := retry.NewLadder("orders.new", Exponential(6, 10*sec, 5*minute), contract.AtLeastOnceRungs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Kind() != AtLeastOnceRungs {
+	if l.Kind() != contract.AtLeastOnceRungs {
 		t.Errorf("Kind = %q", l.Kind())
 	}
 	wantNames := []string{"orders.new.retry.quorum.40s", "orders.new.retry.quorum.80s", "orders.new.retry.quorum.160s"}
@@ -69,7 +71,7 @@ func TestAtLeastOnceRungDeclaration(t *testing.T) {
 		want := transport.Queue{Name: wantNames[i], Type: transport.Quorum, Durable: true, Arguments: transport.Table{
 			"x-message-ttl": r.Delay.Milliseconds(), "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "orders.new",
 			"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"}}
-		if got.String() != want.String() || r.Kind != AtLeastOnceRungs {
+		if got.String() != want.String() || r.Kind != contract.AtLeastOnceRungs {
 			t.Errorf("rung %d = %v (%s), want %v", i, got, r.Kind, want)
 		}
 		if _, ok := got.Arguments["x-message-ttl"].(int64); !ok || got.WireArguments()["x-queue-type"] != "quorum" {
@@ -93,20 +95,20 @@ func TestAtLeastOnceRungDeclaration(t *testing.T) {
 }
 
 func TestParseRungKind(t *testing.T) {
-	for in, want := range map[string]RungKind{"": ContractRungs, "contract": ContractRungs, "at-least-once": AtLeastOnceRungs} {
-		if got, err := ParseRungKind(in); err != nil || got != want {
+	for in, want := range map[string]contract.RungKind{"": contract.ContractRungs, "contract": contract.ContractRungs, "at-least-once": contract.AtLeastOnceRungs} {
+		if got, err := contract.ParseRungKind(in); err != nil || got != want {
 			t.Errorf("ParseRungKind(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"quorum", "Contract", "at-most-once"} {
-		if _, err := ParseRungKind(bad); err == nil || !strings.Contains(err.Error(), `"`+bad+`"`) {
+		if _, err := contract.ParseRungKind(bad); err == nil || !strings.Contains(err.Error(), `"`+bad+`"`) {
 			t.Errorf("ParseRungKind(%q): %v", bad, err)
 		}
 	}
-	if _, err := NewRetryLadder("q", Fixed(2, minute), "quorum"); err == nil || !strings.Contains(err.Error(), "retry ladder for q: unknown kind of rungs") {
+	if _, err := retry.NewLadder("q", Fixed(2, minute), "quorum"); err == nil || !strings.Contains(err.Error(), "retry ladder for q: unknown kind of rungs") {
 		t.Errorf("NewRetryLadder with an unknown kind: %v", err)
 	}
-	if (RetryLadder{}).Kind() != ContractRungs {
+	if (retry.Ladder{}).Kind() != contract.ContractRungs {
 		t.Error("the zero ladder's kind is not contract")
 	}
 }
@@ -115,16 +117,16 @@ func TestParseRungKind(t *testing.T) {
 func TestRungTTLIsWholeMilliseconds(t *testing.T) {
 	l := mustLadder(t, "q", Fixed(2, 1500*ms+999*time.Microsecond).WaitInBrokerFrom(sec))
 	r := l.Rungs()[0]
-	if r.Queue != "q.retry.1s" || r.Arguments()["x-message-ttl"] != int64(1500) {
-		t.Errorf("rung = %s with %v, want q.retry.1s with TTL 1500", r.Queue, r.Arguments())
+	if r.Queue != "q.retry.1s" || r.Declaration().Arguments["x-message-ttl"] != int64(1500) {
+		t.Errorf("rung = %s with %v, want q.retry.1s with TTL 1500", r.Queue, r.Declaration().Arguments)
 	}
 }
 
 func TestNewRetryLadderRefuses(t *testing.T) {
-	if _, err := NewRetryLadder(" ", NoRetry(), ContractRungs); err == nil || !strings.Contains(err.Error(), "blank") {
+	if _, err := retry.NewLadder(" ", NoRetry(), contract.ContractRungs); err == nil || !strings.Contains(err.Error(), "blank") {
 		t.Errorf("blank source: %v", err)
 	}
-	if _, err := NewRetryLadder("q", Fixed(0, sec), ContractRungs); !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "retry ladder for q") {
+	if _, err := retry.NewLadder("q", Fixed(0, sec), contract.ContractRungs); !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), "retry ladder for q") {
 		t.Errorf("invalid policy: %v", err)
 	}
 }
@@ -194,7 +196,7 @@ func TestRungFor(t *testing.T) {
 	if r, ok := empty.RungFor(hr); ok {
 		t.Errorf("empty ladder: RungFor(1h) = %v", r)
 	}
-	if !empty.WaitsInBroker(hr) {
+	if !retry.WaitsOnRung(empty.Policy(), hr) {
 		t.Errorf("WaitsInBroker(1h) = false under the default threshold")
 	}
 	unordered := mustLadder(t, "q", Fixed(2, 90*sec)) // a single rung

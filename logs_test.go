@@ -93,7 +93,7 @@ func TestLogsOneLinePerSetAside(t *testing.T) {
 		t.Fatalf("%d log lines, want 2 (one per set-aside):\n%s", len(lines), logs.text())
 	}
 	want := map[string]map[string]any{
-		"m-3": {"outcome": "dead-lettered", "target": "orders.dlq", "reason_class": "rejected", "reason": "order 3 is refused"},
+		"m-3": {"outcome": "dead_lettered", "target": "orders.dlq", "reason_class": "rejected", "reason": "order 3 is refused"},
 		"m-x": {"outcome": "parked", "target": "orders.parked", "reason_class": "undecodable"},
 	}
 	for _, l := range lines {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -99,7 +100,7 @@ func TestForgedAttemptOnMemory(t *testing.T) {
 		return acemq.Retry(errors.New("still failing"))
 	}, acemq.WithPolicy(policy))
 	forged := transport.Message{ContentType: "application/json", MessageID: "forged", Persistent: true, Body: []byte(`{"n":1}`),
-		Headers: transport.Table{acemq.HeaderAttempt: int64(9223372036854775807)}}
+		Headers: transport.Table{contract.HeaderAttempt: int64(9223372036854775807)}}
 	conf, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: "orders", Mandatory: true, Message: forged})
 	if err == nil {
 		err = conf.Wait(ctx)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acemq-go/acemq/internal/retry"
 )
 
 func TestParsePolicy(t *testing.T) {
@@ -152,7 +154,7 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 		// Every retry decision of a valid policy is well formed.
 		for a := 1; a <= min(p.MaxAttempts(), 50); a++ {
-			d := p.Decide(a, UnknownAge)
+			d := retry.Decide(p, a, UnknownAge)
 			if d.GivesUp() != (a >= p.MaxAttempts()) || d.Delay < 0 {
 				t.Fatalf("%v.Decide(%d) = %+v", p, a, d)
 			}

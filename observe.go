@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -52,52 +54,25 @@ type PublishInfo struct {
 	Republish bool
 }
 
-// PublishOutcome is how a publish ended.
-type PublishOutcome uint8
-
-const (
-	PublishConfirmed  PublishOutcome = iota + 1 // the broker has it
-	PublishUnroutable                           // no queue took it; it came back
-	PublishRefused                              // the broker refused it (a negative confirm)
-	PublishTimedOut                             // no answer before the deadline, or blocked until then
-	PublishFailed                               // anything else: the body did not encode, the connection was lost
-)
-
-func (o PublishOutcome) String() string {
-	switch o {
-	case PublishConfirmed:
-		return "confirmed"
-	case PublishUnroutable:
-		return "unroutable"
-	case PublishRefused:
-		return "refused"
-	case PublishTimedOut:
-		return "timed_out"
-	case PublishFailed:
-		return "failed"
-	}
-	return fmt.Sprintf("PublishOutcome(%d)", o)
-}
-
 // publishOutcome classifies a publish's error.
-func publishOutcome(err error) PublishOutcome {
+func publishOutcome(err error) contract.PublishOutcome {
 	switch {
 	case err == nil:
-		return PublishConfirmed
+		return contract.PublishConfirmed
 	case errors.Is(err, ErrUnroutable):
-		return PublishUnroutable
+		return contract.PublishUnroutable
 	case errors.Is(err, ErrRefused):
-		return PublishRefused
+		return contract.PublishRefused
 	case errors.Is(err, ErrTimeout), errors.Is(err, ErrBlocked), errors.Is(err, context.DeadlineExceeded):
-		return PublishTimedOut
+		return contract.PublishTimedOut
 	}
-	return PublishFailed
+	return contract.PublishFailed
 }
 
 // PublishResult is how a publish ended and how long it took, from
 // PublishStart to the broker's answer, in real time.
 type PublishResult struct {
-	Outcome  PublishOutcome
+	Outcome  contract.PublishOutcome
 	Err      error
 	Duration time.Duration
 }
@@ -116,38 +91,9 @@ type DeliveryInfo struct {
 	BodySize    int
 }
 
-// ReasonClass sorts the reasons a delivery was settled as it was into a
-// few kinds, fit for a metric label; the reason itself is free text. The
-// classes after ReasonAckFailed are never a settlement's: package
-// deadletter gives them to messages it finds set aside, by another AceMQ
-// library (ReasonInterceptor), by the broker itself, or by nobody knows.
-type ReasonClass string
-
-const (
-	ReasonNone            ReasonClass = ""                 // accepted
-	ReasonRetry           ReasonClass = "retry"            // the handler asked for a retry
-	ReasonUndecodable     ReasonClass = "undecodable"      // the body did not decode
-	ReasonRejected        ReasonClass = "rejected"         // the handler rejected it; in x-death, a consumer rejected it without requeue
-	ReasonFatal           ReasonClass = "fatal"            // the handler failed with a fatal error
-	ReasonPanicked        ReasonClass = "panicked"         // the handler panicked
-	ReasonParked          ReasonClass = "parked"           // the handler parked it
-	ReasonExhausted       ReasonClass = "exhausted"        // the policy's attempts were used
-	ReasonTooOld          ReasonClass = "too_old"          // older than the policy allows
-	ReasonNoDecision      ReasonClass = "no_decision"      // the handler returned no decision
-	ReasonRepublishFailed ReasonClass = "republish_failed" // its republish failed; handed back
-	ReasonShutdown        ReasonClass = "shutdown"         // handed back as the consumer closed
-	ReasonAckFailed       ReasonClass = "ack_failed"       // its ack failed; the broker delivers it again
-
-	ReasonInterceptor   ReasonClass = "interceptor"    // an interceptor refused it (the .NET library and the Go peer have them)
-	ReasonDeliveryLimit ReasonClass = "delivery_limit" // the broker dead-lettered it: returned to its quorum queue more often than x-delivery-limit allows
-	ReasonMaxLength     ReasonClass = "maxlen"         // the broker dead-lettered it: its queue was at its length limit
-	ReasonExpired       ReasonClass = "expired"        // the broker dead-lettered it: its time-to-live ran out in the queue
-	ReasonUnknown       ReasonClass = "unknown"        // set aside, but nothing on it says why
-)
-
 // SettleResult is how a delivery was settled.
 type SettleResult struct {
-	Outcome Outcome
+	Outcome contract.Outcome
 	// Attempt is the attempt of the message as republished for a retry;
 	// else the delivery's.
 	Attempt int
@@ -157,7 +103,7 @@ type SettleResult struct {
 	Target string
 	// Reason is why it was set aside (x-acemq-error), or handed back.
 	Reason      string
-	ReasonClass ReasonClass
+	ReasonClass contract.ReasonClass
 	// HandlerDuration is how long the handler ran, in real time (not the
 	// Conn's clock); 0 when it did not run.
 	HandlerDuration time.Duration
@@ -238,9 +184,9 @@ type Event struct {
 	Delay     time.Duration
 	CutShort  bool
 	// Class is why a delivery waits (the wait events).
-	Class ReasonClass
+	Class contract.ReasonClass
 	// Ladder is the consumer's retry ladder (EventConsumerStarted).
-	Ladder RetryLadder
+	Ladder retry.Ladder
 	// Conn is the connection the event happened on, for an observer that
 	// wants to look further (the depth of a ladder's rungs, say).
 	Conn    *Conn
@@ -325,7 +271,7 @@ type observedPublish struct {
 func startPublish(ctx context.Context, observer Observer, t transport.Transport, pub transport.Publishing, republish bool) *observedPublish {
 	op := &observedPublish{observer: observer, t: t, start: time.Now(), info: PublishInfo{
 		Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, Headers: pub.Message.Headers,
-		MessageID: pub.Message.MessageID, Type: readString(pub.Message.Headers[HeaderType]), Republish: republish,
+		MessageID: pub.Message.MessageID, Type: readString(pub.Message.Headers[contract.HeaderType]), Republish: republish,
 	}}
 	op.ctx = observer.PublishStart(ctx, &op.info)
 	pub.Message.Headers = op.info.Headers
@@ -349,5 +295,5 @@ func (op *observedPublish) wait(ctx context.Context) error {
 func unsent(ctx context.Context, observer Observer, exchange, routingKey, id string, err error) {
 	info := PublishInfo{Exchange: exchange, RoutingKey: routingKey, MessageID: id}
 	ctx = observer.PublishStart(ctx, &info)
-	observer.PublishEnd(ctx, &info, PublishResult{Outcome: PublishFailed, Err: err})
+	observer.PublishEnd(ctx, &info, PublishResult{Outcome: contract.PublishFailed, Err: err})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -37,7 +38,7 @@ func (r *recorder) seen() []string {
 }
 
 func (r *recorder) PublishStart(ctx context.Context, p *acemq.PublishInfo) context.Context {
-	r.add("publish %s %q attempt %v republish=%v", p.Exchange, p.RoutingKey, p.Headers[acemq.HeaderAttempt], p.Republish)
+	r.add("publish %s %q attempt %v republish=%v", p.Exchange, p.RoutingKey, p.Headers[contract.HeaderAttempt], p.Republish)
 	if p.Headers != nil {
 		p.Headers["traceparent"] = "from-the-observer"
 	}
@@ -45,7 +46,7 @@ func (r *recorder) PublishStart(ctx context.Context, p *acemq.PublishInfo) conte
 }
 
 func (r *recorder) PublishEnd(ctx context.Context, p *acemq.PublishInfo, res acemq.PublishResult) {
-	r.add("published %q attempt %v %s ctx=%v", p.RoutingKey, p.Headers[acemq.HeaderAttempt], res.Outcome, ctx.Value(mark{}))
+	r.add("published %q attempt %v %s ctx=%v", p.RoutingKey, p.Headers[contract.HeaderAttempt], res.Outcome, ctx.Value(mark{}))
 }
 
 func (r *recorder) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) context.Context {
@@ -114,8 +115,8 @@ func TestObserverIsToldEverything(t *testing.T) {
 	// is in order, and the chains only where they meet.
 	const (
 		stopped      = `consumer stopped orders`
-		settledFirst = `settled orders retried in consumer attempt 2 delay 10s class "retry" target "orders" handler ran true ctx=delivery`
-		settledRung  = `settled orders retried on rung attempt 3 delay 20s class "retry" target "orders.retry.20s" handler ran true ctx=delivery`
+		settledFirst = `settled orders retried_in_consumer attempt 2 delay 10s class "retry" target "orders" handler ran true ctx=delivery`
+		settledRung  = `settled orders retried_on_rung attempt 3 delay 20s class "retry" target "orders.retry.20s" handler ran true ctx=delivery`
 	)
 	chains := [][]string{
 		{

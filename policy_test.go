@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 )
 
 const (
@@ -45,8 +48,8 @@ func TestFactories(t *testing.T) {
 			}
 		})
 	}
-	if DefaultBrokerWaitThreshold != 30*sec {
-		t.Errorf("DefaultBrokerWaitThreshold = %v, want 30s", DefaultBrokerWaitThreshold)
+	if contract.DefaultBrokerWaitThreshold != 30*sec {
+		t.Errorf("DefaultBrokerWaitThreshold = %v, want 30s", contract.DefaultBrokerWaitThreshold)
 	}
 }
 
@@ -109,7 +112,7 @@ func TestWaitsInBroker(t *testing.T) {
 	}
 	for _, tt := range tests {
 		p := Fixed(2, tt.d).WaitInBrokerFrom(tt.threshold)
-		if got := p.WaitsInBroker(tt.d); got != tt.want {
+		if got := retry.WaitsOnRung(p, tt.d); got != tt.want {
 			t.Errorf("threshold %v: WaitsInBroker(%v) = %v, want %v", tt.threshold, tt.d, got, tt.want)
 		}
 	}
@@ -131,7 +134,7 @@ func TestBrokerRungs(t *testing.T) {
 		{Exponential(3, 1500*ms, 1900*ms).WaitInBrokerFrom(sec), []time.Duration{1500 * ms}},
 	}
 	for _, tt := range tests {
-		if got := tt.p.BrokerRungs(); !slices.Equal(got, tt.want) {
+		if got := retry.RungDelays(tt.p); !slices.Equal(got, tt.want) {
 			t.Errorf("%v.BrokerRungs() = %v, want %v", tt.p, got, tt.want)
 		}
 	}
@@ -220,30 +223,30 @@ func TestDecide(t *testing.T) {
 		p       RetryPolicy
 		attempt int
 		age     time.Duration
-		want    RetryDecision
+		want    retry.Decision
 	}{
-		{"first failure waits in the consumer", p, 1, 0, RetryDecision{Outcome: RetryInConsumer, Attempt: 1, Delay: 10 * sec}},
-		{"second failure", p, 2, sec, RetryDecision{Outcome: RetryInConsumer, Attempt: 2, Delay: 20 * sec}},
-		{"third failure waits in the broker", p, 3, sec, RetryDecision{Outcome: RetryInBroker, Attempt: 3, Delay: 40 * sec}},
-		{"fifth failure", p, 5, sec, RetryDecision{Outcome: RetryInBroker, Attempt: 5, Delay: 160 * sec}},
-		{"last attempt is exhausted", p, 6, sec, RetryDecision{Outcome: GiveUpExhausted, Attempt: 6, MaxAttempts: 6}},
-		{"beyond the last attempt", p, 99, sec, RetryDecision{Outcome: GiveUpExhausted, Attempt: 99, MaxAttempts: 6}},
-		{"exhausted wins over too old", p, 6, hr, RetryDecision{Outcome: GiveUpExhausted, Attempt: 6, MaxAttempts: 6}},
-		{"age just under the limit", p, 2, 10*minute - ms, RetryDecision{Outcome: RetryInConsumer, Attempt: 2, Delay: 20 * sec}},
-		{"age at the limit", p, 2, 10 * minute, RetryDecision{Outcome: GiveUpTooOld, Attempt: 2, MaxMessageAge: 10 * minute}},
-		{"age past the limit", p, 2, hr, RetryDecision{Outcome: GiveUpTooOld, Attempt: 2, MaxMessageAge: 10 * minute}},
-		{"unknown age counts as young", p, 2, UnknownAge, RetryDecision{Outcome: RetryInConsumer, Attempt: 2, Delay: 20 * sec}},
-		{"no age limit", Fixed(3, sec), 1, 1000 * hr, RetryDecision{Outcome: RetryInConsumer, Attempt: 1, Delay: sec}},
-		{"attempt 0 counts as 1", p, 0, 0, RetryDecision{Outcome: RetryInConsumer, Attempt: 1, Delay: 10 * sec}},
-		{"none gives up at once", NoRetry(), 1, 0, RetryDecision{Outcome: GiveUpExhausted, Attempt: 1, MaxAttempts: 1}},
+		{"first failure waits in the consumer", p, 1, 0, retry.Decision{Outcome: retry.InConsumer, Attempt: 1, Delay: 10 * sec}},
+		{"second failure", p, 2, sec, retry.Decision{Outcome: retry.InConsumer, Attempt: 2, Delay: 20 * sec}},
+		{"third failure waits in the broker", p, 3, sec, retry.Decision{Outcome: retry.OnRung, Attempt: 3, Delay: 40 * sec}},
+		{"fifth failure", p, 5, sec, retry.Decision{Outcome: retry.OnRung, Attempt: 5, Delay: 160 * sec}},
+		{"last attempt is exhausted", p, 6, sec, retry.Decision{Outcome: retry.Exhausted, Attempt: 6, MaxAttempts: 6}},
+		{"beyond the last attempt", p, 99, sec, retry.Decision{Outcome: retry.Exhausted, Attempt: 99, MaxAttempts: 6}},
+		{"exhausted wins over too old", p, 6, hr, retry.Decision{Outcome: retry.Exhausted, Attempt: 6, MaxAttempts: 6}},
+		{"age just under the limit", p, 2, 10*minute - ms, retry.Decision{Outcome: retry.InConsumer, Attempt: 2, Delay: 20 * sec}},
+		{"age at the limit", p, 2, 10 * minute, retry.Decision{Outcome: retry.TooOld, Attempt: 2, MaxMessageAge: 10 * minute}},
+		{"age past the limit", p, 2, hr, retry.Decision{Outcome: retry.TooOld, Attempt: 2, MaxMessageAge: 10 * minute}},
+		{"unknown age counts as young", p, 2, UnknownAge, retry.Decision{Outcome: retry.InConsumer, Attempt: 2, Delay: 20 * sec}},
+		{"no age limit", Fixed(3, sec), 1, 1000 * hr, retry.Decision{Outcome: retry.InConsumer, Attempt: 1, Delay: sec}},
+		{"attempt 0 counts as 1", p, 0, 0, retry.Decision{Outcome: retry.InConsumer, Attempt: 1, Delay: 10 * sec}},
+		{"none gives up at once", NoRetry(), 1, 0, retry.Decision{Outcome: retry.Exhausted, Attempt: 1, MaxAttempts: 1}},
 		{"zero threshold keeps long waits in the consumer", Fixed(3, hr).WaitInBrokerFrom(0), 1, 0,
-			RetryDecision{Outcome: RetryInConsumer, Attempt: 1, Delay: hr}},
-		{"threshold exactly reached", Fixed(3, 30*sec), 2, 0, RetryDecision{Outcome: RetryInBroker, Attempt: 2, Delay: 30 * sec}},
-		{"zero wait stays in the consumer", Fixed(3, 0), 1, 0, RetryDecision{Outcome: RetryInConsumer, Attempt: 1}},
+			retry.Decision{Outcome: retry.InConsumer, Attempt: 1, Delay: hr}},
+		{"threshold exactly reached", Fixed(3, 30*sec), 2, 0, retry.Decision{Outcome: retry.OnRung, Attempt: 2, Delay: 30 * sec}},
+		{"zero wait stays in the consumer", Fixed(3, 0), 1, 0, retry.Decision{Outcome: retry.InConsumer, Attempt: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.p.Decide(tt.attempt, tt.age); got != tt.want {
+			if got := retry.Decide(tt.p, tt.attempt, tt.age); got != tt.want {
 				t.Errorf("Decide(%d, %v) = %+v, want %+v", tt.attempt, tt.age, got, tt.want)
 			}
 		})
@@ -252,18 +255,18 @@ func TestDecide(t *testing.T) {
 
 func TestDecisionReason(t *testing.T) {
 	tests := []struct {
-		d       RetryDecision
+		d       retry.Decision
 		givesUp bool
 		reason  string
 	}{
-		{Fixed(5, sec).Decide(5, 0), true, "exhausted 5 attempts"},
-		{NoRetry().Decide(1, 0), true, "exhausted 1 attempts"},
+		{retry.Decide(Fixed(5, sec), 5, 0), true, "exhausted 5 attempts"},
+		{retry.Decide(NoRetry(), 1, 0), true, "exhausted 1 attempts"},
 		// What the policy allowed, not the attempt the message's header claims.
-		{Fixed(3, sec).Decide(math.MaxInt64, 0), true, "exhausted 3 attempts"},
-		{Fixed(5, sec).GiveUpAfter(2*minute).Decide(2, 3*minute), true, "exceeded the maximum message age of 2m"},
-		{Fixed(5, sec).GiveUpAfter(90*minute).Decide(2, 3*hr), true, "exceeded the maximum message age of 1h30m"},
-		{Fixed(5, sec).Decide(1, 0), false, ""},
-		{Fixed(5, minute).Decide(1, 0), false, ""},
+		{retry.Decide(Fixed(3, sec), math.MaxInt64, 0), true, "exhausted 3 attempts"},
+		{retry.Decide(Fixed(5, sec).GiveUpAfter(2*minute), 2, 3*minute), true, "exceeded the maximum message age of 2m"},
+		{retry.Decide(Fixed(5, sec).GiveUpAfter(90*minute), 2, 3*hr), true, "exceeded the maximum message age of 1h30m"},
+		{retry.Decide(Fixed(5, sec), 1, 0), false, ""},
+		{retry.Decide(Fixed(5, minute), 1, 0), false, ""},
 	}
 	for _, tt := range tests {
 		if tt.d.GivesUp() != tt.givesUp || tt.d.Reason() != tt.reason {
@@ -291,7 +294,7 @@ func TestJittered(t *testing.T) {
 		{"tiny wait floored at 1ms", Fixed(3, 0), 10 * time.Microsecond, 0.5, ms},
 	}
 	for _, tt := range tests {
-		if got := tt.p.Jittered(tt.d, constant(tt.random)); got != tt.want {
+		if got := retry.Jittered(tt.p, tt.d, constant(tt.random)); got != tt.want {
 			t.Errorf("%s: Jittered(%v) with draw %v = %v, want %v", tt.name, tt.d, tt.random, got, tt.want)
 		}
 	}
@@ -305,7 +308,7 @@ func TestJitteredBounds(t *testing.T) {
 		lo := max(time.Duration(float64(d)*(1-f)), ms)
 		hi := time.Duration(float64(d) * (1 + f))
 		for range 10_000 {
-			if got := p.Jittered(d, nil); got < lo || got > hi {
+			if got := retry.Jittered(p, d, nil); got < lo || got > hi {
 				t.Fatalf("jitter %v: Jittered(%v) = %v, outside [%v, %v]", f, d, got, lo, hi)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -28,10 +29,10 @@ type Replay struct {
 // value reads as the zero value.
 func ReadReplay(h transport.Table) Replay {
 	r := Replay{
-		From: readString(h[HeaderReplayedFrom]),
-		At:   readReplayedAt(h[HeaderReplayedAt]),
+		From: readString(h[contract.HeaderReplayedFrom]),
+		At:   readReplayedAt(h[contract.HeaderReplayedAt]),
 	}
-	if n, ok := readInt(h[HeaderReplayCount]); ok && n > 0 {
+	if n, ok := readInt(h[contract.HeaderReplayCount]); ok && n > 0 {
 		r.Count = n
 	}
 	return r
@@ -42,19 +43,19 @@ func ReadReplay(h transport.Table) Replay {
 // exactly. h must not be nil unless r is the zero Replay.
 func (r Replay) Write(h transport.Table) {
 	if r.From != "" {
-		h[HeaderReplayedFrom] = r.From
+		h[contract.HeaderReplayedFrom] = r.From
 	} else {
-		delete(h, HeaderReplayedFrom)
+		delete(h, contract.HeaderReplayedFrom)
 	}
 	if !r.At.IsZero() {
-		h[HeaderReplayedAt] = r.At.UTC().Format(replayTimeFormat)
+		h[contract.HeaderReplayedAt] = r.At.UTC().Format(replayTimeFormat)
 	} else {
-		delete(h, HeaderReplayedAt)
+		delete(h, contract.HeaderReplayedAt)
 	}
 	if r.Count > 0 {
-		h[HeaderReplayCount] = int64(r.Count)
+		h[contract.HeaderReplayCount] = int64(r.Count)
 	} else {
-		delete(h, HeaderReplayCount)
+		delete(h, contract.HeaderReplayCount)
 	}
 }
 

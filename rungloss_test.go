@@ -8,7 +8,9 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -22,7 +24,7 @@ import (
 func TestRungHomeIntoAFullQueueIsDroppedOnRabbitMQ(t *testing.T) {
 	conn := connect(t)
 	q := brokertest.UniqueName(t, "acemq.test")
-	rungIntoAFullQueue(t, conn, q, acemq.ContractRungs, func() {
+	rungIntoAFullQueue(t, conn, q, contract.ContractRungs, func() {
 		waitFor(t, "the rung's TTL", 30*time.Second, func() bool { return depth(t, conn, q+".retry.1s") == 0 })
 	})
 	// "retried" left its rung, and no queue holds it: dropped, unannounced.
@@ -30,7 +32,7 @@ func TestRungHomeIntoAFullQueueIsDroppedOnRabbitMQ(t *testing.T) {
 
 func TestRungHomeIntoAFullQueueIsDroppedOnMemory(t *testing.T) {
 	b := acemqtest.NewBroker(t)
-	rungIntoAFullQueue(t, b.Connect(t), "orders", acemq.ContractRungs, func() { b.Advance(time.Second) })
+	rungIntoAFullQueue(t, b.Connect(t), "orders", contract.ContractRungs, func() { b.Advance(time.Second) })
 }
 
 // An at-least-once rung is another matter: the rung keeps the message the
@@ -42,7 +44,7 @@ func TestAtLeastOnceRungKeepsWhatAFullQueueRefusesOnRabbitMQ(t *testing.T) {
 	conn := connect(t)
 	q := brokertest.UniqueName(t, "acemq.test")
 	rung := q + ".retry.quorum.1s"
-	rungIntoAFullQueue(t, conn, q, acemq.AtLeastOnceRungs, func() {
+	rungIntoAFullQueue(t, conn, q, contract.AtLeastOnceRungs, func() {
 		waitFor(t, "the rung holding its refused dead letter", 30*time.Second, func() bool {
 			return brokertest.AwaitingDeadLetter(t, rung) == 1
 		})
@@ -58,7 +60,7 @@ func TestAtLeastOnceRungKeepsWhatAFullQueueRefusesOnRabbitMQ(t *testing.T) {
 func TestAtLeastOnceRungKeepsWhatAFullQueueRefusesOnMemory(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t)
-	rungIntoAFullQueue(t, conn, "orders", acemq.AtLeastOnceRungs, func() { b.Advance(time.Second) })
+	rungIntoAFullQueue(t, conn, "orders", contract.AtLeastOnceRungs, func() { b.Advance(time.Second) })
 	// The resident message is gone (rungIntoAFullQueue took it): room.
 	b.Advance(3 * time.Minute)
 	d, ok, err := conn.Transport().Get(context.Background(), "orders")
@@ -71,10 +73,10 @@ func TestAtLeastOnceRungKeepsWhatAFullQueueRefusesOnMemory(t *testing.T) {
 // rungIntoAFullQueue fills q (x-max-length 1, reject-publish), sends a
 // message to its 1s rung of kind, and calls expire to let the rung's TTL
 // pass: the full q keeps its one message and refuses the one coming home.
-func rungIntoAFullQueue(t *testing.T, conn *acemq.Conn, q string, kind acemq.RungKind, expire func()) {
+func rungIntoAFullQueue(t *testing.T, conn *acemq.Conn, q string, kind contract.RungKind, expire func()) {
 	ctx := context.Background()
 	tr := conn.Transport()
-	ladder, err := acemq.NewRetryLadder(q, acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second), kind)
+	ladder, err := retry.NewLadder(q, acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second), kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func rungIntoAFullQueue(t *testing.T, conn *acemq.Conn, q string, kind acemq.Run
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, name := range append([]string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
+		for _, name := range append([]string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)}, ladder.Queues()...) {
 			_, _ = tr.DeleteQueue(context.Background(), name)
 		}
 	})
@@ -111,7 +113,7 @@ func rungIntoAFullQueue(t *testing.T, conn *acemq.Conn, q string, kind acemq.Run
 	}
 
 	expire()
-	for queue, want := range map[string]int{rung: 0, q: 1, acemq.DeadLetterQueue(q): 0, acemq.ParkedQueue(q): 0} {
+	for queue, want := range map[string]int{rung: 0, q: 1, contract.DeadLetterQueue(q): 0, contract.ParkedQueue(q): 0} {
 		if n := depth(t, conn, queue); n != want {
 			t.Errorf("%s holds %d messages, want %d", queue, n, want)
 		}

@@ -1,56 +1,19 @@
 package acemq
 
 import (
-	"fmt"
 	"maps"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
-
-// Outcome says how a delivery was settled.
-type Outcome uint8
-
-const (
-	// Accepted: the handler accepted it; it was acknowledged.
-	Accepted Outcome = iota + 1
-	// RetriedInConsumer: held, waited for in the consumer, republished.
-	RetriedInConsumer
-	// RetriedOnRung: republished to a rung of the retry ladder.
-	RetriedOnRung
-	// DeadLettered: set aside in Q.dlq.
-	DeadLettered
-	// Parked: set aside in Q.parked.
-	Parked
-	// Requeued: back on its queue to be delivered again: handed back
-	// unsettled (a shutdown), or, after a failed republish, published to
-	// its queue again as it was and then acknowledged.
-	Requeued
-)
-
-func (o Outcome) String() string {
-	switch o {
-	case Accepted:
-		return "accepted"
-	case RetriedInConsumer:
-		return "retried in consumer"
-	case RetriedOnRung:
-		return "retried on rung"
-	case DeadLettered:
-		return "dead-lettered"
-	case Parked:
-		return "parked"
-	case Requeued:
-		return "requeued"
-	}
-	return fmt.Sprintf("Outcome(%d)", o)
-}
 
 // settlement is what to do with one delivery (CONTRACT.md section 7): ack
 // it, or republish it to Target (after Wait, in the consumer) and then ack
 // it. It is decided without a broker; the consumer carries it out.
 type settlement struct {
-	Outcome Outcome
+	Outcome contract.Outcome
 	// Target is the queue the message is republished to; "" means ack only.
 	Target string
 	// Attempt is the x-acemq-attempt of a retried message.
@@ -58,7 +21,7 @@ type settlement struct {
 	// Reason is the x-acemq-error of a set-aside message.
 	Reason string
 	// Class sorts the reason, or the retry, for observers.
-	Class ReasonClass
+	Class contract.ReasonClass
 	// Wait is how long the consumer holds the delivery before republishing.
 	Wait time.Duration
 	// Delay is a retry's scheduled wait: on the rung, or (with jitter,
@@ -82,51 +45,47 @@ type delivered struct {
 
 // settle decides a delivery's settlement from the handler's decision, the
 // policy and its ladder. random draws the jitter of consumer waits.
-func settle(in delivered, policy RetryPolicy, ladder RetryLadder, random func() float64) settlement {
+func settle(in delivered, policy RetryPolicy, ladder retry.Ladder, random func() float64) settlement {
 	// The set-aside queues' names are built only when needed: an accept,
 	// the common case, allocates nothing.
-	park := func(reason string, class ReasonClass) settlement {
-		return settlement{Outcome: Parked, Target: ParkedQueue(in.Source), Reason: reason, Class: class}
+	park := func(reason string, class contract.ReasonClass) settlement {
+		return settlement{Outcome: contract.Parked, Target: contract.ParkedQueue(in.Source), Reason: reason, Class: class}
 	}
-	deadLetter := func(reason string, class ReasonClass) settlement {
-		return settlement{Outcome: DeadLettered, Target: DeadLetterQueue(in.Source), Reason: reason, Class: class}
+	deadLetter := func(reason string, class contract.ReasonClass) settlement {
+		return settlement{Outcome: contract.DeadLettered, Target: contract.DeadLetterQueue(in.Source), Reason: reason, Class: class}
 	}
 	if in.DecodeErr != nil {
-		return park("could not be decoded: "+in.DecodeErr.Error(), ReasonUndecodable)
+		return park(contract.ReasonTextUndecodable+in.DecodeErr.Error(), contract.ReasonUndecodable)
 	}
 	d := in.Decision
 	switch {
 	case d.verdict == accepted:
-		return settlement{Outcome: Accepted}
+		return settlement{Outcome: contract.Accepted}
 	case d.verdict == parked:
-		return park(d.err.Error(), ReasonParked)
+		return park(d.err.Error(), contract.ReasonParked)
 	case in.Panicked:
-		return deadLetter(d.err.Error(), ReasonPanicked)
+		return deadLetter(d.err.Error(), contract.ReasonPanicked)
 	case d.verdict == rejected:
-		return deadLetter(d.err.Error(), ReasonRejected)
+		return deadLetter(d.err.Error(), contract.ReasonRejected)
 	case d.verdict == retried && IsFatal(d.err):
-		return deadLetter(d.err.Error(), ReasonFatal)
+		return deadLetter(d.err.Error(), contract.ReasonFatal)
 	case d.verdict != retried:
-		return deadLetter("the handler returned no decision", ReasonNoDecision)
+		return deadLetter(contract.ReasonTextNoDecision, contract.ReasonNoDecision)
 	}
-	r := policy.Decide(in.Attempt, in.Age)
+	r := retry.Decide(policy, in.Attempt, in.Age)
 	switch r.Outcome {
-	case GiveUpExhausted:
-		return deadLetter(r.Reason()+": "+d.err.Error(), ReasonExhausted)
-	case GiveUpTooOld:
-		return deadLetter(r.Reason()+": "+d.err.Error(), ReasonTooOld)
+	case retry.Exhausted:
+		return deadLetter(r.Reason()+": "+d.err.Error(), contract.ReasonExhausted)
+	case retry.TooOld:
+		return deadLetter(r.Reason()+": "+d.err.Error(), contract.ReasonTooOld)
 	}
 	next := r.Attempt + 1
 	if rung, ok := ladder.RungFor(r.Delay); ok && !in.RungUnavailable {
-		return settlement{Outcome: RetriedOnRung, Target: rung.Queue, Attempt: next, Class: ReasonRetry, Delay: r.Delay}
+		return settlement{Outcome: contract.RetriedOnRung, Target: rung.Queue, Attempt: next, Class: contract.ReasonRetry, Delay: r.Delay}
 	}
-	wait := policy.Jittered(r.Delay, random)
-	return settlement{Outcome: RetriedInConsumer, Target: in.Source, Attempt: next, Class: ReasonRetry, Wait: wait, Delay: wait}
+	wait := retry.Jittered(policy, r.Delay, random)
+	return settlement{Outcome: contract.RetriedInConsumer, Target: in.Source, Attempt: next, Class: contract.ReasonRetry, Wait: wait, Delay: wait}
 }
-
-// headerDeliveryCount is where a quorum queue says how often it delivered
-// the message before: of the delivery, not of the message.
-const headerDeliveryCount = "x-delivery-count"
 
 // republication is the publish that carries out s for message m: through the
 // default exchange to the target queue, mandatory and persistent, with the
@@ -139,12 +98,12 @@ func republication(m transport.Message, s settlement) transport.Publishing {
 	if m.Headers == nil {
 		m.Headers = transport.Table{}
 	}
-	delete(m.Headers, headerDeliveryCount)
+	delete(m.Headers, contract.HeaderDeliveryCount)
 	switch {
 	case s.Reason != "":
-		m.Headers[HeaderError] = s.Reason
+		m.Headers[contract.HeaderError] = s.Reason
 	case s.Attempt > 0:
-		m.Headers[HeaderAttempt] = int64(s.Attempt)
+		m.Headers[contract.HeaderAttempt] = int64(s.Attempt)
 	}
 	m.Persistent = true
 	// A per-message expiration could drop it from Q.dlq unseen, and rungs

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -20,34 +21,34 @@ func TestSettle(t *testing.T) {
 		want settlement
 	}{
 		{"undecodable is parked", delivered{DecodeErr: errors.New("invalid character 'x'"), Decision: Accept(), Attempt: 1},
-			settlement{Outcome: Parked, Target: "orders.parked", Reason: "could not be decoded: invalid character 'x'", Class: ReasonUndecodable}},
-		{"accept acks", delivered{Decision: Accept(), Attempt: 3}, settlement{Outcome: Accepted}},
+			settlement{Outcome: contract.Parked, Target: "orders.parked", Reason: "could not be decoded: invalid character 'x'", Class: contract.ReasonUndecodable}},
+		{"accept acks", delivered{Decision: Accept(), Attempt: 3}, settlement{Outcome: contract.Accepted}},
 		{"reject dead-letters", delivered{Decision: Reject(boom), Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom", Class: ReasonRejected}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "boom", Class: contract.ReasonRejected}},
 		{"a panic dead-letters", delivered{Decision: Reject(boom), Panicked: true, Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom", Class: ReasonPanicked}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "boom", Class: contract.ReasonPanicked}},
 		{"a fatal retry dead-letters at once", delivered{Decision: Retry(Fatal(boom)), Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "boom", Class: ReasonFatal}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "boom", Class: contract.ReasonFatal}},
 		{"a wrapped fatal error too", delivered{Decision: Retry(fmt.Errorf("charging: %w", Fatal(boom))), Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "charging: boom", Class: ReasonFatal}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "charging: boom", Class: contract.ReasonFatal}},
 		{"park parks", delivered{Decision: Park(boom), Attempt: 2},
-			settlement{Outcome: Parked, Target: "orders.parked", Reason: "boom", Class: ReasonParked}},
+			settlement{Outcome: contract.Parked, Target: "orders.parked", Reason: "boom", Class: contract.ReasonParked}},
 		{"no decision dead-letters", delivered{Decision: Decision{}, Attempt: 1},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "the handler returned no decision", Class: ReasonNoDecision}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "the handler returned no decision", Class: contract.ReasonNoDecision}},
 		{"first retry waits in the consumer", delivered{Decision: Retry(boom), Attempt: 1, Age: UnknownAge},
-			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 2, Wait: 10 * sec, Delay: 10 * sec, Class: ReasonRetry}},
+			settlement{Outcome: contract.RetriedInConsumer, Target: "orders", Attempt: 2, Wait: 10 * sec, Delay: 10 * sec, Class: contract.ReasonRetry}},
 		{"second retry waits in the consumer", delivered{Decision: Retry(boom), Attempt: 2, Age: minute},
-			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 3, Wait: 20 * sec, Delay: 20 * sec, Class: ReasonRetry}},
+			settlement{Outcome: contract.RetriedInConsumer, Target: "orders", Attempt: 3, Wait: 20 * sec, Delay: 20 * sec, Class: contract.ReasonRetry}},
 		{"third retry goes to the rung", delivered{Decision: Retry(boom), Attempt: 3, Age: minute},
-			settlement{Outcome: RetriedOnRung, Target: "orders.retry.40s", Attempt: 4, Delay: 40 * sec, Class: ReasonRetry}},
+			settlement{Outcome: contract.RetriedOnRung, Target: "orders.retry.40s", Attempt: 4, Delay: 40 * sec, Class: contract.ReasonRetry}},
 		{"a missing rung falls back to the consumer", delivered{Decision: Retry(boom), Attempt: 3, Age: minute, RungUnavailable: true},
-			settlement{Outcome: RetriedInConsumer, Target: "orders", Attempt: 4, Wait: 40 * sec, Delay: 40 * sec, Class: ReasonRetry}},
+			settlement{Outcome: contract.RetriedInConsumer, Target: "orders", Attempt: 4, Wait: 40 * sec, Delay: 40 * sec, Class: contract.ReasonRetry}},
 		{"the last attempt is exhausted", delivered{Decision: Retry(boom), Attempt: 4, Age: minute},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: boom", Class: ReasonExhausted}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: boom", Class: contract.ReasonExhausted}},
 		{"too old", delivered{Decision: Retry(boom), Attempt: 1, Age: hr},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exceeded the maximum message age of 1h: boom", Class: ReasonTooOld}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "exceeded the maximum message age of 1h: boom", Class: contract.ReasonTooOld}},
 		{"retry without an error", delivered{Decision: Retry(nil), Attempt: 4},
-			settlement{Outcome: DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: retry requested", Class: ReasonExhausted}},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: retry requested", Class: contract.ReasonExhausted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +63,7 @@ func TestSettle(t *testing.T) {
 func TestSettleNoRetry(t *testing.T) {
 	ladder := mustLadder(t, "q", NoRetry())
 	got := settle(delivered{Source: "q", Decision: Retry(errors.New("x")), Attempt: 1}, NoRetry(), ladder, nil)
-	want := settlement{Outcome: DeadLettered, Target: "q.dlq", Reason: "exhausted 1 attempts: x", Class: ReasonExhausted}
+	want := settlement{Outcome: contract.DeadLettered, Target: "q.dlq", Reason: "exhausted 1 attempts: x", Class: contract.ReasonExhausted}
 	if got != want {
 		t.Errorf("settle = %+v, want %+v", got, want)
 	}
@@ -84,33 +85,33 @@ func TestSettleJittersConsumerWaitsOnly(t *testing.T) {
 
 func TestRepublication(t *testing.T) {
 	original := transport.Message{
-		Headers:     transport.Table{HeaderID: "m1", HeaderAttempt: int64(2), HeaderFirstSeen: int64(1770091506789), "tenant": "acme", "x-death": []any{"kept"}},
+		Headers:     transport.Table{contract.HeaderID: "m1", contract.HeaderAttempt: int64(2), contract.HeaderFirstSeen: int64(1770091506789), "tenant": "acme", "x-death": []any{"kept"}},
 		ContentType: "application/json", MessageID: "m1", ReplyTo: "replies", CorrelationID: "c1",
 		Expiration: "60000", Body: []byte(`{"n":1}`),
 	}
-	retry := republication(original, settlement{Outcome: RetriedOnRung, Target: "q.retry.40s", Attempt: 3})
+	retry := republication(original, settlement{Outcome: contract.RetriedOnRung, Target: "q.retry.40s", Attempt: 3})
 	if retry.Exchange != "" || retry.RoutingKey != "q.retry.40s" || !retry.Mandatory {
 		t.Errorf("retry goes to %q/%q mandatory %v, want the default exchange, the rung, mandatory", retry.Exchange, retry.RoutingKey, retry.Mandatory)
 	}
 	m := retry.Message
-	if m.Headers[HeaderAttempt] != int64(3) || m.Headers["tenant"] != "acme" || m.Headers[HeaderFirstSeen] != int64(1770091506789) ||
-		m.Headers["x-death"] == nil || m.Headers[HeaderError] != nil {
+	if m.Headers[contract.HeaderAttempt] != int64(3) || m.Headers["tenant"] != "acme" || m.Headers[contract.HeaderFirstSeen] != int64(1770091506789) ||
+		m.Headers["x-death"] == nil || m.Headers[contract.HeaderError] != nil {
 		t.Errorf("retry headers = %v", m.Headers)
 	}
 	if string(m.Body) != `{"n":1}` || m.ContentType != "application/json" || m.MessageID != "m1" || m.ReplyTo != "replies" ||
 		m.CorrelationID != "c1" || !m.Persistent || m.Expiration != "" {
 		t.Errorf("retry message = %+v", m)
 	}
-	if original.Headers[HeaderAttempt] != int64(2) {
+	if original.Headers[contract.HeaderAttempt] != int64(2) {
 		t.Errorf("republication changed the original's headers: %v", original.Headers)
 	}
 
-	aside := republication(original, settlement{Outcome: DeadLettered, Target: "q.dlq", Reason: "exhausted 3 attempts: boom"}).Message
-	if aside.Headers[HeaderError] != "exhausted 3 attempts: boom" || aside.Headers[HeaderAttempt] != int64(2) {
+	aside := republication(original, settlement{Outcome: contract.DeadLettered, Target: "q.dlq", Reason: "exhausted 3 attempts: boom"}).Message
+	if aside.Headers[contract.HeaderError] != "exhausted 3 attempts: boom" || aside.Headers[contract.HeaderAttempt] != int64(2) {
 		t.Errorf("set-aside headers = %v, want the reason added and the attempt kept", aside.Headers)
 	}
 	bare := republication(transport.Message{Body: []byte("x")}, settlement{Target: "q", Attempt: 2}).Message
-	if bare.Headers[HeaderAttempt] != int64(2) {
+	if bare.Headers[contract.HeaderAttempt] != int64(2) {
 		t.Errorf("a message without headers gets %v", bare.Headers)
 	}
 }

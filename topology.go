@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -49,7 +51,7 @@ type QueueSpec struct {
 	// Rungs is the kind of the ladder's rungs: ContractRungs when empty, or
 	// AtLeastOnceRungs. Consumers of the queue must use the same kind
 	// (WithRungs).
-	Rungs RungKind
+	Rungs contract.RungKind
 	// Arguments are further queue arguments, such as x-max-length.
 	Arguments transport.Table
 	Bindings  []BindingSpec
@@ -84,7 +86,7 @@ func (e *ValidationError) Error() string {
 
 func (t Topology) deadLetterExchange() string {
 	if t.DeadLetterExchange == "" {
-		return DeadLetterExchange
+		return contract.DeadLetterExchange
 	}
 	return t.DeadLetterExchange
 }
@@ -110,7 +112,7 @@ func (q QueueSpec) declaration(deadLetterExchange string) transport.Queue {
 	}
 	if q.DeadLetter {
 		args[argDeadLetterExchange] = deadLetterExchange
-		args[argDeadLetterRoutingKey] = DeadLetterQueue(q.Name)
+		args[argDeadLetterRoutingKey] = contract.DeadLetterQueue(q.Name)
 	}
 	if len(args) == 0 {
 		args = nil
@@ -162,7 +164,7 @@ func (t Topology) Apply(ctx context.Context, d transport.Declarer) error {
 	if err != nil {
 		return err
 	}
-	return declareAll(ctx, d, plan)
+	return transport.DeclareAll(ctx, d, plan)
 }
 
 // build makes the plan and collects every problem and warning on the way.
@@ -192,8 +194,8 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 	dlx := t.deadLetterExchange()
 	if t.DeadLetterExchange != "" {
 		checkName("the dead-letter exchange", t.DeadLetterExchange, problem)
-		if t.DeadLetterExchange == RetryExchange {
-			problem("the dead-letter exchange cannot be %s, which routes retries home", RetryExchange)
+		if t.DeadLetterExchange == contract.RetryExchange {
+			problem("the dead-letter exchange cannot be %s, which routes retries home", contract.RetryExchange)
 		}
 	}
 
@@ -252,13 +254,13 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 			all = append(all, transport.Binding{Queue: q.Name, Exchange: b.Exchange, RoutingKey: b.RoutingKey})
 		}
 		if q.DeadLetter {
-			all = append(all, deadLetterDeclarations(q.Name, dlx)...)
+			all = append(all, retry.DeadLetterDeclarations(q.Name, dlx)...)
 		}
 		if q.Retry == nil && q.Rungs != "" {
 			problem("%s: rungs is %q but the queue has no retry policy, so it has no rungs; set retry or drop rungs", subject, q.Rungs)
 		}
 		if q.Retry != nil {
-			ladder, err := NewRetryLadder(q.Name, *q.Retry, q.Rungs)
+			ladder, err := retry.NewLadder(q.Name, *q.Retry, q.Rungs)
 			if err != nil {
 				problem("%s: %v", subject, err)
 				continue
@@ -266,12 +268,12 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 			for _, w := range q.Retry.Warnings() {
 				problem("%s: %s", subject, w)
 			}
-			if !ladder.Empty() && ladder.Kind() == ContractRungs {
+			if !ladder.Empty() && ladder.Kind() == contract.ContractRungs {
 				checkOverflow(subject, q, problem)
 				if typ == transport.Quorum {
 					warnings = append(warnings, fmt.Sprintf("%s: a quorum queue with contract rungs, which RabbitMQ dead-letters from at most once: "+
 						"a message due home while the broker restarts (the classic rungs recover before the queue has a leader) "+
-						"or while the queue's leader fails over is dropped without a word; rungs: %s keeps it", subject, AtLeastOnceRungs))
+						"or while the queue's leader fails over is dropped without a word; rungs: %s keeps it", subject, contract.AtLeastOnceRungs))
 				}
 			}
 			for _, r := range ladder.Rungs() {
@@ -281,7 +283,7 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 			}
 			all = append(all, ladder.Declarations()...)
 		}
-		for _, name := range []string{DeadLetterQueue(q.Name), ParkedQueue(q.Name)} {
+		for _, name := range []string{contract.DeadLetterQueue(q.Name), contract.ParkedQueue(q.Name)} {
 			if (q.DeadLetter || q.Retry != nil) && len(name) > maxNameBytes {
 				problem("%s: the queue name %q is longer than %d bytes", subject, name, maxNameBytes)
 			}

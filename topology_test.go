@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -245,13 +246,13 @@ func TestValidateTopology(t *testing.T) {
 			{Name: "b", Retry: ptr(Fixed(2, sec)), Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}}, // no rungs
 			{Name: "c", Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}},                            // no retries
 		}}, nil},
-		{"rungs without a retry policy", Topology{Queues: []QueueSpec{{Name: "q", Rungs: AtLeastOnceRungs}}}, []string{
+		{"rungs without a retry policy", Topology{Queues: []QueueSpec{{Name: "q", Rungs: contract.AtLeastOnceRungs}}}, []string{
 			`queue 1 ("q"): rungs is "at-least-once" but the queue has no retry policy, so it has no rungs; set retry or drop rungs`,
 		}},
 		{"an unknown kind of rungs", Topology{Queues: []QueueSpec{{Name: "q", Retry: ptr(Fixed(2, minute)), Rungs: "quorum"}}}, []string{
 			`queue 1 ("q"): retry ladder for q: unknown kind of rungs "quorum": use contract (the AceMQ contract's classic rungs) or at-least-once (quorum rungs that dead-letter at least once)`,
 		}},
-		{"at-least-once rungs generate names too", Topology{Queues: []QueueSpec{{Name: strings.Repeat("q", 240), Retry: ptr(Fixed(2, minute)), Rungs: AtLeastOnceRungs}}}, []string{
+		{"at-least-once rungs generate names too", Topology{Queues: []QueueSpec{{Name: strings.Repeat("q", 240), Retry: ptr(Fixed(2, minute)), Rungs: contract.AtLeastOnceRungs}}}, []string{
 			`queue 1 ("` + strings.Repeat("q", 240) + `"): the rung name "` + strings.Repeat("q", 240) + `.retry.quorum.1m" is longer than 255 bytes`,
 		}},
 		{"a queue that clashes with a generated one", Topology{Queues: []QueueSpec{
@@ -309,9 +310,9 @@ func TestTopologyWarnings(t *testing.T) {
 	retry := ptr(Exponential(6, 10*sec, 5*minute))
 	top := Topology{Queues: []QueueSpec{
 		{Name: "quorum-contract", Retry: retry},
-		{Name: "quorum-explicit", Type: transport.Quorum, Retry: retry, Rungs: ContractRungs},
+		{Name: "quorum-explicit", Type: transport.Quorum, Retry: retry, Rungs: contract.ContractRungs},
 		{Name: "classic-contract", Type: transport.Classic, Retry: retry},
-		{Name: "quorum-at-least-once", Retry: retry, Rungs: AtLeastOnceRungs},
+		{Name: "quorum-at-least-once", Retry: retry, Rungs: contract.AtLeastOnceRungs},
 		{Name: "quorum-no-rungs", Retry: ptr(Fixed(3, sec))},
 	}}
 	if err := top.Validate(); err != nil {
@@ -333,7 +334,7 @@ func TestTopologyWarnings(t *testing.T) {
 // it, an at-least-once rung keeps it until there is room (rungloss_test.go),
 // so only contract rungs make such a limit a problem.
 func TestAtLeastOnceRungsAllowRejectPublish(t *testing.T) {
-	q := QueueSpec{Name: "a", Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Rungs: AtLeastOnceRungs,
+	q := QueueSpec{Name: "a", Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Rungs: contract.AtLeastOnceRungs,
 		Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}}
 	if err := (Topology{Queues: []QueueSpec{q}}).Validate(); err != nil {
 		t.Errorf("Validate: %v", err)

@@ -56,6 +56,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -194,13 +195,13 @@ func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context
 // the message.
 func (t *Tracer) PublishEnd(ctx context.Context, _ *acemq.PublishInfo, r acemq.PublishResult) {
 	span := spanOf(ctx, publishSpan)
-	if r.Outcome != acemq.PublishConfirmed {
-		desc := r.Outcome.String()
+	if r.Outcome != contract.PublishConfirmed {
+		desc := string(r.Outcome)
 		if r.Err != nil {
 			span.RecordError(r.Err)
 			desc = r.Err.Error()
 		}
-		span.SetAttributes(semconv.ErrorTypeKey.String(r.Outcome.String()))
+		span.SetAttributes(semconv.ErrorTypeKey.String(string(r.Outcome)))
 		span.SetStatus(codes.Error, desc)
 	}
 	span.End()
@@ -234,8 +235,8 @@ func (t *Tracer) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) conte
 // unless it was accepted.
 func (t *Tracer) DeliveryEnd(ctx context.Context, _ *acemq.DeliveryInfo, s acemq.SettleResult) {
 	span := spanOf(ctx, deliverySpan)
-	attrs := []attribute.KeyValue{outcomeKey.String(s.Outcome.String())}
-	if s.ReasonClass != acemq.ReasonNone {
+	attrs := []attribute.KeyValue{outcomeKey.String(string(s.Outcome))}
+	if s.ReasonClass != contract.ReasonNone {
 		attrs = append(attrs, reasonClassKey.String(string(s.ReasonClass)))
 	}
 	if s.Reason != "" {
@@ -244,19 +245,19 @@ func (t *Tracer) DeliveryEnd(ctx context.Context, _ *acemq.DeliveryInfo, s acemq
 	if s.Target != "" {
 		attrs = append(attrs, targetKey.String(s.Target))
 	}
-	if s.Outcome == acemq.RetriedOnRung || s.Outcome == acemq.RetriedInConsumer {
+	if s.Outcome == contract.RetriedOnRung || s.Outcome == contract.RetriedInConsumer {
 		attrs = append(attrs, retryAttemptKey.Int(s.Attempt), retryDelayKey.Int64(s.Delay.Milliseconds()))
 	}
 	if s.HandlerDuration > 0 {
 		attrs = append(attrs, handlerDurationKey.Float64(float64(s.HandlerDuration.Microseconds())/1000))
 	}
-	if s.Outcome != acemq.Accepted {
+	if s.Outcome != contract.Accepted {
 		class, desc := string(s.ReasonClass), s.Reason
 		if class == "" {
-			class = s.Outcome.String()
+			class = string(s.Outcome)
 		}
 		if desc == "" {
-			desc = s.Outcome.String()
+			desc = string(s.Outcome)
 		}
 		attrs = append(attrs, semconv.ErrorTypeKey.String(class))
 		span.SetStatus(codes.Error, desc)
@@ -336,8 +337,8 @@ func (h headers) Set(key, value string) {
 // reserved reports whether key is one of the library's own headers, which a
 // propagator has no business writing (acemq.PublishInfo).
 func reserved(key string) bool {
-	n := len(acemq.ReservedHeaderPrefix)
-	return len(key) >= n && strings.EqualFold(key[:n], acemq.ReservedHeaderPrefix)
+	n := len(contract.ReservedHeaderPrefix)
+	return len(key) >= n && strings.EqualFold(key[:n], contract.ReservedHeaderPrefix)
 }
 
 // Keys lists every header.

@@ -18,7 +18,9 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqotel"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -161,15 +163,15 @@ func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*
 		"messaging.operation.type": "send", "messaging.destination.name": q, "messaging.rabbitmq.destination.routing_key": q,
 		"messaging.message.id": "m-1", "acemq.republish": false})
 
-	rung := acemq.RetryQueue(q, time.Second)
+	rung := contract.RungQueue(q, time.Second, contract.ContractRungs)
 	hops := []struct {
 		outcome string
 		target  string // republished to
 		delay   int64
 		status  codes.Code
 	}{
-		{"retried in consumer", q, 500, codes.Error},
-		{"retried on rung", rung, 1000, codes.Error},
+		{"retried_in_consumer", q, 500, codes.Error},
+		{"retried_on_rung", rung, 1000, codes.Error},
 		{"accepted", "", 0, codes.Unset},
 	}
 	from := publish // the producer span each delivery came from
@@ -241,8 +243,8 @@ func TestRetriedMessageIsOneTraceOnRabbitMQ(t *testing.T) {
 	q := brokertest.UniqueName(t, "acemqotel")
 	declare(t, conn, q)
 	t.Cleanup(func() {
-		ladder, _ := acemq.NewRetryLadder(q, policy, acemq.ContractRungs)
-		for _, name := range append([]string{q, acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
+		ladder, _ := retry.NewLadder(q, policy, contract.ContractRungs)
+		for _, name := range append([]string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)}, ladder.Queues()...) {
 			_, _ = conn.Transport().DeleteQueue(context.Background(), name)
 		}
 	})
@@ -332,7 +334,7 @@ func TestPublishStartInjects(t *testing.T) {
 		acemqotel.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, reserved{})))
 	p := &acemq.PublishInfo{Exchange: "orders", RoutingKey: "order.new"}
 	ctx := tracer.PublishStart(context.Background(), p)
-	tracer.PublishEnd(ctx, p, acemq.PublishResult{Outcome: acemq.PublishConfirmed})
+	tracer.PublishEnd(ctx, p, acemq.PublishResult{Outcome: contract.PublishConfirmed})
 	s := tr.ended(t, 1)[0]
 	want := fmt.Sprintf("00-%s-%s-01", s.SpanContext().TraceID(), s.SpanContext().SpanID())
 	if got := p.Headers["traceparent"]; got != want {
@@ -375,10 +377,10 @@ func TestDestinationName(t *testing.T) {
 	} {
 		if c.queue == "" {
 			p := &acemq.PublishInfo{Exchange: c.exchange, RoutingKey: c.key}
-			tracer.PublishEnd(tracer.PublishStart(context.Background(), p), p, acemq.PublishResult{Outcome: acemq.PublishConfirmed})
+			tracer.PublishEnd(tracer.PublishStart(context.Background(), p), p, acemq.PublishResult{Outcome: contract.PublishConfirmed})
 		} else {
 			d := &acemq.DeliveryInfo{Queue: c.queue, Exchange: c.exchange, RoutingKey: c.key}
-			tracer.DeliveryEnd(tracer.DeliveryStart(context.Background(), d), d, acemq.SettleResult{Outcome: acemq.Accepted})
+			tracer.DeliveryEnd(tracer.DeliveryStart(context.Background(), d), d, acemq.SettleResult{Outcome: contract.Accepted})
 		}
 		spans := tr.recorder.Ended()
 		if got := attr(spans[len(spans)-1], "messaging.destination.name").AsString(); got != c.want {

@@ -8,6 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -30,8 +31,8 @@ func BenchmarkObserve(b *testing.B) {
 			c := t.DeliveryStart(ctx, d)
 			p := &acemq.PublishInfo{RoutingKey: "orders", Headers: transport.Table{}}
 			pc := t.PublishStart(c, p)
-			t.PublishEnd(pc, p, acemq.PublishResult{Outcome: acemq.PublishConfirmed, Duration: time.Millisecond})
-			t.DeliveryEnd(c, d, acemq.SettleResult{Outcome: acemq.Accepted, HandlerDuration: time.Millisecond})
+			t.PublishEnd(pc, p, acemq.PublishResult{Outcome: contract.PublishConfirmed, Duration: time.Millisecond})
+			t.DeliveryEnd(c, d, acemq.SettleResult{Outcome: contract.Accepted, HandlerDuration: time.Millisecond})
 		}
 	})
 }

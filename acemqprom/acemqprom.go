@@ -54,6 +54,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 )
 
 // DefaultNamespace prefixes every metric's name unless WithNamespace says
@@ -111,7 +113,7 @@ type Metrics struct {
 // and the Conns that consume it (a consumer started on each), any of which
 // can inspect the rungs.
 type watch struct {
-	ladder acemq.RetryLadder
+	ladder retry.Ladder
 	conns  []*acemq.Conn
 }
 
@@ -255,7 +257,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 	type target struct {
 		queue string
-		rungs []acemq.Rung
+		rungs []retry.Rung
 		conn  *acemq.Conn
 	}
 	m.mu.Lock()
@@ -291,10 +293,10 @@ func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 		if n, ok := depth(rungs...); ok {
 			ch <- prometheus.MustNewConstMetric(m.rungDesc, prometheus.GaugeValue, n, t.queue, "rung")
 		}
-		if n, ok := depth(acemq.DeadLetterQueue(t.queue)); ok {
+		if n, ok := depth(contract.DeadLetterQueue(t.queue)); ok {
 			ch <- prometheus.MustNewConstMetric(m.setAsideDesc, prometheus.GaugeValue, n, t.queue, "dlq")
 		}
-		if n, ok := depth(acemq.ParkedQueue(t.queue)); ok {
+		if n, ok := depth(contract.ParkedQueue(t.queue)); ok {
 			ch <- prometheus.MustNewConstMetric(m.setAsideDesc, prometheus.GaugeValue, n, t.queue, "parked")
 		}
 	}
@@ -310,7 +312,7 @@ func (m *Metrics) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.Pu
 	if p.Republish {
 		kind = "republish"
 	}
-	m.publishes.WithLabelValues(p.Exchange, kind, r.Outcome.String()).Inc()
+	m.publishes.WithLabelValues(p.Exchange, kind, string(r.Outcome)).Inc()
 	m.publishDuration.WithLabelValues(p.Exchange).Observe(r.Duration.Seconds())
 }
 
@@ -335,29 +337,10 @@ func (m *Metrics) DeliveryEnd(_ context.Context, d *acemq.DeliveryInfo, s acemq.
 	if class == "" {
 		class = "none"
 	}
-	m.consumes.WithLabelValues(d.Queue, outcomeLabel(s.Outcome), class).Inc()
-	if s.HandlerDuration > 0 || s.Outcome != acemq.Requeued && s.ReasonClass != acemq.ReasonUndecodable {
+	m.consumes.WithLabelValues(d.Queue, string(s.Outcome), class).Inc()
+	if s.HandlerDuration > 0 || s.Outcome != contract.Requeued && s.ReasonClass != contract.ReasonUndecodable {
 		m.handlerDuration.WithLabelValues(d.Queue).Observe(s.HandlerDuration.Seconds())
 	}
-}
-
-// outcomeLabel is o as a label value, in snake case.
-func outcomeLabel(o acemq.Outcome) string {
-	switch o {
-	case acemq.Accepted:
-		return "accepted"
-	case acemq.RetriedInConsumer:
-		return "retried_in_consumer"
-	case acemq.RetriedOnRung:
-		return "retried_on_rung"
-	case acemq.DeadLettered:
-		return "dead_lettered"
-	case acemq.Parked:
-		return "parked"
-	case acemq.Requeued:
-		return "requeued"
-	}
-	return "unknown"
 }
 
 // Event implements acemq.Observer.
@@ -366,11 +349,11 @@ func (m *Metrics) Event(e acemq.Event) {
 	// Only retries: a delivery held before it is handed back after a
 	// failed republish is not waiting for a retry.
 	case acemq.EventWaitStarted:
-		if e.Class == acemq.ReasonRetry {
+		if e.Class == contract.ReasonRetry {
 			m.waiting.WithLabelValues(e.Queue, "consumer").Inc()
 		}
 	case acemq.EventWaitEnded:
-		if e.Class == acemq.ReasonRetry {
+		if e.Class == contract.ReasonRetry {
 			m.waiting.WithLabelValues(e.Queue, "consumer").Dec()
 		}
 	case acemq.EventRungMissing:

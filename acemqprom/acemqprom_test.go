@@ -16,7 +16,9 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqprom"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -162,7 +164,7 @@ type world struct {
 	queue    string
 	exchange string
 	unit     time.Duration // the consumer wait; the rung wait is twice it
-	rungs    acemq.RungKind
+	rungs    contract.RungKind
 	advance  func(time.Duration)
 }
 
@@ -174,7 +176,7 @@ func scenarioPolicy(unit time.Duration) acemq.RetryPolicy {
 
 // rungKinds are the kinds of rungs every scenario runs with: the rung depth
 // is read from either.
-var rungKinds = []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs}
+var rungKinds = []contract.RungKind{contract.ContractRungs, contract.AtLeastOnceRungs}
 
 // connectionSeries are the connection metrics in state, before any
 // connection event.
@@ -200,7 +202,7 @@ func runScenario(t *testing.T, w world) {
 	ctx := context.Background()
 	q, x := w.queue, w.exchange
 	policy := scenarioPolicy(w.unit)
-	ladder, err := acemq.NewRetryLadder(q, policy, w.rungs)
+	ladder, err := retry.NewLadder(q, policy, w.rungs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +381,7 @@ func TestScenarioOnRabbitMQ(t *testing.T) {
 	}
 }
 
-func scenarioOnRabbitMQ(t *testing.T, kind acemq.RungKind) {
+func scenarioOnRabbitMQ(t *testing.T, kind contract.RungKind) {
 	url := brokertest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -399,12 +401,12 @@ func scenarioOnRabbitMQ(t *testing.T, kind acemq.RungKind) {
 		t.Fatal(err)
 	}
 	const unit = 500 * time.Millisecond
-	ladder, err := acemq.NewRetryLadder(q, scenarioPolicy(unit), kind)
+	ladder, err := retry.NewLadder(q, scenarioPolicy(unit), kind)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, name := range append([]string{acemq.DeadLetterQueue(q), acemq.ParkedQueue(q)}, ladder.Queues()...) {
+		for _, name := range append([]string{contract.DeadLetterQueue(q), contract.ParkedQueue(q)}, ladder.Queues()...) {
 			_, _ = tr.DeleteQueue(context.Background(), name)
 		}
 	})
@@ -425,7 +427,7 @@ func TestRungMissingOnMemory(t *testing.T) {
 	reg, b, conn := ordersOnMemory(t)
 	ctx := context.Background()
 	policy := acemq.Fixed(2, 20*time.Second).WaitInBrokerFrom(20 * time.Second)
-	rung := acemq.RetryQueue("orders", 20*time.Second)
+	rung := contract.RungQueue("orders", 20*time.Second, contract.ContractRungs)
 	c, err := acemq.Consume(ctx, conn, "orders", handle, acemq.WithPolicy(policy))
 	if err != nil {
 		t.Fatal(err)

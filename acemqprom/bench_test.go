@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 )
 
 // One delivery settled and one publish, as the observer sees them.
@@ -23,9 +24,9 @@ func BenchmarkObserve(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			c := m.DeliveryStart(ctx, d)
-			m.DeliveryEnd(c, d, acemq.SettleResult{Outcome: acemq.Accepted, HandlerDuration: time.Millisecond})
+			m.DeliveryEnd(c, d, acemq.SettleResult{Outcome: contract.Accepted, HandlerDuration: time.Millisecond})
 			c = m.PublishStart(ctx, p)
-			m.PublishEnd(c, p, acemq.PublishResult{Outcome: acemq.PublishConfirmed, Duration: time.Millisecond})
+			m.PublishEnd(c, p, acemq.PublishResult{Outcome: contract.PublishConfirmed, Duration: time.Millisecond})
 		}
 	})
 }

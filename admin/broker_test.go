@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -20,8 +21,8 @@ func TestDiffOnBroker(t *testing.T) {
 
 	exchange := brokertest.UniqueName(t, "diff")
 	source := brokertest.UniqueName(t, "diff")
-	rung := acemq.RetryQueue(source, time.Minute)
-	leftover := acemq.RetryQueue(source, 5*time.Minute)
+	rung := contract.RungQueue(source, time.Minute, contract.ContractRungs)
+	leftover := contract.RungQueue(source, 5*time.Minute, contract.ContractRungs)
 	policy := acemq.Fixed(2, time.Minute)
 	top := acemq.Topology{
 		Exchanges: []acemq.ExchangeSpec{{Name: exchange, Type: transport.Topic}},
@@ -40,7 +41,7 @@ func TestDiffOnBroker(t *testing.T) {
 	defer conn.Close()
 	tr := conn.Transport()
 	t.Cleanup(func() {
-		for _, q := range []string{rung, leftover, acemq.DeadLetterQueue(source), acemq.ParkedQueue(source)} {
+		for _, q := range []string{rung, leftover, contract.DeadLetterQueue(source), contract.ParkedQueue(source)} {
 			_, _ = tr.DeleteQueue(context.Background(), q)
 		}
 	})
@@ -57,7 +58,7 @@ func TestDiffOnBroker(t *testing.T) {
 	}
 	for name, ttl := range map[string]int64{rung: 30000, leftover: 300000} {
 		q := transport.Queue{Name: name, Type: transport.Classic, Durable: true, Arguments: transport.Table{
-			"x-message-ttl": ttl, "x-dead-letter-exchange": acemq.RetryExchange, "x-dead-letter-routing-key": source}}
+			"x-message-ttl": ttl, "x-dead-letter-exchange": contract.RetryExchange, "x-dead-letter-routing-key": source}}
 		if err := tr.DeclareQueue(ctx, q); err != nil {
 			t.Fatal(err)
 		}

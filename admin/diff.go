@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -91,7 +91,7 @@ func Diff(plan []transport.Declaration, live State) Report {
 			planned[d.Name] = d
 			exclusive[d.Name] = d.Exclusive
 		case transport.Binding:
-			if d.Exchange == acemq.RetryExchange && d.RoutingKey == d.Queue {
+			if d.Exchange == contract.RetryExchange && d.RoutingKey == d.Queue {
 				rungSources[d.Queue] = true
 			}
 		}
@@ -131,7 +131,7 @@ func Diff(plan []transport.Declaration, live State) Report {
 				source := rung.Source
 				add(Finding{Kind: RungDrift, Object: "queue " + d.Name, Differences: diffs,
 					Meaning: fmt.Sprintf("this rung of %s does not hold its messages for the wait the contract gives it, or does not send them home through %s under %q; redeclaring it will fail with PRECONDITION_FAILED, so consumers of %s cannot declare their ladder",
-						source, acemq.RetryExchange, source, source),
+						source, contract.RetryExchange, source, source),
 					Action: "drain the rung (let its messages expire home), delete it and apply the topology"})
 				continue
 			}
@@ -142,7 +142,7 @@ func Diff(plan []transport.Declaration, live State) Report {
 			if exclusive[d.Queue] || liveBindings[d] {
 				continue
 			}
-			if rungSources[d.Queue] && d.Exchange == acemq.RetryExchange && d.RoutingKey == d.Queue {
+			if rungSources[d.Queue] && d.Exchange == contract.RetryExchange && d.RoutingKey == d.Queue {
 				add(Finding{Kind: MissingRetryBinding, Object: "binding " + bindingName(d),
 					Meaning: fmt.Sprintf("every message that expires from a rung of %s is dropped without a word", d.Queue),
 					Action:  "apply the topology now; a consumer of the queue declares this binding too when it starts"})
@@ -214,8 +214,8 @@ func isRole(name, suffix string, planned map[string]transport.Queue) bool {
 }
 
 // rungOf reads name as a rung, of either kind, of a key of sources.
-func rungOf[V any](name string, sources map[string]V) (acemq.RungName, bool) {
-	return acemq.ParseRungName(name, func(source string) bool {
+func rungOf[V any](name string, sources map[string]V) (contract.RungName, bool) {
+	return contract.ParseRungName(name, func(source string) bool {
 		_, ok := sources[source]
 		return ok
 	})
@@ -225,11 +225,11 @@ func rungOf[V any](name string, sources map[string]V) (acemq.RungName, bool) {
 // kind for the same wait: then this one is not left over but another
 // consumer's, one of another AceMQ library (contract rungs) or a Go
 // consumer configured with the other kind, sharing the queue.
-func plannedCounterpart(rung acemq.RungName, planned map[string]transport.Queue) bool {
+func plannedCounterpart(rung contract.RungName, planned map[string]transport.Queue) bool {
 	other := rung
-	other.Kind = acemq.ContractRungs
-	if rung.Kind == acemq.ContractRungs {
-		other.Kind = acemq.AtLeastOnceRungs
+	other.Kind = contract.ContractRungs
+	if rung.Kind == contract.ContractRungs {
+		other.Kind = contract.AtLeastOnceRungs
 	}
 	_, ok := planned[other.String()]
 	return ok

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/topologyfile"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -108,7 +108,7 @@ func TestDiffFindings(t *testing.T) {
 			s.Bindings = without(s.Bindings, func(b transport.Binding) bool { return b.Exchange == "orders" })
 		}, []string{`missing-binding binding orders -> orders.new under "order.*"`}, nil},
 		{"missing retry binding", func(s *State) {
-			s.Bindings = without(s.Bindings, func(b transport.Binding) bool { return b.Exchange == acemq.RetryExchange })
+			s.Bindings = without(s.Bindings, func(b transport.Binding) bool { return b.Exchange == contract.RetryExchange })
 		}, []string{`missing-retry-binding binding acemq.retry -> orders.new under "orders.new"`}, nil},
 		{"exchange type and durability", func(s *State) {
 			s.Exchanges[0] = Exchange{Name: "orders", Type: transport.Direct, Durable: false, AutoDelete: true}
@@ -252,7 +252,7 @@ func atLeastOncePlan(t *testing.T) []transport.Declaration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	top.Queues[0].Rungs = acemq.AtLeastOnceRungs
+	top.Queues[0].Rungs = contract.AtLeastOnceRungs
 	plan, err := top.Plan()
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@
 package contract
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -131,4 +132,16 @@ func ParseRungName(name string, isSource func(string) bool) (n RungName, ok bool
 		i += 1 + j
 	}
 	return RungName{}, false
+}
+
+// ParseRungKind reads "contract" or "at-least-once"; "" is ContractRungs.
+func ParseRungKind(s string) (RungKind, error) {
+	switch k := RungKind(s); k {
+	case "", ContractRungs:
+		return ContractRungs, nil
+	case AtLeastOnceRungs:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown kind of rungs %q: use %s (the AceMQ contract's classic rungs) or %s (quorum rungs that dead-letter at least once)",
+		s, ContractRungs, AtLeastOnceRungs)
 }

@@ -21,7 +21,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 )
 
 var (
@@ -34,8 +34,8 @@ var (
 
 // The suffixes of CONTRACT.md section 1, from the functions that add them.
 var (
-	dlqSuffix    = acemq.DeadLetterQueue("")
-	parkedSuffix = acemq.ParkedQueue("")
+	dlqSuffix    = contract.DeadLetterQueue("")
+	parkedSuffix = contract.ParkedQueue("")
 )
 
 // Source is the source queue of a dead-letter or parked queue: "orders.new"

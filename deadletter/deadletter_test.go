@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
@@ -71,7 +72,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
 func queues(t *testing.T, b broker, tr transport.Transport) (source, dlq, parked string) {
 	t.Helper()
 	source = b.queueName(t)
-	dlq, parked = acemq.DeadLetterQueue(source), acemq.ParkedQueue(source)
+	dlq, parked = contract.DeadLetterQueue(source), contract.ParkedQueue(source)
 	for _, q := range []string{source, dlq, parked} {
 		if err := tr.DeclareQueue(t.Context(), transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
 			t.Fatal(err)
@@ -93,14 +94,14 @@ func deadLetter(i int) transport.Message {
 	id := fmt.Sprintf("id-%05d", i)
 	return transport.Message{
 		Headers: transport.Table{
-			acemq.HeaderID:        id,
-			acemq.HeaderType:      "order.created",
-			acemq.HeaderAttempt:   int64(5),
-			acemq.HeaderFirstSeen: firstSeen.UnixMilli(),
-			acemq.HeaderOrigin:    "orders@host-1",
-			acemq.HeaderError:     reason,
-			"tenant":              "acme",
-			"n":                   int32(i),
+			contract.HeaderID:        id,
+			contract.HeaderType:      "order.created",
+			contract.HeaderAttempt:   int64(5),
+			contract.HeaderFirstSeen: firstSeen.UnixMilli(),
+			contract.HeaderOrigin:    "orders@host-1",
+			contract.HeaderError:     reason,
+			"tenant":                 "acme",
+			"n":                      int32(i),
 		},
 		ContentType: "application/json",
 		MessageID:   id,
@@ -192,7 +193,7 @@ func TestReplay(t *testing.T) {
 		tr := b.connect(t, "")
 		source, dlq, _ := queues(t, b, tr)
 		sent := deadLetters(6)
-		sent[2].Headers[acemq.HeaderReplayCount] = int64(1) // replayed once before
+		sent[2].Headers[contract.HeaderReplayCount] = int64(1) // replayed once before
 		publish(t, tr, dlq, sent...)
 
 		p, err := deadletter.Replay(t.Context(), tr, dlq, "", deadletter.Options{Now: fixedClock})
@@ -211,13 +212,13 @@ func TestReplay(t *testing.T) {
 		}
 		for i, m := range got {
 			want := deadLetter(i)
-			delete(want.Headers, acemq.HeaderError)
-			want.Headers[acemq.HeaderAttempt] = int64(1)
-			want.Headers[acemq.HeaderReplayedFrom] = dlq
-			want.Headers[acemq.HeaderReplayedAt] = "2026-11-30T09:15:30.123Z"
-			want.Headers[acemq.HeaderReplayCount] = int64(1)
+			delete(want.Headers, contract.HeaderError)
+			want.Headers[contract.HeaderAttempt] = int64(1)
+			want.Headers[contract.HeaderReplayedFrom] = dlq
+			want.Headers[contract.HeaderReplayedAt] = "2026-11-30T09:15:30.123Z"
+			want.Headers[contract.HeaderReplayCount] = int64(1)
 			if i == 2 {
-				want.Headers[acemq.HeaderReplayCount] = int64(2)
+				want.Headers[contract.HeaderReplayCount] = int64(2)
 			}
 			if !reflect.DeepEqual(m, want) {
 				t.Errorf("message %d replayed as\n%+v\nwant\n%+v", i, m, want)
@@ -383,10 +384,10 @@ func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := deadletter.ReasonCounts{
-			Classes: []deadletter.ClassCount{{Class: acemq.ReasonExhausted, Count: 5}},
+			Classes: []deadletter.ClassCount{{Class: contract.ReasonExhausted, Count: 5}},
 			Reasons: []deadletter.ReasonCount{
-				{Reason: deadletter.Reason{Text: "exhausted 5 attempts: payment declined", Class: acemq.ReasonExhausted}, Count: 3},
-				{Reason: deadletter.Reason{Text: "exhausted 5 attempts: timeout calling stock", Class: acemq.ReasonExhausted}, Count: 2},
+				{Reason: deadletter.Reason{Text: "exhausted 5 attempts: payment declined", Class: contract.ReasonExhausted}, Count: 3},
+				{Reason: deadletter.Reason{Text: "exhausted 5 attempts: timeout calling stock", Class: contract.ReasonExhausted}, Count: 2},
 			},
 		}
 		if !reflect.DeepEqual(reasons, want) {
@@ -396,7 +397,7 @@ func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Messages != 5 || info.Oldest != 90*time.Minute || info.HeadClass != acemq.ReasonExhausted {
+		if info.Messages != 5 || info.Oldest != 90*time.Minute || info.HeadClass != contract.ReasonExhausted {
 			t.Errorf("Describe = %+v, want 5 messages, the oldest 1h30m old and exhausted", info)
 		}
 		if got, want := ids(drain(t, tr, dlq)), ids(deadLetters(5)); !slices.Equal(got, want) {

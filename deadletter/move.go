@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -78,8 +79,8 @@ func Replay(ctx context.Context, t transport.Transport, from, to string, o Optio
 		if h == nil {
 			h = transport.Table{}
 		}
-		h[acemq.HeaderAttempt] = int64(1)
-		delete(h, acemq.HeaderError)
+		h[contract.HeaderAttempt] = int64(1)
+		delete(h, contract.HeaderError)
 		acemq.Replay{From: from, At: now(), Count: acemq.ReadReplay(h).Count + 1}.Write(h)
 		m.Headers = h
 	})
@@ -93,7 +94,7 @@ func Park(ctx context.Context, t transport.Transport, from string, o Options) (P
 	if !ok || !IsDeadLetterQueue(from) {
 		return Progress{}, fmt.Errorf("park from %s: only a dead-letter queue (a name ending in .dlq) is parked", from)
 	}
-	return move(ctx, t, from, acemq.ParkedQueue(source), o, func(m *transport.Message) { m.Persistent = true })
+	return move(ctx, t, from, contract.ParkedQueue(source), o, func(m *transport.Message) { m.Persistent = true })
 }
 
 // move moves from's messages to the queue to, rewriting each with rewrite.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -13,8 +14,8 @@ type Reason struct {
 	// Text is the message's x-acemq-error or, for a message the broker
 	// dead-lettered itself, what its dead-lettering headers say, in words;
 	// "" when nothing says why.
-	Text  string            `json:"reason"`
-	Class acemq.ReasonClass `json:"reasonClass"`
+	Text  string               `json:"reason"`
+	Class contract.ReasonClass `json:"reasonClass"`
 }
 
 // ReasonOf says why msg, found in queue (for an export: the queue it was
@@ -58,42 +59,42 @@ func ReasonOf(queue string, msg transport.Message) Reason {
 // classed rejected, after Java, the reference.
 var setAsideTexts = []struct {
 	start *regexp.Regexp
-	class acemq.ReasonClass
+	class contract.ReasonClass
 }{
 	// Java, Python ("attempt(s)" read either way), the Go peer (singular
 	// for 1), this library ("exhausted 1 attempts").
-	{regexp.MustCompile(`^exhausted \d+ attempt(s|\(s\))?(:|$)`), acemq.ReasonExhausted},
+	{regexp.MustCompile(`^exhausted \d+ attempt(s|\(s\))?(:|$)`), contract.ReasonExhausted},
 	// Ruby; .NET writes "attempt(s)" literally.
-	{regexp.MustCompile(`^gave up after \d+ attempt(s|\(s\))?(:|$)`), acemq.ReasonExhausted},
+	{regexp.MustCompile(`^gave up after \d+ attempt(s|\(s\))?(:|$)`), contract.ReasonExhausted},
 	// Java (PT2M), the Go peer and this library (2m0s, 2m), Python (0:02:00).
-	{regexp.MustCompile(`^exceeded the maximum message age of `), acemq.ReasonTooOld},
+	{regexp.MustCompile(`^exceeded the maximum message age of `), contract.ReasonTooOld},
 	// Ruby (120.0 seconds), .NET (00:02:00).
-	{regexp.MustCompile(`^gave up on a message older than `), acemq.ReasonTooOld},
+	{regexp.MustCompile(`^gave up on a message older than `), contract.ReasonTooOld},
 	// The Go peer, Python.
-	{regexp.MustCompile(`^the handler rejected it(:|$)`), acemq.ReasonRejected},
+	{regexp.MustCompile(`^the handler rejected it(:|$)`), contract.ReasonRejected},
 	// Ruby.
-	{regexp.MustCompile(`^rejected by the handler(:|$)`), acemq.ReasonRejected},
+	{regexp.MustCompile(`^rejected by the handler(:|$)`), contract.ReasonRejected},
 	// Java (rejected and fatal), the Go peer (fatal).
-	{regexp.MustCompile(`^the handler reported an unprocessable message(:|$)`), acemq.ReasonRejected},
+	{regexp.MustCompile(`^the handler reported an unprocessable message(:|$)`), contract.ReasonRejected},
 	// Ruby.
-	{regexp.MustCompile(`^retrying cannot help(:|$)`), acemq.ReasonFatal},
+	{regexp.MustCompile(`^retrying cannot help(:|$)`), contract.ReasonFatal},
 	// The Go peer.
-	{regexp.MustCompile(`^the handler parked it(:|$)`), acemq.ReasonParked},
+	{regexp.MustCompile(`^the handler parked it(:|$)`), contract.ReasonParked},
 	// Java, the Go peer, Ruby, Python, this library.
-	{regexp.MustCompile(`^could not be decoded(:|$)`), acemq.ReasonUndecodable},
+	{regexp.MustCompile(`^could not be decoded(:|$)`), contract.ReasonUndecodable},
 	// .NET.
-	{regexp.MustCompile(`^could not decode as `), acemq.ReasonUndecodable},
+	{regexp.MustCompile(`^could not decode as `), contract.ReasonUndecodable},
 	// The Go peer, .NET.
-	{regexp.MustCompile(`^an interceptor refused it(:|$)`), acemq.ReasonInterceptor},
+	{regexp.MustCompile(`^an interceptor refused it(:|$)`), contract.ReasonInterceptor},
 	// This library's own, from the consumer and settle; "fatal error" is
 	// what Retry(Fatal(nil)) writes.
-	{regexp.MustCompile(`^handler panicked: `), acemq.ReasonPanicked},
-	{regexp.MustCompile(`^the handler returned no decision$`), acemq.ReasonNoDecision},
-	{regexp.MustCompile(`^fatal error$`), acemq.ReasonFatal},
+	{regexp.MustCompile(`^handler panicked: `), contract.ReasonPanicked},
+	{regexp.MustCompile(`^the handler returned no decision$`), contract.ReasonNoDecision},
+	{regexp.MustCompile(`^fatal error$`), contract.ReasonFatal},
 }
 
 // classify gives the class of an x-acemq-error text found in queue.
-func classify(queue, text string) acemq.ReasonClass {
+func classify(queue, text string) contract.ReasonClass {
 	for _, t := range setAsideTexts {
 		if t.start.MatchString(text) {
 			return t.class
@@ -102,23 +103,23 @@ func classify(queue, text string) acemq.ReasonClass {
 	// A bare handler error, as this library writes it.
 	switch _, setAside := Source(queue); {
 	case IsDeadLetterQueue(queue):
-		return acemq.ReasonRejected
+		return contract.ReasonRejected
 	case setAside:
-		return acemq.ReasonParked
+		return contract.ReasonParked
 	}
-	return acemq.ReasonUnknown
+	return contract.ReasonUnknown
 }
 
 // brokerReasons are the reasons RabbitMQ dead-letters a message for, as
 // x-death names them, and what each means.
 var brokerReasons = map[string]struct {
-	class   acemq.ReasonClass
+	class   contract.ReasonClass
 	meaning string
 }{
-	"delivery_limit": {acemq.ReasonDeliveryLimit, "returned to the queue more times than its delivery limit (x-delivery-limit) allows"},
-	"maxlen":         {acemq.ReasonMaxLength, "the queue was at its length limit (x-max-length or x-max-length-bytes)"},
-	"expired":        {acemq.ReasonExpired, "its time-to-live ran out in the queue (x-message-ttl or the message's expiration)"},
-	"rejected":       {acemq.ReasonRejected, "a consumer rejected it without requeueing it (basic.reject or basic.nack)"},
+	"delivery_limit": {contract.ReasonDeliveryLimit, "returned to the queue more times than its delivery limit (x-delivery-limit) allows"},
+	"maxlen":         {contract.ReasonMaxLength, "the queue was at its length limit (x-max-length or x-max-length-bytes)"},
+	"expired":        {contract.ReasonExpired, "its time-to-live ran out in the queue (x-message-ttl or the message's expiration)"},
+	"rejected":       {contract.ReasonRejected, "a consumer rejected it without requeueing it (basic.reject or basic.nack)"},
 }
 
 // brokerReason reads the broker's latest dead-lettering of a message from
@@ -126,11 +127,11 @@ var brokerReasons = map[string]struct {
 func brokerReason(h transport.Table) Reason {
 	reason, queue := latestDeath(h)
 	if reason == "" {
-		return Reason{Class: acemq.ReasonUnknown}
+		return Reason{Class: contract.ReasonUnknown}
 	}
 	known, ok := brokerReasons[reason]
 	if !ok {
-		known.class, known.meaning = acemq.ReasonUnknown, "a reason this library does not know"
+		known.class, known.meaning = contract.ReasonUnknown, "a reason this library does not know"
 	}
 	from := ""
 	if queue != "" {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -19,50 +21,50 @@ import (
 func TestReasonOfTheFamilysTexts(t *testing.T) {
 	tests := []struct {
 		who, text string
-		want      acemq.ReasonClass
+		want      contract.ReasonClass
 	}{
-		{"Java", "exhausted 3 attempts: java.io.IOException: connection reset", acemq.ReasonExhausted},
-		{"Go peer", "exhausted 3 attempts: connection reset", acemq.ReasonExhausted},
-		{"Go peer, one attempt", "exhausted 1 attempt: connection reset", acemq.ReasonExhausted},
-		{"Ruby", "gave up after 3 attempts: Timeout::Error", acemq.ReasonExhausted},
-		{"Python", "exhausted 3 attempt(s): TimeoutError: timed out", acemq.ReasonExhausted},
-		{"Python, one attempt", "exhausted 1 attempt: TimeoutError: timed out", acemq.ReasonExhausted},
-		{".NET", "gave up after 3 attempt(s): timed out", acemq.ReasonExhausted},
-		{"this library", acemq.RetryDecision{Outcome: acemq.GiveUpExhausted, Attempt: 1, MaxAttempts: 1}.Reason() + ": timed out", acemq.ReasonExhausted},
+		{"Java", "exhausted 3 attempts: java.io.IOException: connection reset", contract.ReasonExhausted},
+		{"Go peer", "exhausted 3 attempts: connection reset", contract.ReasonExhausted},
+		{"Go peer, one attempt", "exhausted 1 attempt: connection reset", contract.ReasonExhausted},
+		{"Ruby", "gave up after 3 attempts: Timeout::Error", contract.ReasonExhausted},
+		{"Python", "exhausted 3 attempt(s): TimeoutError: timed out", contract.ReasonExhausted},
+		{"Python, one attempt", "exhausted 1 attempt: TimeoutError: timed out", contract.ReasonExhausted},
+		{".NET", "gave up after 3 attempt(s): timed out", contract.ReasonExhausted},
+		{"this library", retry.Decision{Outcome: retry.Exhausted, Attempt: 1, MaxAttempts: 1}.Reason() + ": timed out", contract.ReasonExhausted},
 
-		{"Java", "exceeded the maximum message age of PT2M: java.util.concurrent.TimeoutException: slow", acemq.ReasonTooOld},
-		{"Go peer", "exceeded the maximum message age of 2m0s: slow", acemq.ReasonTooOld},
-		{"Ruby", "gave up on a message older than 120.0 seconds: slow", acemq.ReasonTooOld},
-		{"Python", "exceeded the maximum message age of 0:02:00: TimeoutError: slow", acemq.ReasonTooOld},
-		{".NET", "gave up on a message older than 00:02:00: slow", acemq.ReasonTooOld},
-		{"this library", acemq.RetryDecision{Outcome: acemq.GiveUpTooOld, MaxMessageAge: 2 * time.Minute}.Reason() + ": slow", acemq.ReasonTooOld},
+		{"Java", "exceeded the maximum message age of PT2M: java.util.concurrent.TimeoutException: slow", contract.ReasonTooOld},
+		{"Go peer", "exceeded the maximum message age of 2m0s: slow", contract.ReasonTooOld},
+		{"Ruby", "gave up on a message older than 120.0 seconds: slow", contract.ReasonTooOld},
+		{"Python", "exceeded the maximum message age of 0:02:00: TimeoutError: slow", contract.ReasonTooOld},
+		{".NET", "gave up on a message older than 00:02:00: slow", contract.ReasonTooOld},
+		{"this library", retry.Decision{Outcome: retry.TooOld, MaxMessageAge: 2 * time.Minute}.Reason() + ": slow", contract.ReasonTooOld},
 
 		// Java writes this for a rejection and for a fatal error alike, the
 		// Go peer for a fatal error: classed rejected, after Java.
-		{"Java, rejected or fatal", "the handler reported an unprocessable message: com.acme.InvalidOrder: no sku", acemq.ReasonRejected},
-		{"Go peer, fatal", "the handler reported an unprocessable message: schema v9 unknown", acemq.ReasonRejected},
-		{"Go peer", "the handler rejected it: no sku", acemq.ReasonRejected},
-		{"Ruby", "rejected by the handler: no sku", acemq.ReasonRejected},
-		{"Python", "the handler rejected it: InvalidOrder: no sku", acemq.ReasonRejected},
+		{"Java, rejected or fatal", "the handler reported an unprocessable message: com.acme.InvalidOrder: no sku", contract.ReasonRejected},
+		{"Go peer, fatal", "the handler reported an unprocessable message: schema v9 unknown", contract.ReasonRejected},
+		{"Go peer", "the handler rejected it: no sku", contract.ReasonRejected},
+		{"Ruby", "rejected by the handler: no sku", contract.ReasonRejected},
+		{"Python", "the handler rejected it: InvalidOrder: no sku", contract.ReasonRejected},
 
-		{"Ruby", "retrying cannot help: schema v9 unknown", acemq.ReasonFatal},
-		{"this library, Fatal(nil)", "fatal error", acemq.ReasonFatal},
+		{"Ruby", "retrying cannot help: schema v9 unknown", contract.ReasonFatal},
+		{"this library, Fatal(nil)", "fatal error", contract.ReasonFatal},
 
-		{"Go peer", "the handler parked it: needs a person", acemq.ReasonParked},
+		{"Go peer", "the handler parked it: needs a person", contract.ReasonParked},
 
-		{"Java, Go peer, Python, this library", "could not be decoded: invalid character 'o' looking for beginning of value", acemq.ReasonUndecodable},
-		{"Ruby", "could not be decoded: unexpected token at 'order 9'", acemq.ReasonUndecodable},
-		{".NET", "could not decode as OrderCreated: 'o' is an invalid start of a value", acemq.ReasonUndecodable},
+		{"Java, Go peer, Python, this library", "could not be decoded: invalid character 'o' looking for beginning of value", contract.ReasonUndecodable},
+		{"Ruby", "could not be decoded: unexpected token at 'order 9'", contract.ReasonUndecodable},
+		{".NET", "could not decode as OrderCreated: 'o' is an invalid start of a value", contract.ReasonUndecodable},
 
-		{"Go peer, .NET", "an interceptor refused it: tenant suspended", acemq.ReasonInterceptor},
+		{"Go peer, .NET", "an interceptor refused it: tenant suspended", contract.ReasonInterceptor},
 
-		{"this library", "handler panicked: runtime error: index out of range [3] with length 3", acemq.ReasonPanicked},
-		{"this library", "the handler returned no decision", acemq.ReasonNoDecision},
+		{"this library", "handler panicked: runtime error: index out of range [3] with length 3", contract.ReasonPanicked},
+		{"this library", "the handler returned no decision", contract.ReasonNoDecision},
 	}
 	for _, tt := range tests {
 		for _, queue := range []string{"orders.new.dlq", "orders.new.parked"} {
 			t.Run(tt.who+" in "+queue+": "+tt.text, func(t *testing.T) {
-				msg := transport.Message{Headers: transport.Table{acemq.HeaderError: tt.text}}
+				msg := transport.Message{Headers: transport.Table{contract.HeaderError: tt.text}}
 				if got, want := deadletter.ReasonOf(queue, msg), (deadletter.Reason{Text: tt.text, Class: tt.want}); got != want {
 					t.Errorf("ReasonOf = %+v, want %+v", got, want)
 				}
@@ -84,45 +86,45 @@ func TestReasonOfTheFamilysTexts(t *testing.T) {
 func TestReasonOfEveryCellOfSection20(t *testing.T) {
 	tests := []struct {
 		row, column, text string
-		want              acemq.ReasonClass
+		want              contract.ReasonClass
 	}{
-		{"exhausted", "Java", "exhausted 3 attempts: java.io.IOException: connection reset", acemq.ReasonExhausted},
-		{"exhausted", "Go peer", "exhausted 3 attempts: connection reset", acemq.ReasonExhausted},
-		{"exhausted", "Go peer (singular for 1)", "exhausted 1 attempt: connection reset", acemq.ReasonExhausted},
-		{"exhausted", "Ruby", "gave up after 3 attempts: Timeout::Error", acemq.ReasonExhausted},
-		{"exhausted", "Python", "exhausted 3 attempt(s): TimeoutError: timed out", acemq.ReasonExhausted},
-		{"exhausted", ".NET", "gave up after 3 attempt(s): timed out", acemq.ReasonExhausted},
+		{"exhausted", "Java", "exhausted 3 attempts: java.io.IOException: connection reset", contract.ReasonExhausted},
+		{"exhausted", "Go peer", "exhausted 3 attempts: connection reset", contract.ReasonExhausted},
+		{"exhausted", "Go peer (singular for 1)", "exhausted 1 attempt: connection reset", contract.ReasonExhausted},
+		{"exhausted", "Ruby", "gave up after 3 attempts: Timeout::Error", contract.ReasonExhausted},
+		{"exhausted", "Python", "exhausted 3 attempt(s): TimeoutError: timed out", contract.ReasonExhausted},
+		{"exhausted", ".NET", "gave up after 3 attempt(s): timed out", contract.ReasonExhausted},
 
-		{"too old", "Java", "exceeded the maximum message age of PT2M: java.util.concurrent.TimeoutException: slow", acemq.ReasonTooOld},
-		{"too old", "Go peer", "exceeded the maximum message age of 2m0s: slow", acemq.ReasonTooOld},
-		{"too old", "Ruby", "gave up on a message older than 120.0 seconds: slow", acemq.ReasonTooOld},
-		{"too old", "Python", "exceeded the maximum message age of 0:02:00: TimeoutError: slow", acemq.ReasonTooOld},
-		{"too old", ".NET", "gave up on a message older than 00:02:00: slow", acemq.ReasonTooOld},
+		{"too old", "Java", "exceeded the maximum message age of PT2M: java.util.concurrent.TimeoutException: slow", contract.ReasonTooOld},
+		{"too old", "Go peer", "exceeded the maximum message age of 2m0s: slow", contract.ReasonTooOld},
+		{"too old", "Ruby", "gave up on a message older than 120.0 seconds: slow", contract.ReasonTooOld},
+		{"too old", "Python", "exceeded the maximum message age of 0:02:00: TimeoutError: slow", contract.ReasonTooOld},
+		{"too old", ".NET", "gave up on a message older than 00:02:00: slow", contract.ReasonTooOld},
 
-		{"rejected", "Java", "the handler reported an unprocessable message: com.acme.InvalidOrder: no sku", acemq.ReasonRejected},
-		{"rejected", "Go peer", "the handler rejected it: no sku", acemq.ReasonRejected},
-		{"rejected", "Ruby", "rejected by the handler: no sku", acemq.ReasonRejected},
-		{"rejected", "Python", "the handler rejected it: InvalidOrder: no sku", acemq.ReasonRejected},
+		{"rejected", "Java", "the handler reported an unprocessable message: com.acme.InvalidOrder: no sku", contract.ReasonRejected},
+		{"rejected", "Go peer", "the handler rejected it: no sku", contract.ReasonRejected},
+		{"rejected", "Ruby", "rejected by the handler: no sku", contract.ReasonRejected},
+		{"rejected", "Python", "the handler rejected it: InvalidOrder: no sku", contract.ReasonRejected},
 
-		{"fatal", "Java (same as rejected)", "the handler reported an unprocessable message: com.acme.SchemaUnknown: v9", acemq.ReasonRejected},
-		{"fatal", "Go peer", "the handler reported an unprocessable message: schema v9 unknown", acemq.ReasonRejected},
-		{"fatal", "Ruby", "retrying cannot help: schema v9 unknown", acemq.ReasonFatal},
+		{"fatal", "Java (same as rejected)", "the handler reported an unprocessable message: com.acme.SchemaUnknown: v9", contract.ReasonRejected},
+		{"fatal", "Go peer", "the handler reported an unprocessable message: schema v9 unknown", contract.ReasonRejected},
+		{"fatal", "Ruby", "retrying cannot help: schema v9 unknown", contract.ReasonFatal},
 
-		{"parked by handler", "Go peer", "the handler parked it: needs a person", acemq.ReasonParked},
+		{"parked by handler", "Go peer", "the handler parked it: needs a person", contract.ReasonParked},
 
-		{"undecodable", "Java", "could not be decoded: com.fasterxml.jackson.core.JsonParseException: Unrecognized token 'order'", acemq.ReasonUndecodable},
-		{"undecodable", "Go peer (same)", "could not be decoded: invalid character 'o' looking for beginning of value", acemq.ReasonUndecodable},
-		{"undecodable", "Ruby (same, message only)", "could not be decoded: unexpected token at 'order 9'", acemq.ReasonUndecodable},
-		{"undecodable", "Python (same)", "could not be decoded: JSONDecodeError: Expecting value: line 1 column 1 (char 0)", acemq.ReasonUndecodable},
-		{"undecodable", ".NET", "could not decode as OrderCreated: 'o' is an invalid start of a value", acemq.ReasonUndecodable},
+		{"undecodable", "Java", "could not be decoded: com.fasterxml.jackson.core.JsonParseException: Unrecognized token 'order'", contract.ReasonUndecodable},
+		{"undecodable", "Go peer (same)", "could not be decoded: invalid character 'o' looking for beginning of value", contract.ReasonUndecodable},
+		{"undecodable", "Ruby (same, message only)", "could not be decoded: unexpected token at 'order 9'", contract.ReasonUndecodable},
+		{"undecodable", "Python (same)", "could not be decoded: JSONDecodeError: Expecting value: line 1 column 1 (char 0)", contract.ReasonUndecodable},
+		{"undecodable", ".NET", "could not decode as OrderCreated: 'o' is an invalid start of a value", contract.ReasonUndecodable},
 
-		{"interceptor", "Go peer", "an interceptor refused it: tenant suspended", acemq.ReasonInterceptor},
-		{"interceptor", ".NET", "an interceptor refused it: tenant suspended", acemq.ReasonInterceptor},
+		{"interceptor", "Go peer", "an interceptor refused it: tenant suspended", contract.ReasonInterceptor},
+		{"interceptor", ".NET", "an interceptor refused it: tenant suspended", contract.ReasonInterceptor},
 	}
 	for _, tt := range tests {
 		for _, queue := range []string{"orders.new.dlq", "orders.new.parked"} {
 			t.Run(tt.row+", "+tt.column+", in "+queue, func(t *testing.T) {
-				msg := transport.Message{Headers: transport.Table{acemq.HeaderError: tt.text}}
+				msg := transport.Message{Headers: transport.Table{contract.HeaderError: tt.text}}
 				if got, want := deadletter.ReasonOf(queue, msg), (deadletter.Reason{Text: tt.text, Class: tt.want}); got != want {
 					t.Errorf("ReasonOf = %+v, want %+v", got, want)
 				}
@@ -134,13 +136,13 @@ func TestReasonOfEveryCellOfSection20(t *testing.T) {
 // A text no template matches is a handler's error as this library writes
 // it: Reject's or Fatal's in Q.dlq, Park's in Q.parked.
 func TestReasonOfABareHandlerError(t *testing.T) {
-	for queue, want := range map[string]acemq.ReasonClass{
-		"orders.new.dlq":    acemq.ReasonRejected,
-		"orders.new.parked": acemq.ReasonParked,
-		"orders.new":        acemq.ReasonUnknown,
-		"":                  acemq.ReasonUnknown,
+	for queue, want := range map[string]contract.ReasonClass{
+		"orders.new.dlq":    contract.ReasonRejected,
+		"orders.new.parked": contract.ReasonParked,
+		"orders.new":        contract.ReasonUnknown,
+		"":                  contract.ReasonUnknown,
 	} {
-		msg := transport.Message{Headers: transport.Table{acemq.HeaderError: "card declined"}}
+		msg := transport.Message{Headers: transport.Table{contract.HeaderError: "card declined"}}
 		if got := deadletter.ReasonOf(queue, msg); got != (deadletter.Reason{Text: "card declined", Class: want}) {
 			t.Errorf("ReasonOf(%q) = %+v, want class %q", queue, got, want)
 		}
@@ -161,8 +163,8 @@ func TestReasonOfWhatTheBrokerDeadLettered(t *testing.T) {
 	}
 	v310 := func(queue, reason string, more ...transport.Table) transport.Table {
 		return transport.Table{
-			acemq.HeaderID: "m-1",
-			"x-death":      append([]any{death(queue, reason)}, anys(more)...),
+			contract.HeaderID: "m-1",
+			"x-death":         append([]any{death(queue, reason)}, anys(more)...),
 			// x-first-death-* is set once, by the first dead-lettering.
 			"x-first-death-exchange": "", "x-first-death-queue": queue, "x-first-death-reason": reason,
 		}
@@ -188,16 +190,16 @@ func TestReasonOfWhatTheBrokerDeadLettered(t *testing.T) {
 		headers transport.Table
 		want    deadletter.Reason
 	}{
-		{"3.10 delivery limit", v310("orders.new", "delivery_limit"), deadletter.Reason{Text: deliveryLimit, Class: acemq.ReasonDeliveryLimit}},
-		{"4.0 delivery limit", v40("orders.new", "delivery_limit"), deadletter.Reason{Text: deliveryLimit, Class: acemq.ReasonDeliveryLimit}},
-		{"3.10 length limit", v310("orders.new", "maxlen"), deadletter.Reason{Text: maxlen, Class: acemq.ReasonMaxLength}},
-		{"4.0 length limit", v40("orders.new", "maxlen"), deadletter.Reason{Text: maxlen, Class: acemq.ReasonMaxLength}},
-		{"3.10 queue TTL", v310("orders.new", "expired"), deadletter.Reason{Text: expired, Class: acemq.ReasonExpired}},
-		{"4.0 queue TTL", v40("orders.new", "expired"), deadletter.Reason{Text: expired, Class: acemq.ReasonExpired}},
-		{"3.10 message expiration", expiration(v310("orders.new", "expired")), deadletter.Reason{Text: expired, Class: acemq.ReasonExpired}},
-		{"4.0 message expiration", expiration(v40("orders.new", "expired")), deadletter.Reason{Text: expired, Class: acemq.ReasonExpired}},
-		{"3.10 reject without requeue", v310("orders.new", "rejected"), deadletter.Reason{Text: rejected, Class: acemq.ReasonRejected}},
-		{"4.0 reject without requeue", v40("orders.new", "rejected"), deadletter.Reason{Text: rejected, Class: acemq.ReasonRejected}},
+		{"3.10 delivery limit", v310("orders.new", "delivery_limit"), deadletter.Reason{Text: deliveryLimit, Class: contract.ReasonDeliveryLimit}},
+		{"4.0 delivery limit", v40("orders.new", "delivery_limit"), deadletter.Reason{Text: deliveryLimit, Class: contract.ReasonDeliveryLimit}},
+		{"3.10 length limit", v310("orders.new", "maxlen"), deadletter.Reason{Text: maxlen, Class: contract.ReasonMaxLength}},
+		{"4.0 length limit", v40("orders.new", "maxlen"), deadletter.Reason{Text: maxlen, Class: contract.ReasonMaxLength}},
+		{"3.10 queue TTL", v310("orders.new", "expired"), deadletter.Reason{Text: expired, Class: contract.ReasonExpired}},
+		{"4.0 queue TTL", v40("orders.new", "expired"), deadletter.Reason{Text: expired, Class: contract.ReasonExpired}},
+		{"3.10 message expiration", expiration(v310("orders.new", "expired")), deadletter.Reason{Text: expired, Class: contract.ReasonExpired}},
+		{"4.0 message expiration", expiration(v40("orders.new", "expired")), deadletter.Reason{Text: expired, Class: contract.ReasonExpired}},
+		{"3.10 reject without requeue", v310("orders.new", "rejected"), deadletter.Reason{Text: rejected, Class: contract.ReasonRejected}},
+		{"4.0 reject without requeue", v40("orders.new", "rejected"), deadletter.Reason{Text: rejected, Class: contract.ReasonRejected}},
 
 		// A message that came home from a rung, then hit the delivery limit:
 		// the latest death, not the first, says why.
@@ -205,7 +207,7 @@ func TestReasonOfWhatTheBrokerDeadLettered(t *testing.T) {
 			h := v310("orders.new", "delivery_limit", rungHop)
 			h["x-first-death-queue"], h["x-first-death-reason"] = "orders.new.retry.40s", "expired"
 			return h
-		}(), deadletter.Reason{Text: deliveryLimit, Class: acemq.ReasonDeliveryLimit}},
+		}(), deadletter.Reason{Text: deliveryLimit, Class: contract.ReasonDeliveryLimit}},
 		// 3.10 keeps the x-last-death-* a client published (a replay of a
 		// newer broker's dead letter) and puts its own death first in
 		// x-death.
@@ -214,25 +216,25 @@ func TestReasonOfWhatTheBrokerDeadLettered(t *testing.T) {
 			h["x-first-death-queue"], h["x-first-death-reason"] = "orders.new.retry.40s", "expired"
 			h["x-last-death-queue"], h["x-last-death-reason"] = "orders.new.retry.40s", "expired"
 			return h
-		}(), deadletter.Reason{Text: deliveryLimit, Class: acemq.ReasonDeliveryLimit}},
+		}(), deadletter.Reason{Text: deliveryLimit, Class: contract.ReasonDeliveryLimit}},
 		{"x-last-death without x-death", transport.Table{"x-last-death-queue": "orders.new", "x-last-death-reason": "maxlen", "x-first-death-queue": "orders.new", "x-first-death-reason": "expired"},
-			deadletter.Reason{Text: maxlen, Class: acemq.ReasonMaxLength}},
+			deadletter.Reason{Text: maxlen, Class: contract.ReasonMaxLength}},
 		{"x-first-death alone", transport.Table{"x-first-death-queue": []byte("orders.new"), "x-first-death-reason": []byte("expired")},
-			deadletter.Reason{Text: expired, Class: acemq.ReasonExpired}},
+			deadletter.Reason{Text: expired, Class: contract.ReasonExpired}},
 		{"an x-death entry without a reason", transport.Table{"x-death": []any{transport.Table{"queue": "orders.new"}}, "x-first-death-queue": "orders.new", "x-first-death-reason": "rejected"},
-			deadletter.Reason{Text: rejected, Class: acemq.ReasonRejected}},
+			deadletter.Reason{Text: rejected, Class: contract.ReasonRejected}},
 		{"a reason RabbitMQ may add one day", v40("orders.new", "quarantined"),
-			deadletter.Reason{Text: "the broker dead-lettered it from orders.new (quarantined): a reason this library does not know", Class: acemq.ReasonUnknown}},
+			deadletter.Reason{Text: "the broker dead-lettered it from orders.new (quarantined): a reason this library does not know", Class: contract.ReasonUnknown}},
 		{"no queue", transport.Table{"x-death": []any{transport.Table{"reason": "delivery_limit"}}},
-			deadletter.Reason{Text: "the broker dead-lettered it (delivery_limit): returned to the queue more times than its delivery limit (x-delivery-limit) allows", Class: acemq.ReasonDeliveryLimit}},
-		{"nothing says why", transport.Table{acemq.HeaderID: "m-1"}, deadletter.Reason{Class: acemq.ReasonUnknown}},
-		{"no headers at all", nil, deadletter.Reason{Class: acemq.ReasonUnknown}},
+			deadletter.Reason{Text: "the broker dead-lettered it (delivery_limit): returned to the queue more times than its delivery limit (x-delivery-limit) allows", Class: contract.ReasonDeliveryLimit}},
+		{"nothing says why", transport.Table{contract.HeaderID: "m-1"}, deadletter.Reason{Class: contract.ReasonUnknown}},
+		{"no headers at all", nil, deadletter.Reason{Class: contract.ReasonUnknown}},
 		// An AceMQ set-aside after rung hops: x-acemq-error says why.
 		{"x-acemq-error over x-death", func() transport.Table {
 			h := v40("orders.new.retry.40s", "expired")
-			h[acemq.HeaderError] = "exhausted 4 attempts: card declined"
+			h[contract.HeaderError] = "exhausted 4 attempts: card declined"
 			return h
-		}(), deadletter.Reason{Text: "exhausted 4 attempts: card declined", Class: acemq.ReasonExhausted}},
+		}(), deadletter.Reason{Text: "exhausted 4 attempts: card declined", Class: contract.ReasonExhausted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,17 +305,17 @@ func TestReasonOfThisLibrarysSetAsides(t *testing.T) {
 		firstSeen int64
 		body      string
 		in        string
-		want      acemq.ReasonClass
+		want      contract.ReasonClass
 	}{
-		{"reject", 1, young, "", acemq.DeadLetterQueue(source), acemq.ReasonRejected},
-		{"fatal", 1, young, "", acemq.DeadLetterQueue(source), acemq.ReasonRejected}, // the bare error: as a rejection's
-		{"fatal without error", 1, young, "", acemq.DeadLetterQueue(source), acemq.ReasonFatal},
-		{"park", 1, young, "", acemq.ParkedQueue(source), acemq.ReasonParked},
-		{"panic", 1, young, "", acemq.DeadLetterQueue(source), acemq.ReasonPanicked},
-		{"nothing", 1, young, "", acemq.DeadLetterQueue(source), acemq.ReasonNoDecision},
-		{"retry", 2, young, "", acemq.DeadLetterQueue(source), acemq.ReasonExhausted},
-		{"retry", 1, old, "", acemq.DeadLetterQueue(source), acemq.ReasonTooOld},
-		{"", 1, young, "order 9, not JSON {", acemq.ParkedQueue(source), acemq.ReasonUndecodable},
+		{"reject", 1, young, "", contract.DeadLetterQueue(source), contract.ReasonRejected},
+		{"fatal", 1, young, "", contract.DeadLetterQueue(source), contract.ReasonRejected}, // the bare error: as a rejection's
+		{"fatal without error", 1, young, "", contract.DeadLetterQueue(source), contract.ReasonFatal},
+		{"park", 1, young, "", contract.ParkedQueue(source), contract.ReasonParked},
+		{"panic", 1, young, "", contract.DeadLetterQueue(source), contract.ReasonPanicked},
+		{"nothing", 1, young, "", contract.DeadLetterQueue(source), contract.ReasonNoDecision},
+		{"retry", 2, young, "", contract.DeadLetterQueue(source), contract.ReasonExhausted},
+		{"retry", 1, old, "", contract.DeadLetterQueue(source), contract.ReasonTooOld},
+		{"", 1, young, "order 9, not JSON {", contract.ParkedQueue(source), contract.ReasonUndecodable},
 	}
 	for i, s := range sent {
 		body := s.body
@@ -322,12 +324,12 @@ func TestReasonOfThisLibrarysSetAsides(t *testing.T) {
 		}
 		id := fmt.Sprintf("m-%d", i)
 		publish(t, tr, source, transport.Message{MessageID: id, ContentType: "application/json", Persistent: true, Body: []byte(body),
-			Headers: transport.Table{acemq.HeaderID: id, acemq.HeaderAttempt: s.attempt, acemq.HeaderFirstSeen: s.firstSeen}})
+			Headers: transport.Table{contract.HeaderID: id, contract.HeaderAttempt: s.attempt, contract.HeaderFirstSeen: s.firstSeen}})
 	}
 	acemqtest.WaitFor(t, c, "every message set aside", func(s acemq.Stats) bool { return s.DeadLettered+s.Parked == int64(len(sent)) })
 
 	got := map[string]deadletter.Reason{}
-	for _, q := range []string{acemq.DeadLetterQueue(source), acemq.ParkedQueue(source)} {
+	for _, q := range []string{contract.DeadLetterQueue(source), contract.ParkedQueue(source)} {
 		for _, m := range b.Messages(t, q) {
 			got[m.Envelope.ID] = deadletter.ReasonOf(q, transport.Message{Headers: m.Headers})
 			if m.Envelope.Error == "" {
@@ -341,8 +343,8 @@ func TestReasonOfThisLibrarysSetAsides(t *testing.T) {
 			t.Errorf("%s (%s, attempt %d) was set aside with %+v, want it in %s, class %q", id, s.do, s.attempt, r, s.in, s.want)
 		}
 	}
-	if want := []string{"m-3", "m-8"}; !slices.Equal(ids(drain(t, tr, acemq.ParkedQueue(source))), want) {
-		t.Errorf("%s does not hold %v alone", acemq.ParkedQueue(source), want)
+	if want := []string{"m-3", "m-8"}; !slices.Equal(ids(drain(t, tr, contract.ParkedQueue(source))), want) {
+		t.Errorf("%s does not hold %v alone", contract.ParkedQueue(source), want)
 	}
 }
 
@@ -350,9 +352,9 @@ func TestReasonOfThisLibrarysSetAsides(t *testing.T) {
 // which depends on the queue the message is in.
 func TestMatchReadsTheReasonAndItsClass(t *testing.T) {
 	now := firstSeen.Add(30 * time.Minute)
-	byBroker := transport.Message{Headers: transport.Table{acemq.HeaderFirstSeen: firstSeen.UnixMilli(),
+	byBroker := transport.Message{Headers: transport.Table{contract.HeaderFirstSeen: firstSeen.UnixMilli(),
 		"x-death": []any{transport.Table{"queue": "orders.new", "reason": "delivery_limit"}}}}
-	bare := transport.Message{Headers: transport.Table{acemq.HeaderFirstSeen: firstSeen.UnixMilli(), acemq.HeaderError: "card declined"}}
+	bare := transport.Message{Headers: transport.Table{contract.HeaderFirstSeen: firstSeen.UnixMilli(), contract.HeaderError: "card declined"}}
 	tests := []struct {
 		expression string
 		queue      string

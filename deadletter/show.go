@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -52,8 +53,8 @@ type ReasonCount struct {
 
 // ClassCount is how many messages were set aside for reasons of one class.
 type ClassCount struct {
-	Class acemq.ReasonClass `json:"class"`
-	Count int               `json:"count"`
+	Class contract.ReasonClass `json:"class"`
+	Count int                  `json:"count"`
 }
 
 // ReasonCounts are a queue's messages counted by class and by reason, the
@@ -66,7 +67,7 @@ type ReasonCounts struct {
 // Reasons counts the messages of queue by reason (ReasonOf) and by class,
 // without removing any.
 func Reasons(ctx context.Context, t transport.Transport, queue string) (ReasonCounts, error) {
-	reasons, classes := map[Reason]int{}, map[acemq.ReasonClass]int{}
+	reasons, classes := map[Reason]int{}, map[contract.ReasonClass]int{}
 	err := Browse(ctx, t, queue, 0, func(m transport.Message) error {
 		r := ReasonOf(queue, m)
 		reasons[r]++
@@ -102,7 +103,7 @@ type QueueInfo struct {
 	// HeadClass is the class of the reason the message at the head of the
 	// queue was set aside for (ReasonOf); ReasonNone when the queue is
 	// empty.
-	HeadClass acemq.ReasonClass `json:"headReasonClass,omitempty"`
+	HeadClass contract.ReasonClass `json:"headReasonClass,omitempty"`
 }
 
 // Describe reports on a dead-letter or parked queue, looking at the message
@@ -144,10 +145,10 @@ type SourceInfo struct {
 
 // RungInfo is one retry rung and the messages ready on it.
 type RungInfo struct {
-	Name     string         `json:"name"`
-	Kind     acemq.RungKind `json:"kind"`
-	Delay    string         `json:"delay"` // as the name renders it
-	Messages int            `json:"messages"`
+	Name     string            `json:"name"`
+	Kind     contract.RungKind `json:"kind"`
+	Delay    string            `json:"delay"` // as the name renders it
+	Messages int               `json:"messages"`
 }
 
 // List describes every dead-letter and parked queue among queues (the names
@@ -174,7 +175,7 @@ func List(ctx context.Context, t transport.Transport, queues []string, now time.
 	}
 	isSource := func(s string) bool { return sources[s] != nil }
 	for _, q := range queues {
-		rung, ok := acemq.ParseRungName(q, isSource)
+		rung, ok := contract.ParseRungName(q, isSource)
 		if !ok {
 			continue
 		}

@@ -42,6 +42,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -237,7 +238,7 @@ func (p *parser) retry(subject string, retryNode, thresholdNode *yaml.Node) *ace
 
 // rungs reads the kind of a queue's rungs; "" when not given or it does
 // not read.
-func (p *parser) rungs(subject string, rungsNode, retryNode *yaml.Node) acemq.RungKind {
+func (p *parser) rungs(subject string, rungsNode, retryNode *yaml.Node) contract.RungKind {
 	s, ok := p.scalar(subject, "rungs", rungsNode)
 	if !ok {
 		return ""
@@ -246,7 +247,7 @@ func (p *parser) rungs(subject string, rungsNode, retryNode *yaml.Node) acemq.Ru
 		p.add(rungsNode.Line, "%s: rungs is given without retry; it chooses the kind of a retry policy's rungs, so add retry or remove rungs", subject)
 		return ""
 	}
-	kind, err := acemq.ParseRungKind(s)
+	kind, err := contract.ParseRungKind(s)
 	if err != nil {
 		p.add(rungsNode.Line, "%s: %v", subject, err)
 		return ""

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -196,9 +197,9 @@ func TestParseValues(t *testing.T) {
 			"table": transport.Table{"a": transport.Table{"b": int64(1)}},
 		}}}}},
 		{"at-least-once rungs", "queues: [{name: q, retry: \"fixed(3, 1m)\", rungs: at-least-once}]",
-			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: acemq.AtLeastOnceRungs}}}},
+			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: contract.AtLeastOnceRungs}}}},
 		{"contract rungs, said", "queues: [{name: q, retry: \"fixed(3, 1m)\", rungs: contract}]",
-			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: acemq.ContractRungs}}}},
+			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: contract.ContractRungs}}}},
 		{"a trailing document end marker", "queues: [{name: q}]\n...\n",
 			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q"}}}},
 	}

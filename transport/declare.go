@@ -153,3 +153,14 @@ func (r *Recorder) Bind(_ context.Context, b Binding) error {
 	r.Declarations = append(r.Declarations, b)
 	return nil
 }
+
+// DeclareAll sends each declaration to d in order, stopping at the first
+// that fails and naming it.
+func DeclareAll(ctx context.Context, d Declarer, ds []Declaration) error {
+	for _, decl := range ds {
+		if err := decl.DeclareOn(ctx, d); err != nil {
+			return fmt.Errorf("declaring %s: %w", decl, err)
+		}
+	}
+	return nil
+}

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -42,7 +44,7 @@ type demoSummary struct {
 
 type demoOptions struct {
 	url         string
-	rungs       acemq.RungKind
+	rungs       contract.RungKind
 	messages    int
 	timeout     time.Duration
 	json        bool
@@ -80,7 +82,7 @@ end.`,
 			if o.messages < 1 {
 				return fmt.Errorf("--messages is %d but must be at least 1", o.messages)
 			}
-			kind, err := acemq.ParseRungKind(rungs)
+			kind, err := contract.ParseRungKind(rungs)
 			if err != nil {
 				return fmt.Errorf("--rungs: %w", err)
 			}
@@ -106,7 +108,7 @@ end.`,
 	}
 	cmd.Flags().StringVar(&o.url, "url", "memory://acemq-demo", "the broker: an AMQP `URL` such as amqp://guest:guest@localhost:5672/, or memory://NAME")
 	cmd.Flags().IntVar(&o.messages, "messages", 100, "how many orders to publish")
-	cmd.Flags().StringVar(&rungs, "rungs", string(acemq.AtLeastOnceRungs), "the `KIND` of rungs: at-least-once or contract")
+	cmd.Flags().StringVar(&rungs, "rungs", string(contract.AtLeastOnceRungs), "the `KIND` of rungs: at-least-once or contract")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve metrics and health over HTTP at `ADDR` (such as :9090) while the demo runs")
@@ -125,8 +127,8 @@ func (s demoSummary) progress(waiting int64) string {
 }
 
 // demoLadder is the demo queue's ladder with rungs of kind (a valid one).
-func demoLadder(kind acemq.RungKind) acemq.RetryLadder {
-	ladder, err := acemq.NewRetryLadder(demoQueue, demoPolicy, kind)
+func demoLadder(kind contract.RungKind) retry.Ladder {
+	ladder, err := retry.NewLadder(demoQueue, demoPolicy, kind)
 	if err != nil {
 		panic(err) // the demo's own policy and a parsed kind
 	}
@@ -134,7 +136,7 @@ func demoLadder(kind acemq.RungKind) acemq.RetryLadder {
 }
 
 // explain says what the user just saw, from the counts.
-func (s demoSummary) explain(ladder acemq.RetryLadder) string {
+func (s demoSummary) explain(ladder retry.Ladder) string {
 	rungs := ladder.Queues()
 	return fmt.Sprintf(`What happened, with the policy %s:
 - Orders ending in 0 to 5 were accepted at once.
@@ -151,7 +153,7 @@ func (s demoSummary) explain(ladder acemq.RetryLadder) string {
   parked in %s.
 In all: %d retries in the consumer, %d on rungs, %d accepted, %d dead-lettered,
 %d parked, of %d published. Lost: %d.
-`, demoPolicy, rungs[0], strings.Join(rungs, " and "), acemq.DeadLetterQueue(demoQueue), acemq.ParkedQueue(demoQueue),
+`, demoPolicy, rungs[0], strings.Join(rungs, " and "), contract.DeadLetterQueue(demoQueue), contract.ParkedQueue(demoQueue),
 		s.RetriedInConsumer, s.RetriedOnRungs, s.Accepted, s.DeadLettered, s.Parked, s.Published, s.Lost)
 }
 
@@ -209,7 +211,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 	if err := topology.Apply(ctx, t); err != nil {
 		return demoSummary{}, err
 	}
-	for _, q := range append([]string{demoQueue, acemq.DeadLetterQueue(demoQueue), acemq.ParkedQueue(demoQueue)}, demoLadder(o.rungs).Queues()...) {
+	for _, q := range append([]string{demoQueue, contract.DeadLetterQueue(demoQueue), contract.ParkedQueue(demoQueue)}, demoLadder(o.rungs).Queues()...) {
 		if _, err := t.PurgeQueue(ctx, q); err != nil {
 			return demoSummary{}, err
 		}

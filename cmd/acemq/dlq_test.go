@@ -15,8 +15,10 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -31,7 +33,7 @@ func deadLetters(t *testing.T, url, source string, n int) transport.Transport {
 	}
 	t.Cleanup(func() { conn.Close() })
 	tr := conn.Transport()
-	for _, q := range []string{source, acemq.DeadLetterQueue(source), acemq.ParkedQueue(source)} {
+	for _, q := range []string{source, contract.DeadLetterQueue(source), contract.ParkedQueue(source)} {
 		if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -44,9 +46,9 @@ func deadLetters(t *testing.T, url, source string, n int) transport.Transport {
 			reason = "exhausted 5 attempts: timeout calling stock"
 		}
 		id := fmt.Sprintf("id-%03d", i)
-		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: acemq.DeadLetterQueue(source), Mandatory: true, Message: transport.Message{
-			Headers: transport.Table{acemq.HeaderID: id, acemq.HeaderType: "order.created", acemq.HeaderAttempt: int64(5),
-				acemq.HeaderFirstSeen: first, acemq.HeaderError: reason, "tenant": "acme"},
+		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: contract.DeadLetterQueue(source), Mandatory: true, Message: transport.Message{
+			Headers: transport.Table{contract.HeaderID: id, contract.HeaderType: "order.created", contract.HeaderAttempt: int64(5),
+				contract.HeaderFirstSeen: first, contract.HeaderError: reason, "tenant": "acme"},
 			ContentType: "application/json", MessageID: id, Persistent: true, Body: fmt.Appendf(nil, `{"n":%d}`, i),
 		}})
 		if err != nil {
@@ -184,8 +186,8 @@ func TestDLQReplayIntoAMissingQueue(t *testing.T) {
 func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string) (returned int) {
 	t.Helper()
 	ctx := t.Context()
-	dlq := acemq.DeadLetterQueue(source)
-	ladder, err := acemq.NewRetryLadder(source, acemq.NoRetry(), acemq.ContractRungs)
+	dlq := contract.DeadLetterQueue(source)
+	ladder, err := retry.NewLadder(source, acemq.NoRetry(), contract.ContractRungs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,15 +195,15 @@ func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string
 		t.Fatal(err)
 	}
 	if err := tr.DeclareQueue(ctx, transport.Queue{Name: source, Type: transport.Quorum, Durable: true, Arguments: transport.Table{
-		"x-delivery-limit": int64(2), "x-dead-letter-exchange": acemq.DeadLetterExchange, "x-dead-letter-routing-key": dlq,
+		"x-delivery-limit": int64(2), "x-dead-letter-exchange": contract.DeadLetterExchange, "x-dead-letter-routing-key": dlq,
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{source, dlq, acemq.ParkedQueue(source)} {
+	for _, q := range []string{source, dlq, contract.ParkedQueue(source)} {
 		t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
 	}
 	c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: source, Mandatory: true, Message: transport.Message{
-		Headers:     transport.Table{acemq.HeaderID: "limit-1", acemq.HeaderType: "order.created", acemq.HeaderAttempt: int64(1)},
+		Headers:     transport.Table{contract.HeaderID: "limit-1", contract.HeaderType: "order.created", contract.HeaderAttempt: int64(1)},
 		ContentType: "application/json", MessageID: "limit-1", Persistent: true, Body: []byte(`{"n":1}`),
 	}})
 	if err != nil {
@@ -237,9 +239,9 @@ func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string
 
 // declareLadder declares source's ladder of kind under policy, deleting its
 // rungs when the test ends.
-func declareLadder(t *testing.T, tr transport.Transport, source string, policy acemq.RetryPolicy, kind acemq.RungKind) {
+func declareLadder(t *testing.T, tr transport.Transport, source string, policy acemq.RetryPolicy, kind contract.RungKind) {
 	t.Helper()
-	ladder, err := acemq.NewRetryLadder(source, policy, kind)
+	ladder, err := retry.NewLadder(source, policy, kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,13 +266,13 @@ func TestDLQOnBroker(t *testing.T) {
 
 	// Two waits of an hour, one on each kind of rung.
 	ctx := t.Context()
-	for _, kind := range []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs} {
+	for _, kind := range []contract.RungKind{contract.ContractRungs, contract.AtLeastOnceRungs} {
 		declareLadder(t, tr, source, acemq.Fixed(2, time.Hour), kind)
 	}
-	rungs := []string{acemq.RetryQueue(source, time.Hour), source + ".retry.quorum.1h"}
+	rungs := []string{contract.RungQueue(source, time.Hour, contract.ContractRungs), source + ".retry.quorum.1h"}
 	for i, q := range []string{rungs[0], rungs[0], rungs[1]} {
 		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{
-			Headers: transport.Table{acemq.HeaderID: fmt.Sprintf("waiting-%d", i), acemq.HeaderAttempt: int64(2)}, Persistent: true}})
+			Headers: transport.Table{contract.HeaderID: fmt.Sprintf("waiting-%d", i), contract.HeaderAttempt: int64(2)}, Persistent: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,12 +285,12 @@ func TestDLQOnBroker(t *testing.T) {
 	if n := deliveryLimitDeadLetter(t, tr, limited); n != 3 {
 		t.Errorf("the broker dead-lettered a message of x-delivery-limit 2 after %d returns, want 3", n)
 	}
-	limitedDLQ := acemq.DeadLetterQueue(limited)
+	limitedDLQ := contract.DeadLetterQueue(limited)
 
 	r := run(t, "", append([]string{"dlq", "list"}, mgmt...)...)
 	rows := []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acemq.DeadLetterQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +12 +\d+h\d+m\d+s +exhausted$`),
-		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(acemq.ParkedQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +0 +- +-$`),
+		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(contract.DeadLetterQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +12 +\d+h\d+m\d+s +exhausted$`),
+		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(contract.ParkedQueue(source)) + ` +` + regexp.QuoteMeta(source) + ` +0 +- +-$`),
 		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(limitedDLQ) + ` +` + regexp.QuoteMeta(limited) + ` +1 +- +delivery_limit$`),
 		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(source) + ` +2 +3$`),
 		regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(limited) + ` +0 +0$`),
@@ -310,15 +312,15 @@ func TestDLQOnBroker(t *testing.T) {
 	for _, q := range listed.Queues {
 		found[q["name"].(string)] = q
 	}
-	if want := map[string]any{"name": acemq.ParkedQueue(source), "source": source, "messages": 0.0, "consumers": 0.0}; !reflect.DeepEqual(found[acemq.ParkedQueue(source)], want) {
-		t.Errorf("list --json lists %s as %v, want %v", acemq.ParkedQueue(source), found[acemq.ParkedQueue(source)], want)
+	if want := map[string]any{"name": contract.ParkedQueue(source), "source": source, "messages": 0.0, "consumers": 0.0}; !reflect.DeepEqual(found[contract.ParkedQueue(source)], want) {
+		t.Errorf("list --json lists %s as %v, want %v", contract.ParkedQueue(source), found[contract.ParkedQueue(source)], want)
 	}
 	if got := found[limitedDLQ]["headReasonClass"]; got != "delivery_limit" {
 		t.Errorf("list --json gives %s the head reason class %v, want delivery_limit", limitedDLQ, got)
 	}
 	wantSource := deadletter.SourceInfo{Source: source, Waiting: 3, Rungs: []deadletter.RungInfo{
-		{Name: rungs[0], Kind: acemq.ContractRungs, Delay: "1h", Messages: 2},
-		{Name: rungs[1], Kind: acemq.AtLeastOnceRungs, Delay: "1h", Messages: 1},
+		{Name: rungs[0], Kind: contract.ContractRungs, Delay: "1h", Messages: 2},
+		{Name: rungs[1], Kind: contract.AtLeastOnceRungs, Delay: "1h", Messages: 1},
 	}}
 	var gotSource deadletter.SourceInfo
 	for _, s := range listed.Sources {
@@ -337,7 +339,7 @@ func TestDLQOnBroker(t *testing.T) {
 		shown[0].ID != "limit-1" || shown[0].Reason != deliveryLimit || shown[0].ReasonClass != "delivery_limit" {
 		t.Errorf("show --json of %s: %v; stdout:\n%s", limitedDLQ, err, r.stdout)
 	}
-	if _, ok := shown[0].Headers[acemq.HeaderError]; ok || len(shown) != 1 || shown[0].Headers["x-death"] == nil {
+	if _, ok := shown[0].Headers[contract.HeaderError]; ok || len(shown) != 1 || shown[0].Headers["x-death"] == nil {
 		t.Errorf("the broker's dead letter has headers %v, want x-death and no x-acemq-error", shown[0].Headers)
 	}
 	wantRun(t, run(t, "", append([]string{"dlq", "show", limitedDLQ, "--reasons"}, at...)...), 0,
@@ -345,8 +347,8 @@ func TestDLQOnBroker(t *testing.T) {
 	wantRun(t, run(t, "", append([]string{"dlq", "replay", limitedDLQ, "--dry-run", "--match", `reasonClass == "delivery_limit" && reason contains "` + limited + `"`}, at...)...), 0,
 		limitedDLQ+": would replay 1 of the 1 message taken (the queue held 1); 0 left in place\n")
 
-	wantRun(t, run(t, "", append([]string{"dlq", "replay", acemq.DeadLetterQueue(source)}, at...)...), 0,
-		fmt.Sprintf("%s: replayed 12 of the 12 messages taken (the queue held 12); 0 left in place\n", acemq.DeadLetterQueue(source)))
+	wantRun(t, run(t, "", append([]string{"dlq", "replay", contract.DeadLetterQueue(source)}, at...)...), 0,
+		fmt.Sprintf("%s: replayed 12 of the 12 messages taken (the queue held 12); 0 left in place\n", contract.DeadLetterQueue(source)))
 	if n := depthOf(t, tr, source); n != 12 {
 		t.Errorf("%s holds %d, want 12", source, n)
 	}
@@ -365,12 +367,12 @@ func TestDLQReasonsOfOtherLibraries(t *testing.T) {
 		"retrying cannot help: schema v9 unknown",
 		"the handler rejected it: no sku",
 	}
-	for _, q := range []string{acemq.DeadLetterQueue("orders.new"), acemq.ParkedQueue("orders.new")} {
+	for _, q := range []string{contract.DeadLetterQueue("orders.new"), contract.ParkedQueue("orders.new")} {
 		for i, text := range texts {
 			id := fmt.Sprintf("other-%d", i)
 			c, err := tr.Publish(t.Context(), transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{
 				MessageID: id, Persistent: true, Body: []byte(`{}`), ContentType: "application/json",
-				Headers: transport.Table{acemq.HeaderID: id, acemq.HeaderError: text},
+				Headers: transport.Table{contract.HeaderID: id, contract.HeaderError: text},
 			}})
 			if err != nil {
 				t.Fatal(err)
@@ -416,7 +418,7 @@ func TestDLQGolden(t *testing.T) {
 		}
 	}
 	envelope := func(id string, more transport.Table) transport.Table {
-		h := transport.Table{acemq.HeaderID: id, acemq.HeaderType: "order.created", acemq.HeaderAttempt: int64(1), acemq.HeaderFirstSeen: first.UnixMilli()}
+		h := transport.Table{contract.HeaderID: id, contract.HeaderType: "order.created", contract.HeaderAttempt: int64(1), contract.HeaderFirstSeen: first.UnixMilli()}
 		maps.Copy(h, more)
 		return h
 	}
@@ -430,16 +432,16 @@ func TestDLQGolden(t *testing.T) {
 			"x-last-death-exchange": "", "x-last-death-queue": "orders.new", "x-last-death-reason": "delivery_limit",
 		})})
 	publish("orders.new.dlq", transport.Message{ContentType: "application/json", Persistent: true, Body: []byte(`{"n":8}`),
-		Headers: envelope("ruby-8", transport.Table{acemq.HeaderError: "gave up after 5 attempts: Timeout::Error"})})
+		Headers: envelope("ruby-8", transport.Table{contract.HeaderError: "gave up after 5 attempts: Timeout::Error"})})
 	publish("orders.new.dlq", transport.Message{Persistent: true, Body: []byte("by hand"), Headers: envelope("hand-9", nil)})
 	publish("orders.new.parked", transport.Message{ContentType: "application/json", Persistent: true, Body: []byte("order 10, not JSON {"),
-		Headers: envelope("bad-10", transport.Table{acemq.HeaderError: "could not be decoded: invalid character 'o' looking for beginning of value"})})
+		Headers: envelope("bad-10", transport.Table{contract.HeaderError: "could not be decoded: invalid character 'o' looking for beginning of value"})})
 	publish("orders.new.parked", transport.Message{ContentType: "application/json", Persistent: true, Body: []byte(`{"n":11}`),
-		Headers: envelope("person-11", transport.Table{acemq.HeaderError: "needs a person: address unknown"})})
+		Headers: envelope("person-11", transport.Table{contract.HeaderError: "needs a person: address unknown"})})
 	// Rungs of both kinds, whose names sort otherwise than their waits.
-	for kind, policy := range map[acemq.RungKind]acemq.RetryPolicy{
-		acemq.ContractRungs:    acemq.Exponential(6, 40*time.Second, 5*time.Minute),
-		acemq.AtLeastOnceRungs: acemq.Fixed(3, time.Hour),
+	for kind, policy := range map[contract.RungKind]acemq.RetryPolicy{
+		contract.ContractRungs:    acemq.Exponential(6, 40*time.Second, 5*time.Minute),
+		contract.AtLeastOnceRungs: acemq.Fixed(3, time.Hour),
 	} {
 		declareLadder(t, tr, "orders.new", policy, kind)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -18,7 +20,7 @@ type ladderOptions struct {
 	queue     string
 	policy    string
 	threshold *time.Duration // nil: the policy's own
-	rungs     acemq.RungKind
+	rungs     contract.RungKind
 	attempt   int           // 0: no decision asked for
 	age       time.Duration // acemq.UnknownAge when not given
 	json      bool
@@ -62,7 +64,7 @@ The policy is written in the notation every AceMQ library reads:
 				if flags.Changed("threshold") {
 					o.threshold = &threshold
 				}
-				kind, err := acemq.ParseRungKind(rungs)
+				kind, err := contract.ParseRungKind(rungs)
 				if err != nil {
 					return fmt.Errorf("--rungs: %w", err)
 				}
@@ -73,7 +75,7 @@ The policy is written in the notation every AceMQ library reads:
 				case flags.Changed("age") && !flags.Changed("attempt"):
 					return errors.New("--age needs --attempt: it is the age of the message whose attempt failed")
 				case flags.Changed("age") && o.age < 0:
-					return fmt.Errorf("--age is %s but must be at least 0", acemq.FormatDuration(o.age))
+					return fmt.Errorf("--age is %s but must be at least 0", contract.FormatDuration(o.age))
 				case !flags.Changed("age"):
 					o.age = acemq.UnknownAge
 				}
@@ -85,7 +87,7 @@ The policy is written in the notation every AceMQ library reads:
 	flags.StringVar(&o.policy, "policy", "", "the retry policy's `NOTATION`, such as 'exponential(6, 10s, 5m)'")
 	flags.DurationVar(&threshold, "threshold", 0,
 		"waits at least this long are the broker's, 0 none; overrides the policy's waitInBrokerFrom (default 30s)")
-	flags.StringVar(&rungs, "rungs", string(acemq.ContractRungs), "the `KIND` of rungs: contract or at-least-once")
+	flags.StringVar(&rungs, "rungs", string(contract.ContractRungs), "the `KIND` of rungs: contract or at-least-once")
 	flags.IntVar(&o.attempt, "attempt", 0, "show the decision for a failure at attempt `N` (1 is the first delivery)")
 	flags.DurationVar(&o.age, "age", 0, "with --attempt, the age of the message (default unknown)")
 	flags.BoolVar(&o.json, "json", false, "print JSON")
@@ -101,19 +103,19 @@ func runLadder(w io.Writer, o ladderOptions) error {
 	if o.threshold != nil {
 		policy = policy.WaitInBrokerFrom(*o.threshold)
 	}
-	ladder, err := acemq.NewRetryLadder(o.queue, policy, o.rungs)
+	ladder, err := retry.NewLadder(o.queue, policy, o.rungs)
 	if err != nil {
 		return err
 	}
-	var decision *acemq.RetryDecision
+	var decision *retry.Decision
 	if o.attempt > 0 {
-		d := policy.Decide(o.attempt, o.age)
+		d := retry.Decide(policy, o.attempt, o.age)
 		decision = &d
 	}
 	if o.json {
-		return writeJSON(w, newLadderReport(ladder, decision))
+		return writeJSON(w, newLadderReport(policy, ladder, decision))
 	}
-	return writeLadder(w, ladder, decision, o.age)
+	return writeLadder(w, policy, ladder, decision, o.age)
 }
 
 // ladderReport is the JSON of acemq ladder.
@@ -122,7 +124,7 @@ type ladderReport struct {
 	Policy          string                  `json:"policy"`
 	ThresholdMillis int64                   `json:"thresholdMillis"`
 	ScheduleMillis  []int64                 `json:"scheduleMillis"`
-	RungKind        acemq.RungKind          `json:"rungKind"`
+	RungKind        contract.RungKind       `json:"rungKind"`
 	Rungs           []rungReport            `json:"rungs"`
 	Declarations    []transport.Declaration `json:"declarations"`
 	Warnings        []string                `json:"warnings"`
@@ -146,8 +148,7 @@ type decisionReport struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderReport {
-	p := l.Policy()
+func newLadderReport(p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decision) ladderReport {
 	r := ladderReport{
 		Source:          l.Source(),
 		Policy:          p.String(),
@@ -162,7 +163,7 @@ func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderR
 		r.ScheduleMillis = append(r.ScheduleMillis, d.Milliseconds())
 	}
 	for _, rung := range l.Rungs() {
-		r.Rungs = append(r.Rungs, rungReport{Queue: rung.Queue, DelayMillis: rung.Delay.Milliseconds(), Arguments: rung.Arguments()})
+		r.Rungs = append(r.Rungs, rungReport{Queue: rung.Queue, DelayMillis: rung.Delay.Milliseconds(), Arguments: rung.Declaration().Arguments})
 	}
 	if decision != nil {
 		d := &decisionReport{Attempt: decision.Attempt, Retries: !decision.GivesUp()}
@@ -172,7 +173,7 @@ func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderR
 			ms := decision.Delay.Milliseconds()
 			d.DelayMillis = &ms
 			d.WaitsIn = "consumer"
-			if decision.Outcome == acemq.RetryInBroker {
+			if decision.Outcome == retry.OnRung {
 				d.WaitsIn = "broker"
 				if rung, ok := l.RungFor(decision.Delay); ok {
 					d.Rung = rung.Queue
@@ -185,13 +186,12 @@ func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderR
 }
 
 // writeLadder is the human output of acemq ladder.
-func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision, age time.Duration) error {
-	p := l.Policy()
+func writeLadder(w io.Writer, p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decision, age time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "queue:     %s\n", l.Source())
 	fmt.Fprintf(&b, "policy:    %s\n", p)
 	if t := p.BrokerWaitThreshold(); t > 0 {
-		fmt.Fprintf(&b, "threshold: %s (waits of %s or more are the broker's)\n", acemq.FormatDuration(t), acemq.FormatDuration(t))
+		fmt.Fprintf(&b, "threshold: %s (waits of %s or more are the broker's)\n", contract.FormatDuration(t), contract.FormatDuration(t))
 	} else {
 		b.WriteString("threshold: 0 (every wait is the consumer's)\n")
 	}
@@ -202,13 +202,13 @@ func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  attempt\twait\twaits in")
 		for i, d := range schedule {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\n", i+1, acemq.FormatDuration(d), waitsIn(l, d))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\n", i+1, contract.FormatDuration(d), waitsIn(l, d))
 		}
 		_ = tw.Flush()
 	}
 	fmt.Fprintf(&b, "  attempt %d: gives up (exhausted)\n", p.MaxAttempts())
 	if age := p.MaxMessageAge(); age > 0 {
-		fmt.Fprintf(&b, "  any attempt: gives up once the message is %s old\n", acemq.FormatDuration(age))
+		fmt.Fprintf(&b, "  any attempt: gives up once the message is %s old\n", contract.FormatDuration(age))
 	}
 
 	b.WriteString("\nrungs:")
@@ -218,7 +218,7 @@ func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision
 		fmt.Fprintf(&b, " %s\n", rungKindText[l.Kind()])
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, r := range l.Rungs() {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Queue, acemq.FormatDuration(r.Delay), transport.FormatTable(r.Arguments()))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Queue, contract.FormatDuration(r.Delay), transport.FormatTable(r.Declaration().Arguments))
 		}
 		_ = tw.Flush()
 	}
@@ -236,21 +236,21 @@ func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision
 	if decision != nil {
 		ageText := "age unknown"
 		if age >= 0 {
-			ageText = "age " + acemq.FormatDuration(age)
+			ageText = "age " + contract.FormatDuration(age)
 		}
 		fmt.Fprintf(&b, "\ndecision for a failure at attempt %d (%s):\n", decision.Attempt, ageText)
-		fmt.Fprintf(&b, "  outcome: %s\n", decision.Outcome)
+		fmt.Fprintf(&b, "  outcome: %s (%s)\n", decision.Outcome.Settled(), decision.Outcome.Class())
 		switch decision.Outcome {
-		case acemq.RetryInBroker:
-			fmt.Fprintf(&b, "  delay:   %s\n", acemq.FormatDuration(decision.Delay))
+		case retry.OnRung:
+			fmt.Fprintf(&b, "  delay:   %s\n", contract.FormatDuration(decision.Delay))
 			if rung, ok := l.RungFor(decision.Delay); ok {
 				fmt.Fprintf(&b, "  rung:    %s\n", rung.Queue)
 			}
-		case acemq.RetryInConsumer:
-			fmt.Fprintf(&b, "  delay:   %s\n", acemq.FormatDuration(decision.Delay))
+		case retry.InConsumer:
+			fmt.Fprintf(&b, "  delay:   %s\n", contract.FormatDuration(decision.Delay))
 			if f := p.JitterFactor(); f > 0 {
 				lo, hi := jitterRange(decision.Delay, f)
-				fmt.Fprintf(&b, "  jitter:  %s .. %s\n", acemq.FormatDuration(lo), acemq.FormatDuration(hi))
+				fmt.Fprintf(&b, "  jitter:  %s .. %s\n", contract.FormatDuration(lo), contract.FormatDuration(hi))
 			} else {
 				b.WriteString("  jitter:  none\n")
 			}
@@ -263,13 +263,13 @@ func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision
 }
 
 // rungKindText says what each kind of rungs is, for the rungs heading.
-var rungKindText = map[acemq.RungKind]string{
-	acemq.ContractRungs:    "contract (classic queues, as every AceMQ library declares them; dead-lettered home at most once)",
-	acemq.AtLeastOnceRungs: "at-least-once (quorum queues of this library; dead-lettered home at least once)",
+var rungKindText = map[contract.RungKind]string{
+	contract.ContractRungs:    "contract (classic queues, as every AceMQ library declares them; dead-lettered home at most once)",
+	contract.AtLeastOnceRungs: "at-least-once (quorum queues of this library; dead-lettered home at least once)",
 }
 
 // waitsIn says who holds a wait of d: "consumer", or the rung's name.
-func waitsIn(l acemq.RetryLadder, d time.Duration) string {
+func waitsIn(l retry.Ladder, d time.Duration) string {
 	if rung, ok := l.RungFor(d); ok {
 		return rung.Queue
 	}
@@ -285,7 +285,7 @@ func jitterRange(d time.Duration, f float64) (time.Duration, time.Duration) {
 		if ns >= float64(1<<63-1) {
 			return time.Duration(1<<63 - 1)
 		}
-		return max(time.Duration(ns).Round(time.Millisecond), acemq.MinConsumerWait)
+		return max(time.Duration(ns).Round(time.Millisecond), contract.MinConsumerWait)
 	}
 	return spread(1 - f), spread(1 + f)
 }

@@ -34,7 +34,9 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -88,7 +90,7 @@ type Config struct {
 	// fails by number as the package comment says whatever it is.
 	Policy string
 	// Rungs is the kind of the ladder's rungs (default contract).
-	Rungs    acemq.RungKind
+	Rungs    contract.RungKind
 	Scenario string // Kill, Close, Restart, Alarm or Failover
 	Faults   int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
@@ -157,7 +159,7 @@ type Report struct {
 	Broker         string
 	BrokerSettings []string
 	QueueType      transport.QueueType
-	Rungs          acemq.RungKind
+	Rungs          contract.RungKind
 	RungQueues     []string // the rungs' names without the source's: retry.quorum.1s
 	Policy         string
 	Rate           int
@@ -404,7 +406,7 @@ type run struct {
 	logPath string
 	rungs   []string
 	// ladderKind is the kind of rungs the consumer process uses.
-	ladderKind acemq.RungKind
+	ladderKind contract.RungKind
 
 	mu          sync.Mutex
 	confirmed   map[int]bool
@@ -471,7 +473,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Scenario == Close && cfg.ManagementURL == "" {
 		return rep, errors.New("scenario close needs Config.ManagementURL")
 	}
-	if cfg.Rungs == acemq.AtLeastOnceRungs && cfg.ManagementURL == "" {
+	if cfg.Rungs == contract.AtLeastOnceRungs && cfg.ManagementURL == "" {
 		return rep, errors.New("at-least-once rungs need Config.ManagementURL: the dead letters they hold show only there")
 	}
 	if cfg.Broker == "" {
@@ -491,7 +493,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	ladder, err := acemq.NewRetryLadder(cfg.Queue, policy, cfg.Rungs)
+	ladder, err := retry.NewLadder(cfg.Queue, policy, cfg.Rungs)
 	if err != nil {
 		return rep, err
 	}
@@ -520,7 +522,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	pubCtx, stopPub := context.WithCancel(ctx)
 	pubDone := make(chan struct{})
 	go func() { defer close(pubDone); r.publish(pubCtx) }()
-	if r.ladderKind == acemq.AtLeastOnceRungs {
+	if r.ladderKind == contract.AtLeastOnceRungs {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		watchDone := make(chan struct{})
 		go func() { defer close(watchDone); r.watchHeld(watchCtx) }()
@@ -754,7 +756,7 @@ func rungHops(policy acemq.RetryPolicy, n int) int {
 	}
 	hops := 0
 	for a := 1; a <= fails; a++ {
-		if policy.Decide(a, 0).Outcome == acemq.RetryInBroker {
+		if retry.Decide(policy, a, 0).Outcome == retry.OnRung {
 			hops++
 		}
 	}
@@ -811,7 +813,7 @@ func (r *run) lostByFault(lost []int) []string {
 // held is how many dead letters each rung holds unconfirmed (none for
 // contract rungs, which hold none; through the management API otherwise).
 func (r *run) held(ctx context.Context) (map[string]int, error) {
-	if r.ladderKind != acemq.AtLeastOnceRungs || len(r.rungs) == 0 {
+	if r.ladderKind != contract.AtLeastOnceRungs || len(r.rungs) == 0 {
 		return nil, nil
 	}
 	held, err := heldDeadLetters(ctx, append([]string{r.cfg.ManagementURL}, r.cfg.ManagementFallbacks...), r.rungs)
@@ -1249,11 +1251,11 @@ func (r *run) drainSetAside(ctx context.Context) error {
 	dlq, parked := r.dlq, r.parked
 	r.mu.Unlock()
 	into := map[int]int{}
-	if err := r.drain(ctx, acemq.DeadLetterQueue(r.cfg.Queue), into); err != nil {
+	if err := r.drain(ctx, contract.DeadLetterQueue(r.cfg.Queue), into); err != nil {
 		return err
 	}
 	intoP := map[int]int{}
-	if err := r.drain(ctx, acemq.ParkedQueue(r.cfg.Queue), intoP); err != nil {
+	if err := r.drain(ctx, contract.ParkedQueue(r.cfg.Queue), intoP); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -1299,7 +1301,7 @@ func (r *run) drain(ctx context.Context, queue string, counts map[int]int) error
 func (r *run) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	for _, q := range append([]string{r.cfg.Queue, acemq.DeadLetterQueue(r.cfg.Queue), acemq.ParkedQueue(r.cfg.Queue)}, r.rungs...) {
+	for _, q := range append([]string{r.cfg.Queue, contract.DeadLetterQueue(r.cfg.Queue), contract.ParkedQueue(r.cfg.Queue)}, r.rungs...) {
 		if _, err := r.tr.DeleteQueue(ctx, q); err != nil && !errors.Is(err, transport.ErrNotFound) {
 			r.cfg.Logf("chaos: deleting %s: %v", q, err)
 		}

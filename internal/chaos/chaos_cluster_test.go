@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/rabbitmq"
@@ -39,7 +39,7 @@ func TestChaosFailover(t *testing.T) { failover(t, consumerWaits, "", 2, 300, no
 // before sending it home again, so this run takes from about a minute and a
 // half to several minutes.
 func TestChaosFailoverLadder(t *testing.T) {
-	failover(t, RungPolicy, acemq.AtLeastOnceRungs, 2, RungRate, noLoss)
+	failover(t, RungPolicy, contract.AtLeastOnceRungs, 2, RungRate, noLoss)
 }
 
 // TestChaosFailoverFull is the full run (`make chaos`): five leader kills
@@ -56,15 +56,15 @@ func TestChaosFailoverFull(t *testing.T) {
 	// to Q (and every broker wait on a contract rung is held in the
 	// consumer); at 300 a second that backlog outgrew the prefetch and hid
 	// the recovery.
-	t.Run("ladder/"+string(acemq.AtLeastOnceRungs), func(t *testing.T) {
-		failover(t, RungPolicy, acemq.AtLeastOnceRungs, 5, RungRate, noLoss)
+	t.Run("ladder/"+string(contract.AtLeastOnceRungs), func(t *testing.T) {
+		failover(t, RungPolicy, contract.AtLeastOnceRungs, 5, RungRate, noLoss)
 	})
-	t.Run("ladder/"+string(acemq.ContractRungs), func(t *testing.T) {
-		failover(t, RungPolicy, acemq.ContractRungs, 5, RungRate, rungLoss)
+	t.Run("ladder/"+string(contract.ContractRungs), func(t *testing.T) {
+		failover(t, RungPolicy, contract.ContractRungs, 5, RungRate, rungLoss)
 	})
 }
 
-func failover(t *testing.T, policy string, rungs acemq.RungKind, kills, rate int, v verdict) {
+func failover(t *testing.T, policy string, rungs contract.RungKind, kills, rate int, v verdict) {
 	urls := clusterURLs(t)
 	mgmt := managementURLs(t, urls)
 	bin := buildConsumer(t)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -45,15 +45,15 @@ func TestChaosFull(t *testing.T) {
 // (make chaos, on RabbitMQ 3.10 and 4.0).
 func TestChaosRestart(t *testing.T) {
 	bin := restartable(t)
-	t.Run(string(acemq.AtLeastOnceRungs), func(t *testing.T) { restarts(t, bin, acemq.AtLeastOnceRungs, 3, 5*time.Second, noLoss) })
-	t.Run(string(acemq.ContractRungs), func(t *testing.T) { restarts(t, bin, acemq.ContractRungs, 3, 5*time.Second, rungLoss) })
+	t.Run(string(contract.AtLeastOnceRungs), func(t *testing.T) { restarts(t, bin, contract.AtLeastOnceRungs, 3, 5*time.Second, noLoss) })
+	t.Run(string(contract.ContractRungs), func(t *testing.T) { restarts(t, bin, contract.ContractRungs, 3, 5*time.Second, rungLoss) })
 }
 
 // TestChaosRestartShort is the short run for `make test` (make
 // chaos-restart, on a node of its own): two restarts under a quorum source
 // queue with at-least-once rungs; any loss fails it.
 func TestChaosRestartShort(t *testing.T) {
-	restarts(t, restartable(t), acemq.AtLeastOnceRungs, 2, 2*time.Second, noLoss)
+	restarts(t, restartable(t), contract.AtLeastOnceRungs, 2, 2*time.Second, noLoss)
 }
 
 // restartable checks that the test may restart the broker and builds the
@@ -66,7 +66,7 @@ func restartable(t *testing.T) string {
 	return buildConsumer(t)
 }
 
-func restarts(t *testing.T, bin string, rungs acemq.RungKind, faults int, gap time.Duration, v verdict) {
+func restarts(t *testing.T, bin string, rungs contract.RungKind, faults int, gap time.Duration, v verdict) {
 	name := brokertest.UniqueName(t, "acemq.chaos")
 	runConfig(t, Config{
 		URL: brokertest.URL(t), Queue: name, QueueType: transport.Quorum, Policy: RungPolicy, Rungs: rungs,

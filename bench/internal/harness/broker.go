@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/acemq-go/acemq"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq/contract"
 )
 
 // Broker is the harness's own connection, for setting up and tearing down
@@ -62,7 +63,7 @@ func (b *Broker) DeleteScenarioQueues(queue string) error {
 		return err
 	}
 	defer ch.Close()
-	for _, q := range append([]string{queue, acemq.DeadLetterQueue(queue), acemq.ParkedQueue(queue)}, rungQueues(queue)...) {
+	for _, q := range append([]string{queue, contract.DeadLetterQueue(queue), contract.ParkedQueue(queue)}, rungQueues(queue)...) {
 		if _, err := ch.QueueDelete(q, false, false, false); err != nil {
 			return fmt.Errorf("deleting %s: %w", q, err)
 		}

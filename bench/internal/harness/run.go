@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/bench/internal/stats"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq/bench/internal/stats"
+	"github.com/acemq-go/acemq/contract"
 )
 
 // Scenario names, as they appear in the report.
@@ -162,8 +163,8 @@ func (r *Runner) rungKinds(n int) []contender {
 	if r.AceMQRungs != nil {
 		for _, k := range []struct {
 			name string
-			kind acemq.RungKind
-		}{{AceMQContract, acemq.ContractRungs}, {AceMQAtLeastOnce, acemq.AtLeastOnceRungs}} {
+			kind contract.RungKind
+		}{{AceMQContract, contract.ContractRungs}, {AceMQAtLeastOnce, contract.AtLeastOnceRungs}} {
 			cs = append(cs, contender{name: k.name, baseline: AceMQContract, preload: r.AceMQRungs.Preloaded,
 				run: func(ctx context.Context, q string) ([]time.Duration, error) {
 					t, err := r.AceMQRungs.RetryOnRungKind(ctx, q, n, k.kind)
@@ -174,8 +175,8 @@ func (r *Runner) rungKinds(n int) []contender {
 	}
 	for _, k := range []struct {
 		name string
-		kind acemq.RungKind
-	}{{RawClassicTTL, acemq.ContractRungs}, {RawQuorumTTL, acemq.AtLeastOnceRungs}} {
+		kind contract.RungKind
+	}{{RawClassicTTL, contract.ContractRungs}, {RawQuorumTTL, contract.AtLeastOnceRungs}} {
 		cs = append(cs, contender{name: k.name, baseline: RawClassicTTL,
 			run: func(ctx context.Context, q string) ([]time.Duration, error) {
 				holding := q + ".ttl"

@@ -6,8 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acemq-go/acemq"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 )
 
 // The rung-kinds scenario: every message of a quorum source queue fails
@@ -26,8 +29,8 @@ var rungPolicy = acemq.Fixed(2, rungWait).WaitInBrokerFrom(rungWait)
 // rungPolicy, for deleting them after a run.
 func rungQueues(queue string) []string {
 	var names []string
-	for _, kind := range []acemq.RungKind{acemq.ContractRungs, acemq.AtLeastOnceRungs} {
-		l, err := acemq.NewRetryLadder(queue, rungPolicy, kind)
+	for _, kind := range []contract.RungKind{contract.ContractRungs, contract.AtLeastOnceRungs} {
+		l, err := retry.NewLadder(queue, rungPolicy, kind)
 		if err != nil {
 			continue // only a blank queue name fails, and it has no rung
 		}
@@ -68,11 +71,11 @@ func (c *RungClock) Take() map[string]time.Time {
 // PublishEnd notes a confirmed republish to the armed rung. It is called
 // once the confirm is in, before the consumer acks the original.
 func (c *RungClock) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
-	if !p.Republish || r.Outcome != acemq.PublishConfirmed {
+	if !p.Republish || r.Outcome != contract.PublishConfirmed {
 		return
 	}
 	now := time.Now()
-	id, _ := p.Headers[acemq.HeaderID].(string)
+	id, _ := p.Headers[contract.HeaderID].(string)
 	if id == "" {
 		id = p.MessageID
 	}
@@ -109,11 +112,11 @@ type RungTrip struct {
 // the 1s rung (confirmed) and acked, and its second attempt is accepted
 // once the broker has dead-lettered it home. a must come from
 // NewAceMQClocked.
-func (a *AceMQ) RetryOnRungKind(ctx context.Context, queue string, n int, kind acemq.RungKind) (RungTrip, error) {
+func (a *AceMQ) RetryOnRungKind(ctx context.Context, queue string, n int, kind contract.RungKind) (RungTrip, error) {
 	if a.clock == nil {
 		return RungTrip{}, fmt.Errorf("%s has no rung clock", a.name)
 	}
-	ladder, err := acemq.NewRetryLadder(queue, rungPolicy, kind)
+	ladder, err := retry.NewLadder(queue, rungPolicy, kind)
 	if err != nil {
 		return RungTrip{}, err
 	}
@@ -173,8 +176,8 @@ func trip[K comparable](arrived, confirmed, started map[K]time.Time, wait time.D
 // arguments of a rung of that kind (its queue type included) for a wait of
 // ttl home to target, but dead-lettered through the default exchange rather
 // than acemq.retry.
-func TTLQueueArgs(kind acemq.RungKind, target string, ttl time.Duration) amqp.Table {
-	args := acemq.Rung{Source: target, Delay: ttl, Kind: kind}.Declaration().WireArguments()
+func TTLQueueArgs(kind contract.RungKind, target string, ttl time.Duration) amqp.Table {
+	args := retry.Rung{Source: target, Delay: ttl, Kind: kind}.Declaration().WireArguments()
 	args["x-dead-letter-exchange"] = ""
 	return amqp.Table(args)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -19,11 +20,11 @@ func TestRungQueuesAreBothKinds(t *testing.T) {
 }
 
 func TestTTLQueueArgsAreARungsOfEachKind(t *testing.T) {
-	classic := TTLQueueArgs(acemq.ContractRungs, "target", time.Second)
+	classic := TTLQueueArgs(contract.ContractRungs, "target", time.Second)
 	if len(classic) != 3 || classic["x-message-ttl"] != int64(1000) || classic["x-dead-letter-routing-key"] != "target" {
 		t.Errorf("classic TTL queue %v", classic)
 	}
-	quorum := TTLQueueArgs(acemq.AtLeastOnceRungs, "target", time.Second)
+	quorum := TTLQueueArgs(contract.AtLeastOnceRungs, "target", time.Second)
 	for k, v := range map[string]any{"x-queue-type": "quorum", "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish", "x-message-ttl": int64(1000)} {
 		if quorum[k] != v {
 			t.Errorf("quorum TTL queue %s = %v, want %v", k, quorum[k], v)
@@ -57,21 +58,21 @@ func TestTripCountsFromTheConfirm(t *testing.T) {
 
 func TestRungClockNotesConfirmedRepublishesToItsRung(t *testing.T) {
 	var c RungClock
-	end := func(rung, id string, republish bool, outcome acemq.PublishOutcome) {
+	end := func(rung, id string, republish bool, outcome contract.PublishOutcome) {
 		c.PublishEnd(context.Background(), &acemq.PublishInfo{RoutingKey: rung, MessageID: "prop-" + id,
-			Headers: transport.Table{acemq.HeaderID: id}, Republish: republish}, acemq.PublishResult{Outcome: outcome})
+			Headers: transport.Table{contract.HeaderID: id}, Republish: republish}, acemq.PublishResult{Outcome: outcome})
 	}
-	end("q.retry.1s", "early", true, acemq.PublishConfirmed) // before Arm
+	end("q.retry.1s", "early", true, contract.PublishConfirmed) // before Arm
 	c.Arm("q.retry.1s")
-	end("q.retry.1s", "a", true, acemq.PublishConfirmed)
-	end("q.retry.1s", "b", false, acemq.PublishConfirmed)       // the application's publish
-	end("q.retry.1s", "c", true, acemq.PublishRefused)          // not confirmed
-	end("q.retry.quorum.1s", "d", true, acemq.PublishConfirmed) // another rung
+	end("q.retry.1s", "a", true, contract.PublishConfirmed)
+	end("q.retry.1s", "b", false, contract.PublishConfirmed)       // the application's publish
+	end("q.retry.1s", "c", true, contract.PublishRefused)          // not confirmed
+	end("q.retry.quorum.1s", "d", true, contract.PublishConfirmed) // another rung
 	got := c.Take()
 	if len(got) != 1 || got["a"].IsZero() {
 		t.Errorf("noted %v, want a alone", got)
 	}
-	end("q.retry.1s", "late", true, acemq.PublishConfirmed) // after Take
+	end("q.retry.1s", "late", true, contract.PublishConfirmed) // after Take
 	if got := c.Take(); len(got) != 0 {
 		t.Errorf("noted %v after Take", got)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 )
 
 // DefaultPolicy waits 500ms in the consumer, then 1s and 2s on rungs, so that
@@ -40,20 +41,20 @@ func main() {
 	logPath := flag.String("log", "", "file every accepted message number is appended to")
 	name := flag.String("name", "", "client-provided connection name")
 	policyText := flag.String("policy", DefaultPolicy, "retry policy notation")
-	rungs := flag.String("rungs", string(acemq.ContractRungs), "kind of rungs: contract or at-least-once")
+	rungs := flag.String("rungs", string(contract.ContractRungs), "kind of rungs: contract or at-least-once")
 	var fallbacks []string
 	flag.Func("fallback", "another cluster node's AMQP URL (repeatable)", func(u string) error {
 		fallbacks = append(fallbacks, u)
 		return nil
 	})
 	flag.Parse()
-	if err := run(*url, fallbacks, *queue, *logPath, *name, *policyText, acemq.RungKind(*rungs)); err != nil {
+	if err := run(*url, fallbacks, *queue, *logPath, *name, *policyText, contract.RungKind(*rungs)); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos consumer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, fallbacks []string, queue, logPath, name, policyText string, rungs acemq.RungKind) error {
+func run(url string, fallbacks []string, queue, logPath, name, policyText string, rungs contract.RungKind) error {
 	if url == "" || queue == "" || logPath == "" {
 		return errors.New("--url, --queue and --log are required")
 	}

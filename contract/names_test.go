@@ -1,20 +1,22 @@
-package acemq
+package contract_test
 
 import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/acemq-go/acemq/contract"
 )
 
 // The names table of CONTRACT.md section 1.
 func TestNames(t *testing.T) {
-	if RetryExchange != "acemq.retry" || DeadLetterExchange != "acemq.dlx" {
-		t.Fatalf("exchanges are %q and %q, want acemq.retry and acemq.dlx", RetryExchange, DeadLetterExchange)
+	if contract.RetryExchange != "acemq.retry" || contract.DeadLetterExchange != "acemq.dlx" {
+		t.Fatalf("exchanges are %q and %q, want acemq.retry and acemq.dlx", contract.RetryExchange, contract.DeadLetterExchange)
 	}
-	if got := DeadLetterQueue("orders.new"); got != "orders.new.dlq" {
+	if got := contract.DeadLetterQueue("orders.new"); got != "orders.new.dlq" {
 		t.Errorf("DeadLetterQueue = %q, want orders.new.dlq", got)
 	}
-	if got := ParkedQueue("orders.new"); got != "orders.new.parked" {
+	if got := contract.ParkedQueue("orders.new"); got != "orders.new.parked" {
 		t.Errorf("ParkedQueue = %q, want orders.new.parked", got)
 	}
 }
@@ -47,10 +49,10 @@ func TestRenderDelay(t *testing.T) {
 		{3601 * time.Second, "3601s"},
 	}
 	for _, tt := range tests {
-		if got := RenderDelay(tt.delay); got != tt.want {
+		if got := contract.RenderDelay(tt.delay); got != tt.want {
 			t.Errorf("RenderDelay(%v) = %q, want %q", tt.delay, got, tt.want)
 		}
-		if got, want := RetryQueue("orders.new", tt.delay), "orders.new.retry."+tt.want; got != want {
+		if got, want := contract.RungQueue("orders.new", tt.delay, contract.ContractRungs), "orders.new.retry."+tt.want; got != want {
 			t.Errorf("RetryQueue(orders.new, %v) = %q, want %q", tt.delay, got, want)
 		}
 	}
@@ -65,23 +67,23 @@ func TestParseRungName(t *testing.T) {
 	tests := []struct {
 		name     string
 		isSource func(string) bool
-		want     RungName
+		want     contract.RungName
 		ok       bool
 	}{
-		{"orders.new.retry.40s", nil, RungName{"orders.new", ContractRungs, "40s"}, true},
-		{"orders.new.retry.quorum.40s", nil, RungName{"orders.new", AtLeastOnceRungs, "40s"}, true},
-		{"orders.new.retry.500ms", nil, RungName{"orders.new", ContractRungs, "500ms"}, true},
-		{"a.retry.1s.retry.2s", nil, RungName{"a.retry.1s", ContractRungs, "2s"}, true},
-		{"a.retry.1s.retry.2s", known("a.retry.1s"), RungName{"a.retry.1s", ContractRungs, "2s"}, true},
-		{"a.retry.quorum.retry.quorum.5m", known("a.retry.quorum"), RungName{"a.retry.quorum", AtLeastOnceRungs, "5m"}, true},
-		{"orders.new.retry.40s", known("other"), RungName{}, false},
-		{"orders.new.retry.later", nil, RungName{}, false},
-		{"orders.new.retry.quorum", nil, RungName{}, false},
-		{".retry.1s", nil, RungName{}, false},
-		{"orders.new.dlq", nil, RungName{}, false},
+		{"orders.new.retry.40s", nil, contract.RungName{Source: "orders.new", Kind: contract.ContractRungs, Delay: "40s"}, true},
+		{"orders.new.retry.quorum.40s", nil, contract.RungName{Source: "orders.new", Kind: contract.AtLeastOnceRungs, Delay: "40s"}, true},
+		{"orders.new.retry.500ms", nil, contract.RungName{Source: "orders.new", Kind: contract.ContractRungs, Delay: "500ms"}, true},
+		{"a.retry.1s.retry.2s", nil, contract.RungName{Source: "a.retry.1s", Kind: contract.ContractRungs, Delay: "2s"}, true},
+		{"a.retry.1s.retry.2s", known("a.retry.1s"), contract.RungName{Source: "a.retry.1s", Kind: contract.ContractRungs, Delay: "2s"}, true},
+		{"a.retry.quorum.retry.quorum.5m", known("a.retry.quorum"), contract.RungName{Source: "a.retry.quorum", Kind: contract.AtLeastOnceRungs, Delay: "5m"}, true},
+		{"orders.new.retry.40s", known("other"), contract.RungName{}, false},
+		{"orders.new.retry.later", nil, contract.RungName{}, false},
+		{"orders.new.retry.quorum", nil, contract.RungName{}, false},
+		{".retry.1s", nil, contract.RungName{}, false},
+		{"orders.new.dlq", nil, contract.RungName{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := ParseRungName(tt.name, tt.isSource)
+		got, ok := contract.ParseRungName(tt.name, tt.isSource)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("ParseRungName(%q) = %+v, %t; want %+v, %t", tt.name, got, ok, tt.want, tt.ok)
 		}
