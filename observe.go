@@ -60,7 +60,7 @@ const (
 	PublishUnroutable                           // no queue took it; it came back
 	PublishRefused                              // the broker refused it (a negative confirm)
 	PublishTimedOut                             // no answer before the deadline, or blocked until then
-	PublishFailed                               // anything else: the body did not encode, the connection was lost
+	PublishFailed                               // anything else: the body did not encode, no such exchange, the connection was lost
 )
 
 func (o PublishOutcome) String() string {
