@@ -127,7 +127,10 @@ func WithHeaders(h transport.Table) MessageOption {
 }
 
 // PublishError says which publish failed and why; errors.Is matches
-// ErrUnroutable, ErrRefused, ErrBlocked, ErrTimeout or the codec's error.
+// ErrUnroutable, ErrRefused, ErrBlocked, ErrTimeout, ErrNotFound (the
+// exchange does not exist: the message was not routed), ErrNotConfirmed
+// (the connection or channel closed first: it may or may not have been
+// routed) or the codec's error.
 type PublishError struct {
 	Exchange   string
 	RoutingKey string
@@ -151,8 +154,9 @@ func (e *PublishError) Unwrap() error { return e.Err }
 
 // Publish sends body under routingKey and waits for the broker's confirm.
 // It fails when the message is unroutable (no queue is bound for it),
-// refused, not confirmed before ctx's deadline (or DefaultConfirmTimeout),
-// or blocked by a broker alarm for that long.
+// refused, sent to an exchange that does not exist, not confirmed before
+// ctx's deadline (or DefaultConfirmTimeout), or blocked by a broker alarm
+// for that long.
 func (p *Publisher[T]) Publish(ctx context.Context, routingKey string, body T, opts ...MessageOption) error {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()

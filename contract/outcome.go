@@ -28,7 +28,7 @@ type PublishOutcome string
 const (
 	PublishConfirmed  PublishOutcome = "confirmed"  // the broker has it
 	PublishUnroutable PublishOutcome = "unroutable" // no queue took it; it came back
-	PublishRefused    PublishOutcome = "refused"    // the broker refused it (a negative confirm, or its exchange does not exist)
+	PublishRefused    PublishOutcome = "refused"    // the broker refused it (a negative confirm)
 	PublishTimedOut   PublishOutcome = "timed_out"  // no answer before the deadline, or blocked until then
-	PublishFailed     PublishOutcome = "failed"     // anything else: the body did not encode, the connection was lost
+	PublishFailed     PublishOutcome = "failed"     // anything else: the body did not encode, no such exchange, the connection was lost
 )

@@ -28,8 +28,10 @@ type Transport interface {
 
 	// Publish sends p and returns once it is written, with a Confirmation
 	// that resolves when the broker confirms it (nil), returns it as
-	// unroutable (ErrUnroutable, mandatory publishes only) or refuses it
-	// (ErrRefused), or is lost with the connection (ErrNotConfirmed). Many
+	// unroutable (ErrUnroutable, mandatory publishes only), refuses it
+	// (ErrRefused), has no such exchange (ErrNotFound: the message was not
+	// routed, and the error does not match ErrNotConfirmed), or is lost
+	// with the connection (ErrNotConfirmed). Many
 	// publishes may be in flight at once. While the broker blocks
 	// publishers, Publish waits until it unblocks, or fails with ErrBlocked
 	// when ctx ends first.
@@ -229,6 +231,7 @@ func (d Delivery) Reject(requeue bool) error { return d.Settler.Reject(requeue) 
 // Errors every Transport reports the same way; match them with errors.Is.
 var (
 	// ErrNotFound: the queue or exchange does not exist (AMQP NOT_FOUND).
+	// A publish to a missing exchange fails with it: certainly not routed.
 	ErrNotFound = errors.New("not found")
 	// ErrPreconditionFailed: a redeclaration differs from what exists
 	// (AMQP PRECONDITION_FAILED).

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -355,9 +357,15 @@ func (q *queue) checkEquivalent(em *emulation, c *conn, durable, exclusive, auto
 		switch {
 		case !hasCur && !hasRec:
 		case hasCur && hasRec:
-			if !sameArg(cur, rec) {
-				return inequivalent(k, bareValue(rec), bareValue(cur))
+			if sameArg(cur, rec) {
+				break
 			}
+			if isDecimal(cur) || isDecimal(rec) {
+				// RabbitMQ fails to print a decimal here: INTERNAL_ERROR,
+				// which closes the connection.
+				return internalError()
+			}
+			return inequivalent(k, bareValue(rec), bareValue(cur))
 		case hasCur:
 			return inequivalent(k, "none", typedValue(cur))
 		default:
@@ -374,6 +382,11 @@ func bareValue(v any) string {
 		return "none"
 	}
 	return "'" + formatValue(v) + "'"
+}
+
+func isDecimal(v any) bool {
+	_, ok := v.(amqp.Decimal)
+	return ok
 }
 
 func isClassic(v any) bool {

@@ -8,13 +8,17 @@ import (
 	"strings"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/acemq-go/acemq/transport"
 )
 
 // A table goes through memory:// as it would through amqp091 and RabbitMQ:
 // what amqp091 cannot encode is refused, and what arrives has the types
 // amqp091 decodes (a Go int goes out as a 32-bit AMQP int, a time.Time loses
-// everything below the second, a map[string]any comes back a Table).
+// everything below the second, a map[string]any or an amqp.Table comes back
+// a Table). RabbitMQ 3.10 and 4.0 take every type amqp091 encodes, an
+// amqp.Decimal of any scale and value included, and deliver it unchanged.
 
 // wireTable returns the table as it arrives after a trip over the wire, or
 // amqp091's error for a value it cannot encode. Empty stays empty (not nil):
@@ -39,7 +43,7 @@ func wireTable(t transport.Table) (transport.Table, error) {
 
 func wireValue(v any) (any, error) {
 	switch v := v.(type) {
-	case nil, bool, int8, int16, int32, int64, uint8, uint16, uint32, float32, float64, string:
+	case nil, bool, int8, int16, int32, int64, uint8, uint16, uint32, float32, float64, string, amqp.Decimal:
 		return v, nil
 	case int:
 		return int32(v), nil // amqp091 writes a Go int as 'I', a signed 32-bit int
@@ -50,6 +54,8 @@ func wireValue(v any) (any, error) {
 	case transport.Table:
 		return wireTable(v)
 	case map[string]any:
+		return wireTable(transport.Table(v))
+	case amqp.Table:
 		return wireTable(transport.Table(v))
 	case []any:
 		out := make([]any, len(v))
@@ -124,6 +130,8 @@ func amqpType(v any) string {
 		return "binary"
 	case time.Time:
 		return "timestamp"
+	case amqp.Decimal:
+		return "decimal"
 	case transport.Table:
 		return "table"
 	case []any:
@@ -274,6 +282,9 @@ func erlangTerm(v any) string {
 		return strconv.FormatInt(v.Unix(), 10) // a timestamp is its seconds
 	case nil:
 		return "undefined"
+	case amqp.Decimal:
+		// RabbitMQ reads a decimal's value as unsigned: -5 is 4294967291.
+		return fmt.Sprintf("{%d,%d}", v.Scale, uint32(v.Value))
 	case float32:
 		return erlangFloat(float64(v))
 	case float64:

@@ -405,10 +405,11 @@ func (t *Transport) DeleteQueue(ctx context.Context, queue string) (int, error) 
 // Publish routes p and returns its Confirmation, already resolved: nil once
 // the message is in every queue it routes to; transport.ErrUnroutable for a
 // mandatory publish that reaches no queue; transport.ErrRefused when a
-// queue's x-overflow refused it. What RabbitMQ answers by closing the
-// channel (a missing exchange: ErrNotFound; an invalid expiration, a body
-// over max_message_size, 16 MiB from RabbitMQ 4.0 and 128 MiB before:
-// ErrPreconditionFailed) resolves the Confirmation with
+// queue's x-overflow refused it; transport.ErrNotFound, and not
+// ErrNotConfirmed, for a missing exchange (the message was not routed).
+// What else RabbitMQ answers by closing the channel (an invalid expiration,
+// a body over max_message_size, 16 MiB from RabbitMQ 4.0 and 128 MiB
+// before: ErrPreconditionFailed) resolves the Confirmation with
 // transport.ErrNotConfirmed and that error, as transport/rabbitmq does.
 // What amqp091 cannot encode (a header of an unsupported type, a property
 // over 255 bytes) is Publish's own error.
@@ -439,6 +440,10 @@ func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*trans
 	case nil:
 		resolve(nil)
 	case *amqpError:
+		if err.code == codeNotFound { // the exchange: certainly not routed
+			resolve(fail(fmt.Errorf("the message was not routed: %w", classify(err))))
+			break
+		}
 		resolve(fail(fmt.Errorf("%w: %w", transport.ErrNotConfirmed, classify(err))))
 	default:
 		resolve(fail(err))

@@ -8,7 +8,8 @@ import (
 
 // toAMQPTable converts a table, nested tables and arrays included: amqp091
 // only encodes its own Table type. Values keep their Go type, so an int64
-// goes out as an AMQP long.
+// goes out as an AMQP long. An amqp.Table is converted too, for the
+// transport.Tables it may hold (memory:// takes them alike).
 func toAMQPTable(t transport.Table) amqp.Table {
 	if t == nil {
 		return nil
@@ -26,6 +27,8 @@ func toAMQPValue(v any) any {
 		return toAMQPTable(v)
 	case map[string]any:
 		return toAMQPTable(v)
+	case amqp.Table:
+		return toAMQPTable(transport.Table(v))
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {

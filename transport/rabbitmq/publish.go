@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -22,8 +23,9 @@ var errRetry = errors.New("publishing channel closed")
 // Publish sends p on the publishing channel (in confirm mode) and returns a
 // Confirmation that resolves with nil once the broker confirms it,
 // transport.ErrUnroutable when a mandatory publish came back,
-// transport.ErrRefused on a nack, and ErrNotConfirmed when the channel or
-// connection was lost first. While the connection is being re-established
+// transport.ErrRefused on a nack, transport.ErrNotFound when the exchange
+// does not exist (the message was not routed), and ErrNotConfirmed when the
+// channel or connection was lost first. While the connection is being re-established
 // Publish waits for it; while the broker blocks publishers it waits for the
 // unblock, and fails with transport.ErrBlocked when ctx ends first.
 func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {
@@ -286,7 +288,15 @@ func (p *publisher) confirmed(c amqp.Confirmation) {
 }
 
 // fail resolves everything still in flight once the channel has closed: the
-// broker may have routed those messages or not, and will never say.
+// broker may have routed those messages or not, and will never say. Except
+// when it closed the channel because a publish's exchange does not exist
+// (404 NOT_FOUND "no exchange 'X' in vhost '/'"): that publish, the first in
+// flight to X, was certainly not routed, nor any to X after it (RabbitMQ
+// drops what follows on a closing channel), and they fail with
+// transport.ErrNotFound rather than ErrNotConfirmed. The others in flight
+// are not confirmed, and do not match ErrNotFound: their exchange may exist.
+// (An X deleted while publishes to it were in flight is the one case this
+// misjudges: the earliest of them may have been routed.)
 func (p *publisher) fail() {
 	// amqp091 sends the close reason, if any, and closes p.closes before it
 	// closes the confirm listeners.
@@ -304,11 +314,37 @@ func (p *publisher) fail() {
 	p.inflight = nil
 	p.mu.Unlock()
 	closed := p.t.isClosed()
-	for _, pe := range inflight {
-		if closed {
-			pe.resolve(fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w: %w", pe.exchange, pe.key, ErrNotConfirmed, transport.ErrClosed))
-		} else {
-			pe.resolve(fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w: %w", pe.exchange, pe.key, ErrNotConfirmed, classify(cause)))
+	missing, hasMissing := "", false
+	if ae, ok := errors.AsType[*amqp.Error](cause); ok && ae.Code == amqp.NotFound {
+		for _, pe := range inflight {
+			if noExchange(ae.Reason, pe.exchange) {
+				missing, hasMissing = pe.exchange, true
+				break
+			}
 		}
 	}
+	for _, pe := range inflight {
+		what := fmt.Sprintf("rabbitmq: publish to exchange %q with routing key %q", pe.exchange, pe.key)
+		switch {
+		case closed:
+			pe.resolve(fmt.Errorf("%s: %w: %w", what, ErrNotConfirmed, transport.ErrClosed))
+		case hasMissing && pe.exchange == missing:
+			pe.resolve(fmt.Errorf("%s: the message was not routed: %w", what, classify(cause)))
+		case hasMissing:
+			pe.resolve(fmt.Errorf("%s: %w: the channel closed: %w", what, ErrNotConfirmed, cause))
+		default:
+			pe.resolve(fmt.Errorf("%s: %w: %w", what, ErrNotConfirmed, classify(cause)))
+		}
+	}
+}
+
+// noExchange reports whether reason is RabbitMQ's 404 for a publish to
+// exchange: "NOT_FOUND - no exchange 'X' in vhost 'V'", which RabbitMQ cuts
+// to 252 bytes and "..." when longer than 255.
+func noExchange(reason, exchange string) bool {
+	want := "NOT_FOUND - no exchange '" + exchange + "' in vhost '"
+	if cut, ok := strings.CutSuffix(reason, "..."); ok && len(reason) == 255 {
+		return strings.HasPrefix(want, cut) || strings.HasPrefix(cut, want)
+	}
+	return strings.HasPrefix(reason, want)
 }

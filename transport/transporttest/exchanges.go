@@ -2,9 +2,11 @@ package transporttest
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/acemq-go/acemq/transport"
 )
@@ -23,6 +25,7 @@ func exchangeBehaviours() []behaviour {
 		{"predeclared amq. exchanges exist with their types", predeclaredExchanges},
 		{"exchange redeclared with another type or durability fails", exchangeRedeclare},
 		{"publish to a missing exchange is not found", publishMissingExchange},
+		{"publishes in flight with some to a missing exchange", publishMissingExchangeInFlight},
 		{"an unknown exchange type is refused", unknownExchangeType},
 	}
 }
@@ -248,14 +251,74 @@ func exchangeRedeclare(e *env) {
 }
 
 // RabbitMQ closes the publishing channel (404 NOT_FOUND "no exchange 'x' in
-// vhost '/'"): the publish fails, and the next one works.
+// vhost '/'"): the publish fails, and the next one works. The message was
+// certainly not routed, so the error matches ErrNotFound and says so, and
+// does not match ErrNotConfirmed ("may or may not have been routed").
 func publishMissingExchange(e *env) {
 	missing := e.name("missing")
 	for _, mandatory := range []bool{true, false} {
 		err := e.publish(transport.Publishing{Exchange: missing, RoutingKey: "k", Mandatory: mandatory, Message: transport.Message{Body: []byte("x")}})
-		e.wantErr("publish to a missing exchange", err, transport.ErrNotFound, missing)
+		e.wantNotRouted("publish to a missing exchange", err, "no exchange '"+missing+"' in vhost '/'")
 	}
+	// RabbitMQ cuts a reply text over 255 bytes to 252 and "...": with the
+	// longest name, the error cannot name the whole exchange.
+	long := missing + "." + strings.Repeat("x", 254-len(missing))
+	err := e.publish(transport.Publishing{Exchange: long, RoutingKey: "k", Message: transport.Message{Body: []byte("x")}})
+	e.wantNotRouted("publish to a missing exchange of 255 bytes", err, "no exchange '"+long[:252-len("NOT_FOUND - no exchange '")]+"...")
 	q := e.classic("q", nil)
+	e.sendBody(q, "after")
+	e.getBody(q, "after")
+}
+
+// wantNotRouted asserts the error of a publish to a missing exchange, whose
+// reply text says texts.
+func (e *env) wantNotRouted(what string, err error, texts ...string) {
+	e.t.Helper()
+	e.wantErr(what, err, transport.ErrNotFound, append([]string{"the message was not routed"}, texts...)...)
+	if errors.Is(err, transport.ErrNotConfirmed) {
+		e.t.Errorf("%s: %v matches ErrNotConfirmed; the message was certainly not routed", what, err)
+	}
+}
+
+// Publishes in flight together on one connection, as a batch sends them,
+// some to a missing exchange: each of those fails as not routed, however
+// many went out on the channel RabbitMQ closed; each of the others is
+// confirmed, or not confirmed when the channel closed under it, but never
+// reported as not found (its exchange exists). The next publish works.
+func publishMissingExchangeInFlight(e *env) {
+	missing := e.name("missing")
+	q := e.classic("q", nil)
+	const n = 90
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			p := transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: []byte(fmt.Sprint(i))}}
+			if i%3 == 0 {
+				p.Exchange = missing
+			}
+			c, err := e.tr.Publish(e.ctx, p)
+			if err == nil {
+				err = c.Wait(e.ctx)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	confirmed := 0
+	for i, err := range errs {
+		switch {
+		case i%3 == 0:
+			e.wantNotRouted(fmt.Sprintf("publish %d to the missing exchange", i), err, "no exchange '"+missing+"' in vhost '/'")
+		case err == nil:
+			confirmed++
+		case errors.Is(err, transport.ErrNotFound) || !errors.Is(err, transport.ErrNotConfirmed):
+			e.t.Errorf("publish %d to %s: %v; want it confirmed or ErrNotConfirmed, and not ErrNotFound", i, q, err)
+		}
+	}
+	if got := len(e.drain(q)); got < confirmed || got > n-n/3 {
+		e.t.Errorf("%s holds %d messages; %d were confirmed, %d sent to it", q, got, confirmed, n-n/3)
+	}
 	e.sendBody(q, "after")
 	e.getBody(q, "after")
 }

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/acemq-go/acemq/transport"
 )
@@ -22,6 +25,7 @@ func publishBehaviours() []behaviour {
 		{"concurrent publishes each get their own answer", concurrentPublishes},
 		{"properties and headers survive the trip exactly", propertiesSurvive},
 		{"header values keep their types", headerTypes},
+		{"a header value amqp091 cannot encode fails Publish", headerTypesRefused},
 		{"a published message is a copy", publishCopies},
 		{"timestamps have whole-second resolution", timestampSeconds},
 		{"an invalid expiration is refused", invalidExpiration},
@@ -289,6 +293,15 @@ func headerTypeCases() []struct {
 		{"array", []any{"a", int64(1), true, []any{int32(2)}, transport.Table{"k": "v"}}, []any{"a", int64(1), true, []any{int32(2)}, transport.Table{"k": "v"}}},
 		{"empty array", []any{}, []any{}},
 		{"void", nil, nil},
+		// RabbitMQ takes a decimal of any scale and value and delivers it
+		// unchanged, in a table or an array too.
+		{"decimal", amqp.Decimal{Scale: 2, Value: 12345}, amqp.Decimal{Scale: 2, Value: 12345}},
+		{"negative decimal", amqp.Decimal{Scale: 255, Value: math.MinInt32}, amqp.Decimal{Scale: 255, Value: math.MinInt32}},
+		{"decimals in a table and an array", transport.Table{"d": amqp.Decimal{Value: -5}, "a": []any{amqp.Decimal{Scale: 1, Value: 1}}},
+			transport.Table{"d": amqp.Decimal{Value: -5}, "a": []any{amqp.Decimal{Scale: 1, Value: 1}}}},
+		// amqp091's own table, holding a transport.Table, arrives a Table.
+		{"amqp.Table", amqp.Table{"d": amqp.Decimal{Scale: 3, Value: 7}, "t": transport.Table{"b": int8(1)}},
+			transport.Table{"d": amqp.Decimal{Scale: 3, Value: 7}, "t": transport.Table{"b": int8(1)}}},
 	}
 }
 
@@ -307,6 +320,39 @@ func headerTypes(e *env) {
 		}
 	}
 	e.ok("Ack", d.Ack())
+}
+
+// amqpString is a named string type, which amqp091 does not encode.
+type amqpString string
+
+// What amqp091 cannot encode never reaches RabbitMQ: Publish itself fails,
+// with amqp091's words naming the field, and nothing is sent. The channel
+// goes on.
+func headerTypesRefused(e *env) {
+	q := e.classic("q", nil)
+	for _, c := range []struct {
+		name  string
+		value any
+		text  string
+	}{
+		{"uint", uint(1), `table field "h" value uint not supported`},
+		{"uint64", uint64(1), `table field "h" value uint64 not supported`},
+		{"[]string", []string{"a"}, `table field "h" value []string not supported`},
+		{"a named string", amqpString("s"), `table field "h" value transporttest.amqpString not supported`},
+		{"a pointer", new(string), `table field "h" value *string not supported`},
+		{"in a table", transport.Table{"n": uint(1)}, `table field "h" table field "n" value uint not supported`},
+		{"in an array", []any{"a", uint(1)}, `table field "h" in array value uint not supported`},
+	} {
+		c2, err := e.tr.Publish(e.ctx, transport.Publishing{RoutingKey: q, Mandatory: true,
+			Message: transport.Message{Headers: transport.Table{"h": c.value}, Body: []byte(c.name)}})
+		if c2 != nil {
+			e.t.Errorf("a header of %s: Publish returned a Confirmation, want its error", c.name)
+		}
+		e.wantErr("publishing a header of "+c.name, err, nil, c.text)
+	}
+	e.wantState(q, 0, 0)
+	e.sendBody(q, "after")
+	e.getBody(q, "after")
 }
 
 // Changing a message after Publish returned, or a delivered message after

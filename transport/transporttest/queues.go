@@ -2,7 +2,10 @@ package transporttest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/acemq-go/acemq/transport"
 )
@@ -26,6 +29,7 @@ func queueBehaviours() []behaviour {
 		{"a stream queue is declared like any other, or refused as unsupported", streamQueue},
 		{"an unknown queue type is refused", unknownQueueType},
 		{"invalid queue arguments are refused", invalidQueueArguments},
+		{"decimal queue arguments", decimalQueueArguments},
 	}
 }
 
@@ -415,4 +419,61 @@ func invalidQueueArguments(e *env) {
 	}
 	// A TTL of 0 is valid.
 	e.classic("q", transport.Table{"x-message-ttl": int64(0)})
+}
+
+// A decimal is a valid AMQP value, so RabbitMQ takes it for an argument it
+// does not check, and refuses it, with its type named 'decimal', for one it
+// does. Printing one, it reads its value as unsigned ({1,4294967291} for a
+// value of -5). A decimal that differs from the current value of a compared
+// argument fails on both versions with 541 INTERNAL_ERROR, a connection
+// exception: the transport reconnects.
+func decimalQueueArguments(e *env) {
+	dec := amqp.Decimal{Scale: 2, Value: 12345}
+	for _, tt := range []struct {
+		args transport.Table
+		text string
+	}{
+		{transport.Table{"x-message-ttl": dec}, `invalid arg 'x-message-ttl' for queue '%s' in vhost '/': \"expected integer, got decimal\"`}, // quoted by %q
+		{transport.Table{"x-overflow": dec}, `invalid arg 'x-overflow' for queue '%s' in vhost '/': {unacceptable_type,decimal}`},
+		{transport.Table{"x-dead-letter-exchange": dec}, `invalid type 'decimal' for arg 'x-dead-letter-exchange' in queue '%s' in vhost '/'`},
+	} {
+		q := e.name("q")
+		e.deleteQueueLater(e.tr, q)
+		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: tt.args})
+		e.wantErr("declaring a queue with "+transport.FormatTable(tt.args), err, transport.ErrPreconditionFailed, fmt.Sprintf(tt.text, q))
+	}
+
+	q := e.classic("q", transport.Table{"x-acemq-note": dec})
+	e.ok("redeclaring with another decimal in an argument not compared",
+		e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-acemq-note": amqp.Decimal{Value: -5}}}))
+	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true,
+		Arguments: transport.Table{"x-acemq-note": dec, "x-max-length": amqp.Decimal{Scale: 1, Value: -5}}})
+	e.wantErr("redeclaring with a decimal x-max-length", err, transport.ErrPreconditionFailed,
+		fmt.Sprintf("inequivalent arg 'x-max-length' for queue '%s' in vhost '/': received the value '{1,4294967291}' of type 'decimal' but current is none", q))
+
+	// x-delivery-limit is compared but not checked: a quorum queue takes a
+	// decimal one.
+	tr := e.connect()
+	limit := func(v any) transport.Queue {
+		return transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-delivery-limit": v}}
+	}
+	qq := limit(dec)
+	e.declareQueueOn(e.tr, qq)
+	e.ok("redeclaring with the same decimal", tr.DeclareQueue(e.ctx, qq))
+	none := qq
+	none.Arguments = nil
+	e.wantErr("redeclaring without the decimal", tr.DeclareQueue(e.ctx, none), transport.ErrPreconditionFailed,
+		fmt.Sprintf("inequivalent arg 'x-delivery-limit' for queue '%s' in vhost '/': received none but current is the value '{2,12345}' of type 'decimal'", qq.Name))
+	for i, v := range []any{int64(5), amqp.Decimal{Scale: 2, Value: 1}} {
+		other := qq
+		other.Arguments = transport.Table{"x-delivery-limit": v}
+		err := tr.DeclareQueue(e.ctx, other)
+		what := "redeclaring the decimal x-delivery-limit as " + transport.FormatTable(other.Arguments)
+		e.wantErr(what, err, nil, "INTERNAL_ERROR")
+		if errors.Is(err, transport.ErrPreconditionFailed) {
+			e.t.Errorf("%s: %v matches ErrPreconditionFailed; RabbitMQ answers INTERNAL_ERROR (541)", what, err)
+		}
+		e.eventually("the transport connected again", func() bool { return tr.State().Connects == i+2 })
+	}
+	e.ok("declaring the quorum queue as it is", e.tr.DeclareQueue(e.ctx, qq))
 }
