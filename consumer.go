@@ -252,15 +252,22 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Han
 	return in, nil
 }
 
-// decodeBody decodes m's body into v. A JSON decoder refuses a body whose
-// content type says it is something else.
+// decodeBody decodes m's body into v. A JSON decoder takes what
+// jsonContentType accepts, and says which content type a body that does
+// not parse came as when that was not a JSON one.
 func decodeBody(codec Codec, m transport.Message, v any) error {
-	if codec == JSON && m.ContentType != "" {
-		if c, ok := CodecFor(m.ContentType); !ok || c != JSON {
-			return fmt.Errorf("the content type %q is not JSON", m.ContentType)
-		}
+	if codec != JSON {
+		return codec.Unmarshal(m.Body, v)
 	}
-	return codec.Unmarshal(m.Body, v)
+	declared, accepted := jsonContentType(m.ContentType)
+	if !accepted {
+		return fmt.Errorf("the content type %q is not one a JSON consumer reads (%s)", m.ContentType, jsonReadable)
+	}
+	err := codec.Unmarshal(m.Body, v)
+	if err != nil && !declared && !isBlank(m.ContentType) {
+		return fmt.Errorf("the body sent as %q is not JSON: %w", m.ContentType, err)
+	}
+	return err
 }
 
 func (c *Consumer) work() {
