@@ -58,6 +58,15 @@ func badCases() []badCase {
 		{"wrong content type", transport.Message{ContentType: "application/xml", Body: []byte(`{"n":11}`)}, "parked", `could not be decoded: the content type "application/xml" is not one a JSON consumer reads (it reads application/json, `},
 		{"JSON sent as text/plain", transport.Message{ContentType: "text/plain; charset=utf-8", Body: []byte(`{"n":15}`)}, "accepted", ""},
 		{"JSON sent as bytes", transport.Message{ContentType: "application/octet-stream", Body: []byte(`{"n":16}`)}, "accepted", ""},
+		// Every integer width amqp091 can deliver reads as the attempt (the
+		// Go peer writes int32): retried under NoRetry, each gives up at it.
+		{"attempt as int8", json(transport.Table{acemq.HeaderAttempt: int8(2)}, `{"n":20,"fail":"retry"}`), "dead-lettered", "exhausted 2 attempts: "},
+		{"attempt as uint8", json(transport.Table{acemq.HeaderAttempt: uint8(3)}, `{"n":21,"fail":"retry"}`), "dead-lettered", "exhausted 3 attempts: "},
+		{"attempt as int16", json(transport.Table{acemq.HeaderAttempt: int16(4)}, `{"n":22,"fail":"retry"}`), "dead-lettered", "exhausted 4 attempts: "},
+		{"attempt as uint16", json(transport.Table{acemq.HeaderAttempt: uint16(5)}, `{"n":23,"fail":"retry"}`), "dead-lettered", "exhausted 5 attempts: "},
+		{"attempt as int32", json(transport.Table{acemq.HeaderAttempt: int32(6)}, `{"n":24,"fail":"retry"}`), "dead-lettered", "exhausted 6 attempts: "},
+		{"attempt as uint32", json(transport.Table{acemq.HeaderAttempt: uint32(7)}, `{"n":25,"fail":"retry"}`), "dead-lettered", "exhausted 7 attempts: "},
+		{"attempt as a numeric string", json(transport.Table{acemq.HeaderAttempt: " 8 "}, `{"n":26,"fail":"retry"}`), "dead-lettered", "exhausted 8 attempts: "},
 		{"text that is not JSON", transport.Message{ContentType: "text/plain", Body: []byte(`n=17`)}, "parked", `could not be decoded: the body sent as "text/plain" is not JSON: `},
 		{"binary body", json(nil, "\x00\x01\xff"), "parked", "could not be decoded: "},
 		{"reserved header of another version", json(transport.Table{"x-acemq-future": "v9", acemq.HeaderVersion: "-3"}, `{"n":13}`), "accepted", ""},

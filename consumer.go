@@ -234,7 +234,7 @@ func (c *Consumer) declareLadder(ctx context.Context, d transport.Declarer) erro
 // handleDelivery decodes d, runs the handler (a panic becomes a rejection
 // with the panic as its reason) and says what the settlement depends on.
 func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Handler[T], d transport.Delivery, now time.Time) (in delivered, panicErr error) {
-	env := ReadEnvelope(d.Message)
+	env := ReadDelivery(d)
 	in = delivered{Source: queue, Attempt: env.Attempt, Age: env.Age(now)}
 	var body T
 	if in.DecodeErr = decodeBody(codec, d.Message, &body); in.DecodeErr != nil {
@@ -296,12 +296,11 @@ func (c *Consumer) work() {
 
 // start tells the observer a delivery has arrived.
 func (c *Consumer) start(d transport.Delivery) inHand {
+	// The id and type as the handler's Envelope reads them, without
+	// copying the headers.
 	info := &DeliveryInfo{Queue: c.queue, Exchange: d.Exchange, RoutingKey: d.RoutingKey, Headers: d.Headers,
-		MessageID: d.MessageID, Type: readString(d.Headers[HeaderType]), Attempt: readCount(d.Headers[HeaderAttempt]),
+		MessageID: readID(d.Message), Type: readType(d.Headers, d.RoutingKey), Attempt: readCount(d.Headers[HeaderAttempt]),
 		Redelivered: d.Redelivered, BodySize: len(d.Body)}
-	if id := readString(d.Headers[HeaderID]); id != "" {
-		info.MessageID = id
-	}
 	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
 }
 
