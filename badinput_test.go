@@ -48,7 +48,7 @@ func badCases() []badCase {
 	return []badCase{
 		{"attempt not a number", json(transport.Table{contract.HeaderAttempt: "abc"}, `{"n":1}`), "accepted", ""},
 		{"negative attempt", json(transport.Table{contract.HeaderAttempt: int64(-5)}, `{"n":2}`), "accepted", ""},
-		{"huge attempt, retried", json(transport.Table{contract.HeaderAttempt: int64(1 << 40)}, `{"n":3,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: "},
+		{"huge attempt, retried", json(transport.Table{contract.HeaderAttempt: int64(1 << 40)}, `{"n":3,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 1099511627776"},
 		{"attempt as a float", json(transport.Table{contract.HeaderAttempt: 2.5}, `{"n":4}`), "accepted", ""},
 		{"id not UTF-8", json(transport.Table{contract.HeaderID: "\xff\xfe"}, `{"n":5}`), "accepted", ""},
 		{"no id at all", json(nil, `{"n":6,"fail":"reject"}`), "dead-lettered", "no"},
@@ -56,7 +56,19 @@ func badCases() []badCase {
 		{"type a nested table", json(transport.Table{contract.HeaderType: transport.Table{"a": int64(1)}}, `{"n":8}`), "accepted", ""},
 		{"a large header table", json(many, `{"n":9}`), "accepted", ""},
 		{"empty body", json(nil, ``), "parked", "could not be decoded: "},
-		{"wrong content type", transport.Message{ContentType: "text/plain", Body: []byte(`{"n":11}`)}, "parked", `could not be decoded: the content type "text/plain" is not JSON`},
+		{"wrong content type", transport.Message{ContentType: "application/xml", Body: []byte(`{"n":11}`)}, "parked", `could not be decoded: the content type "application/xml" is not one a JSON consumer reads (it reads application/json, `},
+		{"JSON sent as text/plain", transport.Message{ContentType: "text/plain; charset=utf-8", Body: []byte(`{"n":15}`)}, "accepted", ""},
+		{"JSON sent as bytes", transport.Message{ContentType: "application/octet-stream", Body: []byte(`{"n":16}`)}, "accepted", ""},
+		// Every integer width amqp091 can deliver reads as the attempt (the
+		// Go peer writes int32): the handler's error says which it read.
+		{"attempt as int8", json(transport.Table{contract.HeaderAttempt: int8(2)}, `{"n":20,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 2"},
+		{"attempt as uint8", json(transport.Table{contract.HeaderAttempt: uint8(3)}, `{"n":21,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 3"},
+		{"attempt as int16", json(transport.Table{contract.HeaderAttempt: int16(4)}, `{"n":22,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 4"},
+		{"attempt as uint16", json(transport.Table{contract.HeaderAttempt: uint16(5)}, `{"n":23,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 5"},
+		{"attempt as int32", json(transport.Table{contract.HeaderAttempt: int32(6)}, `{"n":24,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 6"},
+		{"attempt as uint32", json(transport.Table{contract.HeaderAttempt: uint32(7)}, `{"n":25,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 7"},
+		{"attempt as a numeric string", json(transport.Table{contract.HeaderAttempt: " 8 "}, `{"n":26,"fail":"retry"}`), "dead-lettered", "exhausted 1 attempts: no at attempt 8"},
+		{"text that is not JSON", transport.Message{ContentType: "text/plain", Body: []byte(`n=17`)}, "parked", `could not be decoded: the body sent as "text/plain" is not JSON: `},
 		{"binary body", json(nil, "\x00\x01\xff"), "parked", "could not be decoded: "},
 		{"reserved header of another version", json(transport.Table{"x-acemq-future": "v9", contract.HeaderVersion: "-3"}, `{"n":13}`), "accepted", ""},
 		{"error header on a fresh message", json(transport.Table{contract.HeaderError: int64(5)}, `{"n":14,"fail":"park"}`), "parked", "no"},
@@ -74,7 +86,7 @@ func checkBadInput(t *testing.T, conn *acemq.Conn, q string) {
 		mu.Unlock()
 		switch m.Body.Fail {
 		case "retry":
-			return acemq.Retry(fmt.Errorf("no"))
+			return acemq.Retry(fmt.Errorf("no at attempt %d", m.Envelope.Attempt))
 		case "reject":
 			return acemq.Reject(fmt.Errorf("no"))
 		case "park":

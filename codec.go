@@ -59,6 +59,34 @@ func CodecFor(contentType string) (Codec, bool) {
 	return nil, false
 }
 
+// jsonReadable is what jsonContentType accepts, for a refusal's reason.
+const jsonReadable = "it reads application/json, text/json, */*+json, text/plain in UTF-8, application/octet-stream or none"
+
+// jsonContentType says whether a JSON consumer decodes a body sent with this
+// content type, and whether the type declares JSON. It accepts the JSON
+// types CodecFor knows, none (every AceMQ library's JSON reads a body
+// without one), and the two that JSON is most often sent as by mistake:
+// text/plain (with no charset, or UTF-8 or its subset US-ASCII) and
+// application/octet-stream. The body must still parse.
+func jsonContentType(contentType string) (declared, accepted bool) {
+	if isBlank(contentType) {
+		return false, true
+	}
+	switch c, ok := CodecFor(contentType); {
+	case !ok:
+		return false, false
+	case c == JSON:
+		return true, true
+	case c == Bytes:
+		return false, true
+	}
+	// Text's text/plain. A bad parameter yields no params, as CodecFor
+	// ignores it.
+	_, params, _ := mime.ParseMediaType(contentType)
+	charset, set := params["charset"]
+	return false, !set || strings.EqualFold(charset, "utf-8") || strings.EqualFold(charset, "us-ascii")
+}
+
 type jsonCodec struct{}
 
 func (jsonCodec) ContentType() string { return "application/json" }

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/acemq-go/acemq/transport"
 )
 
 func TestCodecContentTypes(t *testing.T) {
@@ -182,4 +184,97 @@ func FuzzCodecFor(f *testing.F) {
 			t.Errorf("CodecFor(%q) picked %v for media type %q (%v)", contentType, c.ContentType(), mediaType, err)
 		}
 	})
+}
+
+// A JSON consumer decodes the JSON types, no content type, text/plain in
+// UTF-8 and application/octet-stream (the types JSON is sent as by mistake);
+// anything else is parked with a reason naming the type and what is read.
+func TestJSONContentType(t *testing.T) {
+	tests := []struct {
+		contentType        string
+		declared, accepted bool
+	}{
+		{"application/json", true, true},
+		{"application/json; charset=utf-8", true, true},
+		{"Application/JSON", true, true},
+		{"text/json", true, true},
+		{"application/vnd.acme+json; v=2", true, true},
+		{"application/problem+json", true, true},
+		{"", false, true},
+		{"  ", false, true},
+		{"text/plain", false, true},
+		{"text/plain; charset=utf-8", false, true},
+		{"TEXT/PLAIN; CHARSET=UTF-8", false, true},
+		{"text/plain; charset=us-ascii", false, true},
+		{"text/plain; format=flowed", false, true},
+		{"text/plain; charset", false, true}, // a bad parameter is ignored, as in CodecFor
+		{"application/octet-stream", false, true},
+		{"application/octet-stream; x=y", false, true},
+		{"text/plain; charset=iso-8859-1", false, false},
+		{"text/plain; charset=utf-16", false, false},
+		{"text/html", false, false},
+		{"text/csv", false, false},
+		{"application/xml", false, false},
+		{"application/x-protobuf", false, false},
+		{"application/vnd.acemq.encrypted", false, false},
+		{"avro/binary", false, false},
+		{"garbage", false, false},
+		{"\xff", false, false},
+	}
+	for _, tt := range tests {
+		if declared, accepted := jsonContentType(tt.contentType); declared != tt.declared || accepted != tt.accepted {
+			t.Errorf("jsonContentType(%q) = %v, %v, want %v, %v", tt.contentType, declared, accepted, tt.declared, tt.accepted)
+		}
+	}
+}
+
+func TestDecodeBody(t *testing.T) {
+	type order struct {
+		ID string `json:"id"`
+	}
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		want        string // the error's text, "" when it decodes
+	}{
+		{"JSON", "application/json", `{"id":"o-1"}`, ""},
+		{"no content type", "", `{"id":"o-1"}`, ""},
+		{"text/plain", "text/plain", `{"id":"o-1"}`, ""},
+		{"text/plain in UTF-8", "text/plain; charset=utf-8", `{"id":"o-1"}`, ""},
+		{"octet-stream", "application/octet-stream", `{"id":"o-1"}`, ""},
+		{"JSON that does not parse", "application/json", `{"id":`, "acemq: JSON codec: unexpected end of JSON input"},
+		{"no content type, not JSON", "", `id=o-1`, "acemq: JSON codec: invalid character 'i' looking for beginning of value"},
+		{"text that is not JSON", "text/plain", `id=o-1`,
+			`the body sent as "text/plain" is not JSON: acemq: JSON codec: invalid character 'i' looking for beginning of value`},
+		{"bytes that are not JSON", "application/octet-stream", "\x00\x01",
+			`the body sent as "application/octet-stream" is not JSON: acemq: JSON codec: invalid character '\x00' looking for beginning of value`},
+		{"XML", "application/xml", `{"id":"o-1"}`,
+			`the content type "application/xml" is not one a JSON consumer reads (it reads application/json, text/json, */*+json, text/plain in UTF-8, application/octet-stream or none)`},
+		{"Latin-1 text", "text/plain; charset=iso-8859-1", `{"id":"o-1"}`,
+			`the content type "text/plain; charset=iso-8859-1" is not one a JSON consumer reads (it reads application/json, text/json, */*+json, text/plain in UTF-8, application/octet-stream or none)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o order
+			err := decodeBody(JSON, transport.Message{ContentType: tt.contentType, Body: []byte(tt.body)}, &o)
+			switch {
+			case tt.want == "" && (err != nil || o.ID != "o-1"):
+				t.Errorf("decoded %+v, %v, want o-1", o, err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("error %v\nwant  %s", err, tt.want)
+			}
+		})
+	}
+	// The parse error stays matchable.
+	err := decodeBody(JSON, transport.Message{ContentType: "text/plain", Body: []byte("x")}, new(order))
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) {
+		t.Errorf("error %v does not wrap a *json.SyntaxError", err)
+	}
+	// Other codecs are not affected: Text reads its own body, whatever it is.
+	var s string
+	if err := decodeBody(Text, transport.Message{ContentType: "application/xml", Body: []byte("<a/>")}, &s); err != nil || s != "<a/>" {
+		t.Errorf("Text decoded %q, %v", s, err)
+	}
 }

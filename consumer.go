@@ -272,7 +272,7 @@ func (c *Consumer) declareLadder(ctx context.Context, d transport.Declarer) erro
 // handleDelivery decodes d, runs the handler (a panic becomes a rejection
 // with the panic as its reason) and says what the settlement depends on.
 func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Handler[T], d transport.Delivery, now time.Time) (in delivered, panicErr error) {
-	env := ReadEnvelope(d.Message)
+	env := ReadDelivery(d)
 	in = delivered{Source: queue, Attempt: env.Attempt, Age: env.Age(now)}
 	var body T
 	if in.DecodeErr = decodeBody(codec, d.Message, &body); in.DecodeErr != nil {
@@ -290,15 +290,22 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Han
 	return in, nil
 }
 
-// decodeBody decodes m's body into v. A JSON decoder refuses a body whose
-// content type says it is something else.
+// decodeBody decodes m's body into v. A JSON decoder takes what
+// jsonContentType accepts, and says which content type a body that does
+// not parse came as when that was not a JSON one.
 func decodeBody(codec Codec, m transport.Message, v any) error {
-	if codec == JSON && m.ContentType != "" {
-		if c, ok := CodecFor(m.ContentType); !ok || c != JSON {
-			return fmt.Errorf("the content type %q is not JSON", m.ContentType)
-		}
+	if codec != JSON {
+		return codec.Unmarshal(m.Body, v)
 	}
-	return codec.Unmarshal(m.Body, v)
+	declared, accepted := jsonContentType(m.ContentType)
+	if !accepted {
+		return fmt.Errorf("the content type %q is not one a JSON consumer reads (%s)", m.ContentType, jsonReadable)
+	}
+	err := codec.Unmarshal(m.Body, v)
+	if err != nil && !declared && !isBlank(m.ContentType) {
+		return fmt.Errorf("the body sent as %q is not JSON: %w", m.ContentType, err)
+	}
+	return err
 }
 
 func (c *Consumer) work() {
@@ -327,12 +334,11 @@ func (c *Consumer) work() {
 
 // start tells the observer a delivery has arrived.
 func (c *Consumer) start(d transport.Delivery) inHand {
+	// The id and type as the handler's Envelope reads them, without
+	// copying the headers.
 	info := &DeliveryInfo{Queue: c.queue, Exchange: d.Exchange, RoutingKey: d.RoutingKey, Headers: d.Headers,
-		MessageID: d.MessageID, Type: readString(d.Headers[contract.HeaderType]), Attempt: readCount(d.Headers[contract.HeaderAttempt]),
+		MessageID: readID(d.Message), Type: readType(d.Headers, d.RoutingKey), Attempt: readCount(d.Headers[contract.HeaderAttempt]),
 		Redelivered: d.Redelivered, BodySize: len(d.Body)}
-	if id := readString(d.Headers[contract.HeaderID]); id != "" {
-		info.MessageID = id
-	}
 	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
 }
 

@@ -35,8 +35,12 @@ var (
 // headers and the AMQP properties it keeps on every hop.
 type Envelope struct {
 	// ID identifies the message across retries, dead-lettering and replays.
+	// It reads as "" when the message carries none (no x-acemq-id, no AMQP
+	// message-id): an id made up on reading would differ on every delivery
+	// and every read, so "" must not be taken for a key.
 	ID string
-	// Type names the message's schema; it defaults to the routing key.
+	// Type names the message's schema; it defaults to the routing key, or
+	// "message" when that is empty or not known (ReadEnvelope).
 	Type string
 	// Version is the schema version, at least 1.
 	Version int
@@ -62,18 +66,50 @@ type Envelope struct {
 	ReplyTo string
 	// Headers are the application headers only: never an x-acemq-* one.
 	Headers transport.Table
+	// Route is the routing slip another library wrote in its step form; it
+	// is only read: Write leaves it out, and a republish keeps its headers
+	// as they came.
+	Route Route
+}
+
+// Route is a routing slip in the step form (CONTRACT.md section 13): the
+// zero Route means the message has none.
+type Route struct {
+	// Steps are the names of every step, done and remaining, in order.
+	Steps []string
+	// Position is the 0-based index of the current step in Steps.
+	Position int
+	// ID identifies the run of the pipeline.
+	ID string
+}
+
+// Current is the name of the current step, if Position is within Steps.
+func (r Route) Current() (string, bool) {
+	if r.Position < 0 || r.Position >= len(r.Steps) {
+		return "", false
+	}
+	return r.Steps[r.Position], true
 }
 
 // ReadEnvelope reads the envelope of m. Reading is lenient, so that a message
 // from any AceMQ library (or none) can be handled: a missing, empty or
 // unreadable value falls back to its default, integers may arrive in any
 // width, as integral floats or as numeric strings, and strings as []byte.
-// Headers always holds a table, without any x-acemq-* header.
-func ReadEnvelope(m transport.Message) Envelope {
+// Headers always holds a table, without any x-acemq-* header. A message
+// alone has no routing key, so a missing type reads as "message";
+// ReadDelivery uses the delivery's routing key first.
+func ReadEnvelope(m transport.Message) Envelope { return readEnvelope(m, "") }
+
+// ReadDelivery reads the envelope of d as ReadEnvelope does, except that a
+// missing type reads as d's routing key (then "message"), as a first
+// publish would have set it. That is what a consumer's handler sees.
+func ReadDelivery(d transport.Delivery) Envelope { return readEnvelope(d.Message, d.RoutingKey) }
+
+func readEnvelope(m transport.Message, routingKey string) Envelope {
 	h := m.Headers
 	e := Envelope{
-		ID:          readString(h[contract.HeaderID]),
-		Type:        readString(h[contract.HeaderType]),
+		ID:          readID(m),
+		Type:        readType(h, routingKey),
 		Version:     readCount(h[contract.HeaderVersion]),
 		Correlation: readString(h[contract.HeaderCorrelation]),
 		Causation:   readString(h[contract.HeaderCausation]),
@@ -85,13 +121,7 @@ func ReadEnvelope(m transport.Message) Envelope {
 		ContentType: validString(m.ContentType),
 		ReplyTo:     validString(m.ReplyTo),
 		Headers:     make(transport.Table, len(h)),
-	}
-	// A blank id is no id: fall back to the AMQP message-id, then to none.
-	if isBlank(e.ID) {
-		e.ID = validString(m.MessageID)
-	}
-	if isBlank(e.ID) {
-		e.ID = ""
+		Route:       readRoute(h),
 	}
 	if e.Correlation == "" {
 		e.Correlation = e.ID
@@ -102,6 +132,47 @@ func ReadEnvelope(m transport.Message) Envelope {
 		}
 	}
 	return e
+}
+
+// readID reads the id: the x-acemq-id header, else the AMQP message-id, else
+// none (""). A blank id is no id.
+func readID(m transport.Message) string {
+	if id := readString(m.Headers[contract.HeaderID]); !isBlank(id) {
+		return id
+	}
+	if id := validString(m.MessageID); !isBlank(id) {
+		return id
+	}
+	return ""
+}
+
+// readType reads the type: the x-acemq-type header, else routingKey, else
+// contract.DefaultType, as Complete would have set it.
+func readType(h transport.Table, routingKey string) string {
+	if t := readString(h[contract.HeaderType]); t != "" {
+		return t
+	}
+	if routingKey = validString(routingKey); routingKey != "" {
+		return routingKey
+	}
+	return contract.DefaultType
+}
+
+// readRoute reads the step-form routing slip: steps comma-joined (spaces
+// around a name trimmed, empty names kept so that positions still match),
+// a position that reads as 0 when missing, unreadable or negative.
+func readRoute(h transport.Table) Route {
+	r := Route{ID: readString(h[contract.HeaderRouteID])}
+	if steps := readString(h[contract.HeaderRoute]); !isBlank(steps) {
+		r.Steps = strings.Split(steps, ",")
+		for i, s := range r.Steps {
+			r.Steps[i] = strings.TrimSpace(s)
+		}
+	}
+	if n, ok := readInt(h[contract.HeaderRoutePosition]); ok && n > 0 {
+		r.Position = n
+	}
+	return r
 }
 
 // Age is how long ago the message was first seen, or UnknownAge when that is
@@ -144,9 +215,10 @@ func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
 }
 
 // Write sets m's headers to the application headers plus the x-acemq-* ones,
-// and its message-id, content type, reply-to and persistence. Values are
-// written only as string and int64; an empty value is left out, never sent
-// as null or "". Write refuses application headers in the reserved namespace
+// and its message-id, content type, reply-to and persistence; Route is left
+// out (this library reads a slip, it does not write one). Values are written
+// only as string and int64; an empty value is left out, never sent as null
+// or "". Write refuses application headers in the reserved namespace
 // (ErrReservedHeader), and an envelope without an id, attempt or version or
 // with a string that is not UTF-8 (ErrInvalidEnvelope), rather than send
 // what no reader could trust. A refused Write leaves m as it was.

@@ -1,8 +1,10 @@
 package acemq
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -67,7 +69,7 @@ func TestReadEnvelopeDefaults(t *testing.T) {
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			want := Envelope{Version: 1, Attempt: 1, Headers: transport.Table{}}
+			want := Envelope{Type: "message", Version: 1, Attempt: 1, Headers: transport.Table{}}
 			if got := ReadEnvelope(m); !reflect.DeepEqual(got, want) {
 				t.Errorf("ReadEnvelope = %+v, want %+v", got, want)
 			}
@@ -144,7 +146,7 @@ func TestReadEnvelopeStrings(t *testing.T) {
 	tests := []struct {
 		name string
 		in   any
-		want string // "" is absent
+		want string // "" is absent: the header's default
 	}{
 		{"string", "orders.v2", "orders.v2"},
 		{"[]byte", []byte("orders.v2"), "orders.v2"},
@@ -166,12 +168,19 @@ func TestReadEnvelopeStrings(t *testing.T) {
 		contract.HeaderError:     func(e Envelope) string { return e.Error },
 		contract.HeaderClaim:     func(e Envelope) string { return e.Claim },
 	}
+	// A missing type is "message" (CONTRACT.md section 6): a message alone
+	// has no routing key to default to.
+	absent := map[string]string{contract.HeaderType: "message"}
 	for header, field := range fields {
 		for _, tt := range tests {
 			t.Run(header+"/"+tt.name, func(t *testing.T) {
+				want := tt.want
+				if want == "" {
+					want = absent[header]
+				}
 				e := ReadEnvelope(transport.Message{Headers: transport.Table{header: tt.in}})
-				if got := field(e); got != tt.want {
-					t.Errorf("%s %#v read as %q, want %q", header, tt.in, got, tt.want)
+				if got := field(e); got != want {
+					t.Errorf("%s %#v read as %q, want %q", header, tt.in, got, want)
 				}
 			})
 		}
@@ -611,6 +620,7 @@ var fuzzKeys = []string{
 	contract.HeaderID, contract.HeaderType, contract.HeaderVersion, contract.HeaderCorrelation, contract.HeaderCausation,
 	contract.HeaderAttempt, contract.HeaderFirstSeen, contract.HeaderOrigin, contract.HeaderError, contract.HeaderClaim,
 	contract.HeaderReplayedFrom, contract.HeaderReplayedAt, contract.HeaderReplayCount, contract.HeaderTraceParent,
+	contract.HeaderRoute, contract.HeaderRoutePosition, contract.HeaderRouteID,
 	"X-ACEMQ-ID", "x-acemq-unknown", "tenant",
 }
 
@@ -733,6 +743,14 @@ func FuzzReadEnvelope(f *testing.F) {
 		if e.Correlation == "" && e.ID != "" {
 			t.Error("Correlation did not default to ID")
 		}
+		if e.Route.Position < 0 || !utf8.ValidString(e.Route.ID) {
+			t.Errorf("Route %#v", e.Route)
+		}
+		for _, s := range e.Route.Steps {
+			if !utf8.ValidString(s) {
+				t.Errorf("invalid UTF-8 step %q", s)
+			}
+		}
 		if !e.FirstSeen.IsZero() && e.FirstSeen.UnixMilli() <= 0 {
 			t.Errorf("FirstSeen %v is not after 1970", e.FirstSeen)
 		}
@@ -750,10 +768,274 @@ func FuzzReadEnvelope(f *testing.F) {
 			t.Fatalf("Write of a read envelope: %v", err)
 		}
 		again := ReadEnvelope(out)
-		// Header values may hold NaN, which is not equal to itself.
-		again.Headers, c.Headers = nil, nil
+		// Header values may hold NaN, which is not equal to itself; Write
+		// leaves the route out.
+		again.Headers, c.Headers, c.Route = nil, nil, Route{}
 		if !reflect.DeepEqual(again, c) {
 			t.Errorf("re-read %+v\nwant    %+v", again, c)
 		}
 	})
+}
+
+// A missing type reads as the routing key, then "message" (CONTRACT.md
+// section 6), in the consumer's Envelope, its observer's DeliveryInfo and
+// for a message read alone (package deadletter, acemq dlq), which has no
+// routing key.
+func TestReadTypeDefault(t *testing.T) {
+	tests := []struct {
+		name       string
+		typ        any // the x-acemq-type header; nil leaves it out
+		routingKey string
+		want       string // read from the delivery
+		wantAlone  string // read from the message alone
+	}{
+		{"no header", nil, "order.placed", "order.placed", "message"},
+		{"no header, no routing key", nil, "", "message", "message"},
+		{"empty header", "", "order.placed", "order.placed", "message"},
+		{"header not UTF-8", "order\xff", "order.placed", "order.placed", "message"},
+		{"header not a string", int64(3), "order.placed", "order.placed", "message"},
+		{"routing key not UTF-8", nil, "order\xff", "message", "message"},
+		{"header wins", "order.created", "order.placed", "order.created", "order.created"},
+		{"header as []byte", []byte("order.created"), "", "order.created", "order.created"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := transport.Table{}
+			if tt.typ != nil {
+				h[contract.HeaderType] = tt.typ
+			}
+			d := transport.Delivery{Message: transport.Message{Headers: h, Body: []byte("{}")}, RoutingKey: tt.routingKey}
+			if got := ReadDelivery(d).Type; got != tt.want {
+				t.Errorf("ReadDelivery Type = %q, want %q", got, tt.want)
+			}
+			if got := ReadEnvelope(d.Message).Type; got != tt.wantAlone {
+				t.Errorf("ReadEnvelope Type = %q, want %q", got, tt.wantAlone)
+			}
+			var seen Envelope
+			in, _ := handleDelivery(context.Background(), "orders.new", JSON, func(_ context.Context, m Message[map[string]any]) Decision {
+				seen = m.Envelope
+				return Accept()
+			}, d, firstSeen)
+			if in.DecodeErr != nil || seen.Type != tt.want {
+				t.Errorf("the handler saw Type %q (decode error %v), want %q", seen.Type, in.DecodeErr, tt.want)
+			}
+			c := &Consumer{queue: "orders.new", observer: NopObserver{}, handlerCtx: context.Background()}
+			if info := c.start(d).info; info.Type != tt.want {
+				t.Errorf("DeliveryInfo.Type = %q, want %q", info.Type, tt.want)
+			}
+		})
+	}
+}
+
+// A message without an id (no x-acemq-id, or a blank one, and no AMQP
+// message-id) reads as ID "", the same for the consumer's handler, its
+// observer and ReadEnvelope (what package deadletter reads): no id is made
+// up, since a made-up id would change with every read.
+func TestReadNoID(t *testing.T) {
+	for name, m := range map[string]transport.Message{
+		"no header":                      {},
+		"empty header":                   {Headers: transport.Table{contract.HeaderID: ""}},
+		"blank header, blank message-id": {Headers: transport.Table{contract.HeaderID: " "}, MessageID: "\t"},
+		"header not UTF-8":               {Headers: transport.Table{contract.HeaderID: "\xff"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m.Body = []byte("{}")
+			d := transport.Delivery{Message: m, RoutingKey: "orders.new"}
+			var seen []string
+			for range 2 {
+				handleDelivery(context.Background(), "orders.new", JSON, func(_ context.Context, m Message[map[string]any]) Decision {
+					seen = append(seen, m.Envelope.ID, m.Envelope.Correlation)
+					return Accept()
+				}, d, firstSeen)
+			}
+			c := &Consumer{queue: "orders.new", observer: NopObserver{}, handlerCtx: context.Background()}
+			seen = append(seen, ReadEnvelope(m).ID, ReadEnvelope(m).Correlation, c.start(d).info.MessageID)
+			for i, id := range seen {
+				if id != "" {
+					t.Errorf("read %d: id %q, want \"\"", i, id)
+				}
+			}
+		})
+	}
+}
+
+// The observer's DeliveryInfo names a message by the id its handler sees.
+func TestDeliveryInfoID(t *testing.T) {
+	c := &Consumer{queue: "orders.new", observer: NopObserver{}, handlerCtx: context.Background()}
+	for _, tt := range []struct {
+		m    transport.Message
+		want string
+	}{
+		{transport.Message{Headers: transport.Table{contract.HeaderID: "a"}, MessageID: "m"}, "a"},
+		{transport.Message{Headers: transport.Table{contract.HeaderID: "  "}, MessageID: "m"}, "m"},
+		{transport.Message{MessageID: "m\xff"}, ""},
+	} {
+		d := transport.Delivery{Message: tt.m}
+		if got, env := c.start(d).info.MessageID, ReadDelivery(d).ID; got != tt.want || env != tt.want {
+			t.Errorf("%+v: DeliveryInfo.MessageID %q, Envelope.ID %q, want %q", tt.m, got, env, tt.want)
+		}
+	}
+}
+
+func TestRouteHeaderNames(t *testing.T) {
+	// CONTRACT.md section 13, verbatim.
+	if contract.HeaderRoute != "x-acemq-route" || contract.HeaderRoutePosition != "x-acemq-route-position" || contract.HeaderRouteID != "x-acemq-route-id" {
+		t.Errorf("route headers %q, %q, %q", contract.HeaderRoute, contract.HeaderRoutePosition, contract.HeaderRouteID)
+	}
+}
+
+// The step-form routing slip (CONTRACT.md section 13) is read into Route,
+// leniently (section 6), and stays out of the application headers.
+func TestReadRoute(t *testing.T) {
+	const run = "5f0c6cbe-6a9b-4a8e-9d8e-1f2a3b4c5d6e"
+	tests := []struct {
+		name    string
+		headers transport.Table
+		want    Route
+		current string // "" when there is no current step
+	}{
+		{"none", nil, Route{}, ""},
+		{"as Java writes it", transport.Table{contract.HeaderRoute: "validate,enrich,store", contract.HeaderRoutePosition: int32(1), contract.HeaderRouteID: run},
+			Route{Steps: []string{"validate", "enrich", "store"}, Position: 1, ID: run}, "enrich"},
+		{"longstr as []byte, position as a long", transport.Table{contract.HeaderRoute: []byte("validate,store"), contract.HeaderRoutePosition: int64(0), contract.HeaderRouteID: []byte(run)},
+			Route{Steps: []string{"validate", "store"}, ID: run}, "validate"},
+		{"one step", transport.Table{contract.HeaderRoute: "store"}, Route{Steps: []string{"store"}}, "store"},
+		{"spaces trimmed, empty names kept", transport.Table{contract.HeaderRoute: " a , ,b ", contract.HeaderRoutePosition: "2"},
+			Route{Steps: []string{"a", "", "b"}, Position: 2}, "b"},
+		{"position as uint8", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: uint8(1)}, Route{Steps: []string{"a", "b"}, Position: 1}, "b"},
+		{"position as int16", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: int16(1)}, Route{Steps: []string{"a", "b"}, Position: 1}, "b"},
+		{"negative position reads as 0", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: int32(-1)}, Route{Steps: []string{"a", "b"}}, "a"},
+		{"unreadable position reads as 0", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: "first"}, Route{Steps: []string{"a", "b"}}, "a"},
+		{"position past the steps is kept", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: int32(2)}, Route{Steps: []string{"a", "b"}, Position: 2}, ""},
+		{"empty route", transport.Table{contract.HeaderRoute: "", contract.HeaderRouteID: ""}, Route{}, ""},
+		{"blank route", transport.Table{contract.HeaderRoute: "  "}, Route{}, ""},
+		{"route not UTF-8", transport.Table{contract.HeaderRoute: "a,\xff"}, Route{}, ""},
+		{"route not a string", transport.Table{contract.HeaderRoute: []any{"a", "b"}}, Route{}, ""},
+		{"id only", transport.Table{contract.HeaderRouteID: run}, Route{ID: run}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := maps.Clone(tt.headers)
+			if h == nil {
+				h = transport.Table{}
+			}
+			h["tenant"] = "acme"
+			e := ReadEnvelope(transport.Message{Headers: h})
+			if !reflect.DeepEqual(e.Route, tt.want) {
+				t.Errorf("Route = %#v, want %#v", e.Route, tt.want)
+			}
+			if got, ok := e.Route.Current(); got != tt.current || ok != (tt.current != "") {
+				t.Errorf("Current = %q, %v, want %q", got, ok, tt.current)
+			}
+			if !reflect.DeepEqual(e.Headers, transport.Table{"tenant": "acme"}) {
+				t.Errorf("Headers = %v, want only tenant", transport.FormatTable(e.Headers))
+			}
+		})
+	}
+}
+
+// Write leaves the slip out: this library does not write one.
+func TestWriteLeavesRouteOut(t *testing.T) {
+	e := fullEnvelope()
+	e.Route = Route{Steps: []string{"a", "b"}, Position: 1, ID: "r"}
+	var m transport.Message
+	if err := e.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{contract.HeaderRoute, contract.HeaderRoutePosition, contract.HeaderRouteID} {
+		if v, ok := m.Headers[h]; ok {
+			t.Errorf("Write wrote %s: %#v", h, v)
+		}
+	}
+}
+
+// Every republish (a retry in the consumer or on a rung, a dead letter, a
+// park, a message put back) keeps the slip's headers as they came, so that
+// the message goes on along its route.
+func TestRepublicationKeepsRoute(t *testing.T) {
+	route := transport.Table{contract.HeaderRoute: "validate,enrich,store", contract.HeaderRoutePosition: int32(1), contract.HeaderRouteID: "run-1"}
+	for _, s := range []settlement{
+		{Outcome: contract.RetriedInConsumer, Target: "orders.new", Attempt: 2},
+		{Outcome: contract.RetriedOnRung, Target: "orders.new.retry.40s", Attempt: 2},
+		{Outcome: contract.DeadLettered, Target: "orders.new.dlq", Reason: "exhausted 3 attempts: boom"},
+		{Outcome: contract.Parked, Target: "orders.new.parked", Reason: "could not be decoded: x"},
+		{Outcome: contract.Requeued, Target: "orders.new"},
+	} {
+		m := transport.Message{Headers: maps.Clone(route), Body: []byte("{}")}
+		m.Headers[contract.HeaderID] = "a"
+		p := republication(m, s)
+		for k, v := range route {
+			if got := p.Message.Headers[k]; !reflect.DeepEqual(got, v) {
+				t.Errorf("%s: %s republished as %#v, want %#v", s.Outcome, k, got, v)
+			}
+		}
+		if got := ReadEnvelope(p.Message).Route; !reflect.DeepEqual(got, Route{Steps: []string{"validate", "enrich", "store"}, Position: 1, ID: "run-1"}) {
+			t.Errorf("%s: the republished message reads Route %#v", s.Outcome, got)
+		}
+	}
+}
+
+// Integers arrive in whatever width the publisher chose: the Go peer writes
+// x-acemq-version and x-acemq-attempt as int32 (AMQP I), Java as int or
+// long. Each row is an AMQP field type as amqp091-go delivers it (read.go:
+// b int8, B uint8, s int16, u uint16, I int32, i uint32, l int64, f and d
+// floats, S longstr as string, x bytes as []byte).
+func TestReadEnvelopeAMQPIntegerWidths(t *testing.T) {
+	tests := []struct {
+		field string // the AMQP field type
+		in    any
+		want  int
+	}{
+		{"b (short-short int)", int8(3), 3},
+		{"b at its largest", int8(math.MaxInt8), math.MaxInt8},
+		{"B (short-short uint)", uint8(3), 3},
+		{"B at its largest", uint8(math.MaxUint8), math.MaxUint8},
+		{"s (short int)", int16(3), 3},
+		{"s at its largest", int16(math.MaxInt16), math.MaxInt16},
+		{"u (short uint)", uint16(3), 3},
+		{"u at its largest", uint16(math.MaxUint16), math.MaxUint16},
+		{"I (long int), the Go peer's", int32(3), 3},
+		{"I at its largest", int32(math.MaxInt32), math.MaxInt32},
+		{"i (long uint)", uint32(3), 3},
+		{"i at its largest", uint32(math.MaxUint32), math.MaxUint32},
+		{"l (long-long int)", int64(3), 3},
+		{"l at its largest", int64(math.MaxInt64), math.MaxInt64},
+		{"f (float), integral", float32(3), 3},
+		{"d (double), integral", float64(3), 3},
+		{"S (longstr), numeric", "3", 3},
+		{"S, numeric with spaces", " 3 ", 3},
+		{"x (byte array), numeric", []byte("3"), 3},
+		{"b negative", int8(-3), 1},
+		{"I zero", int32(0), 1},
+		{"I negative", int32(math.MinInt32), 1},
+		{"S not a number", "three", 1},
+	}
+	headers := map[string]func(Envelope) int{
+		contract.HeaderAttempt: func(e Envelope) int { return e.Attempt },
+		contract.HeaderVersion: func(e Envelope) int { return e.Version },
+	}
+	for header, field := range headers {
+		for _, tt := range tests {
+			t.Run(header+"/"+tt.field, func(t *testing.T) {
+				if got := field(ReadEnvelope(transport.Message{Headers: transport.Table{header: tt.in}})); got != tt.want {
+					t.Errorf("%s %T(%v) read as %d, want %d", header, tt.in, tt.in, got, tt.want)
+				}
+			})
+		}
+	}
+	// The other integers: first-seen (epoch ms, needs 64 bits unless tiny),
+	// the replay count and the route's position.
+	for _, tt := range tests {
+		if tt.want <= 1 {
+			continue
+		}
+		t.Run("others/"+tt.field, func(t *testing.T) {
+			h := transport.Table{contract.HeaderFirstSeen: tt.in, contract.HeaderReplayCount: tt.in, contract.HeaderRoutePosition: tt.in}
+			e := ReadEnvelope(transport.Message{Headers: h})
+			if e.FirstSeen.UnixMilli() != int64(tt.want) || ReadReplay(h).Count != tt.want || e.Route.Position != tt.want {
+				t.Errorf("%T(%v): first-seen %d ms, replay count %d, route position %d, want %d",
+					tt.in, tt.in, e.FirstSeen.UnixMilli(), ReadReplay(h).Count, e.Route.Position, tt.want)
+			}
+		})
+	}
 }

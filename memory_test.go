@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -84,36 +86,53 @@ func TestParkedOnMemory(t *testing.T) {
 	}
 }
 
-// A message whose attempt header is forged to the largest int64 is given up
-// at once, and its reason says what the policy allowed, not what the
-// header claims.
-func TestForgedAttemptOnMemory(t *testing.T) {
+// A routing slip in Java's step form reaches the handler as Envelope.Route,
+// and every republish (a retry, then a park) keeps its three headers as they
+// came, so that the slip survives the detour.
+func TestRouteOnMemory(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t)
 	ctx := context.Background()
-	policy := acemq.Fixed(3, time.Second)
-	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "orders", Type: transport.Classic, Retry: &policy}}}
-	if err := top.Apply(ctx, conn.Transport()); err != nil {
+	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	c := consume(t, conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision {
-		return acemq.Retry(errors.New("still failing"))
+	route := transport.Table{contract.HeaderRoute: "validate,enrich,store", contract.HeaderRoutePosition: int32(1), contract.HeaderRouteID: "run-1"}
+	want := acemq.Route{Steps: []string{"validate", "enrich", "store"}, Position: 1, ID: "run-1"}
+	seen := make(chan acemq.Route, 2)
+	policy := acemq.Fixed(2, time.Second)
+	c := consume(t, conn, "orders", func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+		seen <- m.Envelope.Route
+		if m.Envelope.Attempt == 1 {
+			return acemq.Retry(errors.New("again"))
+		}
+		return acemq.Park(errors.New("look at it"))
 	}, acemq.WithPolicy(policy))
-	forged := transport.Message{ContentType: "application/json", MessageID: "forged", Persistent: true, Body: []byte(`{"n":1}`),
-		Headers: transport.Table{contract.HeaderAttempt: int64(9223372036854775807)}}
-	conf, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: "orders", Mandatory: true, Message: forged})
+	msg := transport.Message{ContentType: "application/json", Headers: maps.Clone(route), MessageID: "m-1", Body: []byte(`{"n":1}`), Persistent: true}
+	conf, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: "orders", Mandatory: true, Message: msg})
 	if err == nil {
 		err = conf.Wait(ctx)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	acemqtest.WaitFor(t, c, "the dead letter", func(s acemq.Stats) bool { return s.DeadLettered == 1 })
-	dead := b.Messages(t, "orders.dlq")
-	if len(dead) != 1 {
-		t.Fatalf("orders.dlq holds %d messages, want the forged one", len(dead))
+	acemqtest.WaitFor(t, c, "the wait", func(s acemq.Stats) bool { return s.Waiting == 1 })
+	b.Advance(time.Second)
+	acemqtest.WaitFor(t, c, "the park", func(s acemq.Stats) bool { return s.Parked == 1 })
+	for i := range 2 {
+		if got := <-seen; !reflect.DeepEqual(got, want) {
+			t.Errorf("delivery %d: the handler saw Route %#v, want %#v", i+1, got, want)
+		}
 	}
-	if got := dead[0].Envelope.Error; got != "exhausted 3 attempts: still failing" {
-		t.Errorf("reason %q, want %q", got, "exhausted 3 attempts: still failing")
+	parked := b.Messages(t, "orders.parked")
+	if len(parked) != 1 {
+		t.Fatalf("orders.parked holds %d messages", len(parked))
+	}
+	for k, v := range route {
+		if got := parked[0].Headers[k]; !reflect.DeepEqual(got, v) {
+			t.Errorf("the parked message has %s %#v, want %#v", k, got, v)
+		}
+	}
+	if !reflect.DeepEqual(parked[0].Envelope.Route, want) {
+		t.Errorf("the parked message reads Route %#v", parked[0].Envelope.Route)
 	}
 }
