@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -138,12 +139,15 @@ type rungReport struct {
 type decisionReport struct {
 	Attempt int  `json:"attempt"`
 	Retries bool `json:"retries"`
-	// DelayMillis, WaitsIn and Rung are there only when the message is
-	// retried (a retry may wait 0ms); Reason only when it is given up.
-	DelayMillis *int64 `json:"delayMillis,omitempty"`
-	WaitsIn     string `json:"waitsIn,omitempty"`
-	Rung        string `json:"rung,omitempty"`
-	Reason      string `json:"reason,omitempty"`
+	// DelayMillis (the scheduled wait), the range the message really waits
+	// in, WaitsIn and Rung are there only when the message is retried (a
+	// retry may be scheduled to wait 0ms); Reason only when it is given up.
+	DelayMillis   *int64   `json:"delayMillis,omitempty"`
+	MinWaitMillis *float64 `json:"minWaitMillis,omitempty"`
+	MaxWaitMillis *float64 `json:"maxWaitMillis,omitempty"`
+	WaitsIn       string   `json:"waitsIn,omitempty"`
+	Rung          string   `json:"rung,omitempty"`
+	Reason        string   `json:"reason,omitempty"`
 }
 
 func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderReport {
@@ -170,7 +174,9 @@ func newLadderReport(l acemq.RetryLadder, decision *acemq.RetryDecision) ladderR
 			d.Reason = decision.Reason()
 		} else {
 			ms := decision.Delay.Milliseconds()
-			d.DelayMillis = &ms
+			lo, hi := waitRange(l, *decision)
+			minMs, maxMs := millis(lo), millis(hi)
+			d.DelayMillis, d.MinWaitMillis, d.MaxWaitMillis = &ms, &minMs, &maxMs
 			d.WaitsIn = "consumer"
 			if decision.Outcome == acemq.RetryInBroker {
 				d.WaitsIn = "broker"
@@ -241,18 +247,11 @@ func writeLadder(w io.Writer, l acemq.RetryLadder, decision *acemq.RetryDecision
 		fmt.Fprintf(&b, "\ndecision for a failure at attempt %d (%s):\n", decision.Attempt, ageText)
 		fmt.Fprintf(&b, "  outcome: %s\n", decision.Outcome)
 		switch decision.Outcome {
-		case acemq.RetryInBroker:
-			fmt.Fprintf(&b, "  delay:   %s\n", acemq.FormatDuration(decision.Delay))
+		case acemq.RetryInBroker, acemq.RetryInConsumer:
+			fmt.Fprintf(&b, "  delay:   %s (scheduled)\n", acemq.FormatDuration(decision.Delay))
+			fmt.Fprintf(&b, "  waits:   %s\n", waitText(l, *decision))
 			if rung, ok := l.RungFor(decision.Delay); ok {
 				fmt.Fprintf(&b, "  rung:    %s\n", rung.Queue)
-			}
-		case acemq.RetryInConsumer:
-			fmt.Fprintf(&b, "  delay:   %s\n", acemq.FormatDuration(decision.Delay))
-			if f := p.JitterFactor(); f > 0 {
-				lo, hi := jitterRange(decision.Delay, f)
-				fmt.Fprintf(&b, "  jitter:  %s .. %s\n", acemq.FormatDuration(lo), acemq.FormatDuration(hi))
-			} else {
-				b.WriteString("  jitter:  none\n")
 			}
 		default:
 			fmt.Fprintf(&b, "  reason:  %s\n", decision.Reason())
@@ -276,19 +275,43 @@ func waitsIn(l acemq.RetryLadder, d time.Duration) string {
 	return "consumer"
 }
 
-// jitterRange is the shortest and longest a consumer wait of d can be with
-// jitter f: d*(1-f) .. d*(1+f), never below acemq.MinConsumerWait. It is
-// rounded to the millisecond, for reading.
-func jitterRange(d time.Duration, f float64) (time.Duration, time.Duration) {
-	spread := func(scale float64) time.Duration {
-		ns := float64(d) * scale
-		if ns >= float64(1<<63-1) {
-			return time.Duration(1<<63 - 1)
-		}
-		return max(time.Duration(ns).Round(time.Millisecond), acemq.MinConsumerWait)
+// waitRange is the shortest and longest wait that follows a retry, as the
+// consumer settles it: a rung's TTL, exact; else the consumer's wait,
+// policy.Jittered at both ends of its draw (u = -1 and u = 1), never below
+// acemq.MinConsumerWait.
+func waitRange(l acemq.RetryLadder, d acemq.RetryDecision) (time.Duration, time.Duration) {
+	if rung, ok := l.RungFor(d.Delay); ok {
+		return rung.Delay, rung.Delay
 	}
-	return spread(1 - f), spread(1 + f)
+	p := l.Policy()
+	return p.Jittered(d.Delay, func() float64 { return 0 }), p.Jittered(d.Delay, func() float64 { return 1 })
 }
+
+// waitText says how long a retry waits, and why in that range.
+func waitText(l acemq.RetryLadder, d acemq.RetryDecision) string {
+	lo, hi := waitRange(l, d)
+	if _, ok := l.RungFor(d.Delay); ok {
+		return acemq.FormatDuration(lo) + " (the rung's TTL: exact)"
+	}
+	var notes []string
+	if f := l.Policy().JitterFactor(); f > 0 {
+		notes = append(notes, "jittered ±"+strconv.FormatFloat(f*100, 'g', -1, 64)+"%")
+	} else {
+		notes = append(notes, "no jitter")
+	}
+	if lo == acemq.MinConsumerWait {
+		notes = append(notes, "never below "+acemq.FormatDuration(acemq.MinConsumerWait))
+	}
+	text := acemq.FormatDuration(lo)
+	if hi != lo {
+		text += " to " + acemq.FormatDuration(hi)
+	}
+	return text + " (" + strings.Join(notes, ", ") + ")"
+}
+
+// millis is d in milliseconds, fractions included: a jittered wait is not
+// a whole number of them.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // writeNumbered writes declarations one a line, numbered from 1.
 func writeNumbered(w io.Writer, ds []transport.Declaration) {
