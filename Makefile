@@ -126,12 +126,14 @@ chaos-restart:
 # AMQP 5681-5683, management 15681-15683, data in .rabbitmq/cluster),
 # started for the run and stopped after it. CLUSTER_TEST picks the run: the
 # short one by default (TestChaosFailoverLadder is the short run with
-# at-least-once rungs).
+# at-least-once rungs). The tests reach only the cluster's nodes: their
+# management APIs are found from ACEMQ_CLUSTER_URLS (AMQP port + 10000), and
+# what they name is deleted there, never at ACEMQ_TEST_MANAGEMENT_URL.
 CLUSTER_URLS := amqp://guest:guest@localhost:5681/ amqp://guest:guest@localhost:5682/ amqp://guest:guest@localhost:5683/
 CLUSTER_TEST ?= TestChaosFailover
 chaos-cluster:
 	$(CHAOS_ENV) bash scripts/cluster.sh start >/dev/null
-	status=0; $(CHAOS_ENV) ACEMQ_CLUSTER_URLS='$(CLUSTER_URLS)' ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15681 $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/chaos/ || status=$$?; \
+	status=0; $(CHAOS_ENV) ACEMQ_CLUSTER_URLS='$(CLUSTER_URLS)' $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/chaos/ || status=$$?; \
 	$(CHAOS_ENV) bash scripts/cluster.sh stop; exit $$status
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,

@@ -8,20 +8,17 @@ package admin
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
-	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/acemq-go/acemq/internal/management"
 	"github.com/acemq-go/acemq/transport"
 )
 
 // DefaultManagementPort is where RabbitMQ's management plugin listens.
-const DefaultManagementPort = "15672"
+const DefaultManagementPort = management.DefaultPort
 
 // State is what one vhost of a broker holds.
 type State struct {
@@ -61,27 +58,8 @@ func (e Endpoint) String() string { return fmt.Sprintf("vhost %q at %s", e.Vhost
 // over HTTP. The credentials are managementURL's when it has any, else
 // amqpURL's; the vhost is always amqpURL's ("/" by default).
 func EndpointFor(amqpURL, managementURL string) (Endpoint, error) {
-	uri, err := amqp.ParseURI(amqpURL)
-	if err != nil {
-		// amqp091's errors quote the URL, password and all: say less.
-		return Endpoint{}, fmt.Errorf("the AMQP URL must look like amqp://user:password@host:5672/vhost")
-	}
-	e := Endpoint{Username: uri.Username, Password: uri.Password, Vhost: uri.Vhost}
-	if managementURL == "" {
-		e.URL = "http://" + net.JoinHostPort(uri.Host, DefaultManagementPort)
-		return e, nil
-	}
-	m, err := url.Parse(managementURL)
-	if err != nil || (m.Scheme != "http" && m.Scheme != "https") || m.Host == "" {
-		return Endpoint{}, fmt.Errorf("the management URL must look like http://user:password@host:15672")
-	}
-	if m.User != nil {
-		e.Username = m.User.Username()
-		e.Password, _ = m.User.Password()
-	}
-	m.User = nil
-	e.URL = strings.TrimSuffix(m.String(), "/")
-	return e, nil
+	e, err := management.For(amqpURL, managementURL)
+	return Endpoint(e), err
 }
 
 // Read lists the exchanges, queues and bindings of e's vhost.

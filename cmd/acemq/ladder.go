@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -138,14 +139,19 @@ type rungReport struct {
 }
 
 type decisionReport struct {
-	Attempt int  `json:"attempt"`
-	Retries bool `json:"retries"`
-	// DelayMillis, WaitsIn and Rung are there only when the message is
-	// retried (a retry may wait 0ms); Reason only when it is given up.
-	DelayMillis *int64 `json:"delayMillis,omitempty"`
-	WaitsIn     string `json:"waitsIn,omitempty"`
-	Rung        string `json:"rung,omitempty"`
-	Reason      string `json:"reason,omitempty"`
+	Attempt     int                  `json:"attempt"`
+	Outcome     contract.Outcome     `json:"outcome"`
+	ReasonClass contract.ReasonClass `json:"reasonClass"`
+	Retries     bool                 `json:"retries"`
+	// DelayMillis (the scheduled wait), the range the message really waits
+	// in, WaitsIn and Rung are there only when the message is retried (a
+	// retry may be scheduled to wait 0ms); Reason only when it is given up.
+	DelayMillis   *int64   `json:"delayMillis,omitempty"`
+	MinWaitMillis *float64 `json:"minWaitMillis,omitempty"`
+	MaxWaitMillis *float64 `json:"maxWaitMillis,omitempty"`
+	WaitsIn       string   `json:"waitsIn,omitempty"`
+	Rung          string   `json:"rung,omitempty"`
+	Reason        string   `json:"reason,omitempty"`
 }
 
 func newLadderReport(p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decision) ladderReport {
@@ -166,15 +172,17 @@ func newLadderReport(p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decisi
 		r.Rungs = append(r.Rungs, rungReport{Queue: rung.Queue, DelayMillis: rung.Delay.Milliseconds(), Arguments: rung.Declaration().Arguments})
 	}
 	if decision != nil {
-		d := &decisionReport{Attempt: decision.Attempt, Retries: !decision.GivesUp()}
+		d := &decisionReport{Attempt: decision.Attempt, Outcome: decision.Outcome.Settled(), ReasonClass: decision.Outcome.Class(), Retries: !decision.GivesUp()}
 		if decision.GivesUp() {
 			d.Reason = decision.Reason()
 		} else {
 			ms := decision.Delay.Milliseconds()
-			d.DelayMillis = &ms
+			lo, hi := waitRange(l, *decision)
+			minMs, maxMs := millis(lo), millis(hi)
+			d.DelayMillis, d.MinWaitMillis, d.MaxWaitMillis = &ms, &minMs, &maxMs
 			d.WaitsIn = "consumer"
 			if decision.Outcome == retry.OnRung {
-				d.WaitsIn = "broker"
+				d.WaitsIn = "rung"
 				if rung, ok := l.RungFor(decision.Delay); ok {
 					d.Rung = rung.Queue
 				}
@@ -241,18 +249,11 @@ func writeLadder(w io.Writer, p acemq.RetryPolicy, l retry.Ladder, decision *ret
 		fmt.Fprintf(&b, "\ndecision for a failure at attempt %d (%s):\n", decision.Attempt, ageText)
 		fmt.Fprintf(&b, "  outcome: %s (%s)\n", decision.Outcome.Settled(), decision.Outcome.Class())
 		switch decision.Outcome {
-		case retry.OnRung:
-			fmt.Fprintf(&b, "  delay:   %s\n", contract.FormatDuration(decision.Delay))
+		case retry.OnRung, retry.InConsumer:
+			fmt.Fprintf(&b, "  delay:   %s (scheduled)\n", contract.FormatDuration(decision.Delay))
+			fmt.Fprintf(&b, "  waits:   %s\n", waitText(l, *decision))
 			if rung, ok := l.RungFor(decision.Delay); ok {
 				fmt.Fprintf(&b, "  rung:    %s\n", rung.Queue)
-			}
-		case retry.InConsumer:
-			fmt.Fprintf(&b, "  delay:   %s\n", contract.FormatDuration(decision.Delay))
-			if f := p.JitterFactor(); f > 0 {
-				lo, hi := jitterRange(decision.Delay, f)
-				fmt.Fprintf(&b, "  jitter:  %s .. %s\n", contract.FormatDuration(lo), contract.FormatDuration(hi))
-			} else {
-				b.WriteString("  jitter:  none\n")
 			}
 		default:
 			fmt.Fprintf(&b, "  reason:  %s\n", decision.Reason())
@@ -276,19 +277,41 @@ func waitsIn(l retry.Ladder, d time.Duration) string {
 	return "consumer"
 }
 
-// jitterRange is the shortest and longest a consumer wait of d can be with
-// jitter f: d*(1-f) .. d*(1+f), never below acemq.MinConsumerWait. It is
-// rounded to the millisecond, for reading.
-func jitterRange(d time.Duration, f float64) (time.Duration, time.Duration) {
-	spread := func(scale float64) time.Duration {
-		ns := float64(d) * scale
-		if ns >= float64(1<<63-1) {
-			return time.Duration(1<<63 - 1)
-		}
-		return max(time.Duration(ns).Round(time.Millisecond), contract.MinConsumerWait)
+// waitRange is the shortest and longest wait that follows a retry, as the
+// consumer settles it: a rung's TTL, exact; else the consumer's wait,
+// jittered, never below contract.MinConsumerWait.
+func waitRange(l retry.Ladder, d retry.Decision) (time.Duration, time.Duration) {
+	if rung, ok := l.RungFor(d.Delay); ok {
+		return rung.Delay, rung.Delay
 	}
-	return spread(1 - f), spread(1 + f)
+	return retry.JitterRange(l.Policy(), d.Delay)
 }
+
+// waitText says how long a retry waits, and why in that range.
+func waitText(l retry.Ladder, d retry.Decision) string {
+	lo, hi := waitRange(l, d)
+	if _, ok := l.RungFor(d.Delay); ok {
+		return contract.FormatDuration(lo) + " (the rung's TTL: exact)"
+	}
+	var notes []string
+	if f := l.Policy().JitterFactor(); f > 0 {
+		notes = append(notes, "jittered ±"+strconv.FormatFloat(f*100, 'g', -1, 64)+"%")
+	} else {
+		notes = append(notes, "no jitter")
+	}
+	if lo == contract.MinConsumerWait {
+		notes = append(notes, "never below "+contract.FormatDuration(contract.MinConsumerWait))
+	}
+	text := contract.FormatDuration(lo)
+	if hi != lo {
+		text += " to " + contract.FormatDuration(hi)
+	}
+	return text + " (" + strings.Join(notes, ", ") + ")"
+}
+
+// millis is d in milliseconds, fractions included: a jittered wait is not
+// a whole number of them.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // writeNumbered writes declarations one a line, numbered from 1.
 func writeNumbered(w io.Writer, ds []transport.Declaration) {

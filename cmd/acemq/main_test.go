@@ -48,6 +48,7 @@ func TestGolden(t *testing.T) {
 		{"ladder-threshold-1m", []string{"ladder", "q", "--policy", "exponential(6, 10s, 5m).waitInBrokerFrom(5s)", "--threshold", "1m"}, ""},
 		{"ladder-none", []string{"ladder", "q", "--policy", "none()", "--attempt", "1"}, ""},
 		{"ladder-fixed-no-jitter", []string{"ladder", "q", "--policy", "fixed(4, 10s)", "--attempt", "9"}, ""},
+		{"ladder-zero-wait", []string{"ladder", "q", "--policy", "fixed(3, 0s)", "--attempt", "1"}, ""},
 		{"ladder-warnings", []string{"ladder", "q", "--policy", "exponential(5, 1500ms, 1m).waitInBrokerFrom(1s)"}, ""},
 		{"ladder-json", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--json"}, ""},
 		{"ladder-at-least-once", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "at-least-once", "--attempt", "4"}, ""},
@@ -330,23 +331,35 @@ func TestLadderJSONDecision(t *testing.T) {
 		want   map[string]any
 	}{
 		{"a short wait is the consumer's", reference, []string{"--attempt", "1"},
-			map[string]any{"attempt": json.Number("1"), "retries": true, "delayMillis": json.Number("10000"), "waitsIn": "consumer"}},
+			map[string]any{"attempt": json.Number("1"), "outcome": "retried_in_consumer", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("10000"),
+				"minWaitMillis": json.Number("8000"), "maxWaitMillis": json.Number("12000"), "waitsIn": "consumer"}},
 		{"a long wait is a rung's", reference, []string{"--attempt", "3"},
-			map[string]any{"attempt": json.Number("3"), "retries": true, "delayMillis": json.Number("40000"), "waitsIn": "broker", "rung": "orders.new.retry.40s"}},
+			map[string]any{"attempt": json.Number("3"), "outcome": "retried_on_rung", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("40000"),
+				"minWaitMillis": json.Number("40000"), "maxWaitMillis": json.Number("40000"), "waitsIn": "rung", "rung": "orders.new.retry.40s"}},
 		{"the last retry", reference, []string{"--attempt", "5", "--age", "1h"},
-			map[string]any{"attempt": json.Number("5"), "retries": true, "delayMillis": json.Number("160000"), "waitsIn": "broker", "rung": "orders.new.retry.160s"}},
+			map[string]any{"attempt": json.Number("5"), "outcome": "retried_on_rung", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("160000"),
+				"minWaitMillis": json.Number("160000"), "maxWaitMillis": json.Number("160000"), "waitsIn": "rung", "rung": "orders.new.retry.160s"}},
 		{"exhausted", reference, []string{"--attempt", "6"},
-			map[string]any{"attempt": json.Number("6"), "retries": false, "reason": "exhausted 6 attempts"}},
+			map[string]any{"attempt": json.Number("6"), "outcome": "dead_lettered", "reasonClass": "exhausted", "retries": false, "reason": "exhausted 6 attempts"}},
 		{"past the last attempt", reference, []string{"--attempt", "60"},
-			map[string]any{"attempt": json.Number("60"), "retries": false, "reason": "exhausted 6 attempts"}},
+			map[string]any{"attempt": json.Number("60"), "outcome": "dead_lettered", "reasonClass": "exhausted", "retries": false, "reason": "exhausted 6 attempts"}},
 		{"too old", "exponential(5, 1s, 24h).giveUpAfter(2m)", []string{"--attempt", "2", "--age", "3m"},
-			map[string]any{"attempt": json.Number("2"), "retries": false, "reason": "exceeded the maximum message age of 2m"}},
+			map[string]any{"attempt": json.Number("2"), "outcome": "dead_lettered", "reasonClass": "too_old", "retries": false, "reason": "exceeded the maximum message age of 2m"}},
 		{"an unknown age is young", "exponential(5, 1s, 24h).giveUpAfter(2m)", []string{"--attempt", "2"},
-			map[string]any{"attempt": json.Number("2"), "retries": true, "delayMillis": json.Number("2000"), "waitsIn": "consumer"}},
-		{"a wait of zero", "fixed(3, 0s)", []string{"--attempt", "1"},
-			map[string]any{"attempt": json.Number("1"), "retries": true, "delayMillis": json.Number("0"), "waitsIn": "consumer"}},
+			map[string]any{"attempt": json.Number("2"), "outcome": "retried_in_consumer", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("2000"),
+				"minWaitMillis": json.Number("1600"), "maxWaitMillis": json.Number("2400"), "waitsIn": "consumer"}},
+		{"a wait of zero is 1ms in the consumer", "fixed(3, 0s)", []string{"--attempt", "1"},
+			map[string]any{"attempt": json.Number("1"), "outcome": "retried_in_consumer", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("0"),
+				"minWaitMillis": json.Number("1"), "maxWaitMillis": json.Number("1"), "waitsIn": "consumer"}},
+		{"full jitter is floored at 1ms", "fixed(3, 10s).withJitter(1)", []string{"--attempt", "1"},
+			map[string]any{"attempt": json.Number("1"), "outcome": "retried_in_consumer", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("10000"),
+				"minWaitMillis": json.Number("1"), "maxWaitMillis": json.Number("20000"), "waitsIn": "consumer"}},
+		{"a jittered wait is not whole milliseconds", "exponential(3, 1001ms, 0s)", []string{"--attempt", "1"},
+			map[string]any{"attempt": json.Number("1"), "outcome": "retried_in_consumer", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("1001"),
+				"minWaitMillis": json.Number("800.8"), "maxWaitMillis": json.Number("1201.2"), "waitsIn": "consumer"}},
 		{"threshold 0 keeps waits in the consumer", reference, []string{"--attempt", "5", "--threshold", "0"},
-			map[string]any{"attempt": json.Number("5"), "retries": true, "delayMillis": json.Number("160000"), "waitsIn": "consumer"}},
+			map[string]any{"attempt": json.Number("5"), "outcome": "retried_in_consumer", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("160000"),
+				"minWaitMillis": json.Number("128000"), "maxWaitMillis": json.Number("192000"), "waitsIn": "consumer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -420,4 +433,37 @@ func TestPlanInvalidJSON(t *testing.T) {
 	if got := keys(out); !reflect.DeepEqual(got, []string{"problems"}) || len(problems) != 3 {
 		t.Errorf("want {\"problems\": [3 problems]}, got %v", out)
 	}
+}
+
+// docs/cli.md's ladder examples are the command's real output: each
+// console block of `$ acemq ladder ...` not shortened with "...".
+func TestDocsLadderExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```console\n\\$ acemq (ladder [^\n]*)\n(.*?)```\n").FindAllStringSubmatch(string(doc), -1)
+	checked := 0
+	for _, b := range blocks {
+		if strings.Contains(b[2], "\n...\n") {
+			continue
+		}
+		checked++
+		r := run(t, "", shellSplit(b[1])...)
+		if r.code != exitOK || r.stdout != b[2] {
+			t.Errorf("docs/cli.md: $ acemq %s\n--- the command prints (exit %d)\n%s--- the doc shows\n%s", b[1], r.code, r.stdout, b[2])
+		}
+	}
+	if checked < 2 {
+		t.Errorf("found %d unshortened ladder examples in docs/cli.md, want the text and the --json one", checked)
+	}
+}
+
+// shellSplit splits a command line of plain words and 'single-quoted' ones.
+func shellSplit(line string) []string {
+	var args []string
+	for _, m := range regexp.MustCompile(`'([^']*)'|(\S+)`).FindAllStringSubmatch(line, -1) {
+		args = append(args, m[1]+m[2])
+	}
+	return args
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,13 +22,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	mgmt "github.com/acemq-go/acemq/internal/management"
 )
 
 // DefaultURL is the broker scripts/rabbitmq.sh starts.
 const DefaultURL = "amqp://guest:guest@localhost:5672/"
-
-// DefaultManagementURL is that broker's management API, with its credentials.
-const DefaultManagementURL = "http://guest:guest@localhost:15672"
 
 const howToStart = "start one with `make test` (or `bash scripts/rabbitmq.sh` and ACEMQ_TEST_URL=" + DefaultURL + ")"
 
@@ -131,8 +131,18 @@ func redact(u string) string {
 // UniqueName returns a queue or exchange name no other test (nor an earlier
 // run on the same persistent broker) uses: prefix, the test's name and a
 // random suffix. When the test ends, a queue and an exchange of that name are
-// deleted through the management API, whatever the test left behind.
+// deleted through the test broker's management API (ManagementURL),
+// whatever the test left behind.
 func UniqueName(t testing.TB, prefix string) string {
+	t.Helper()
+	e, _ := endpoint() // a URL that does not parse fails the deletions, which say so
+	return UniqueNameOn(t, prefix, e.Vhost, ManagementURL())
+}
+
+// UniqueNameOn is UniqueName for the vhost of another broker, such as a
+// cluster: the deletions go to the first of managementURLs (with their
+// credentials) that answers, and to no other broker.
+func UniqueNameOn(t testing.TB, prefix, vhost string, managementURLs ...string) string {
 	t.Helper()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -147,25 +157,22 @@ func UniqueName(t testing.TB, prefix string) string {
 	}
 	name := prefix + "." + test + "." + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
-		vhost := url.PathEscape(vhostOf(configuredURL()))
 		for _, kind := range []string{"queues", "exchanges"} {
-			resp, err := management(context.Background(), ManagementURL(), http.MethodDelete, "/api/"+kind+"/"+vhost+"/"+url.PathEscape(name))
+			path := "/api/" + kind + "/" + url.PathEscape(vhost) + "/" + url.PathEscape(name)
+			err := errors.New("no management URL")
+			for _, base := range managementURLs {
+				var resp *http.Response
+				if resp, err = management(context.Background(), base, http.MethodDelete, path); err == nil {
+					resp.Body.Close()
+					break
+				}
+			}
 			if err != nil {
 				t.Logf("brokertest: deleting %s %s: %v", kind, name, err)
-				continue
 			}
-			resp.Body.Close()
 		}
 	})
 	return name
-}
-
-func vhostOf(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.Path == "" || p.Path == "/" {
-		return "/"
-	}
-	return strings.TrimPrefix(p.Path, "/")
 }
 
 // CloseAllConnections forces every client connection to the broker closed,
@@ -280,7 +287,12 @@ func AwaitingDeadLetter(t testing.TB, queue string) int {
 	defer cancel()
 	// The whole queue object: with ?columns= the API answers [] while the
 	// queue has no messages_dlx statistic yet.
-	path := "/api/queues/" + url.PathEscape(vhostOf(URL(t))) + "/" + url.PathEscape(queue)
+	URL(t)
+	e, err := endpoint()
+	if err != nil {
+		t.Fatalf("brokertest: %v", err)
+	}
+	path := "/api/queues/" + url.PathEscape(e.Vhost) + "/" + url.PathEscape(queue)
 	var q struct {
 		MessagesDLX int `json:"messages_dlx"`
 	}
@@ -306,12 +318,31 @@ func GetJSON(ctx context.Context, base, path string, into any) error {
 }
 
 // ManagementURL is the test broker's management API with its credentials:
-// ACEMQ_TEST_MANAGEMENT_URL, or DefaultManagementURL.
+// ACEMQ_TEST_MANAGEMENT_URL, else found from the test broker's AMQP URL as
+// the CLI finds it (admin.EndpointFor): its host on port 15672, with its
+// credentials. It is "" when either URL does not parse.
 func ManagementURL() string {
-	if u := os.Getenv("ACEMQ_TEST_MANAGEMENT_URL"); u != "" {
-		return u
+	e, err := endpoint()
+	if err != nil {
+		return ""
 	}
-	return DefaultManagementURL
+	u, err := url.Parse(e.URL)
+	if err != nil {
+		return ""
+	}
+	u.User = url.UserPassword(e.Username, e.Password)
+	return u.String()
+}
+
+// endpoint is the test broker's management API and vhost: from
+// ACEMQ_TEST_MANAGEMENT_URL and the AMQP URL (DefaultURL when none is
+// configured), by the CLI's derivation.
+func endpoint() (mgmt.Endpoint, error) {
+	amqpURL := configuredURL()
+	if amqpURL == "" {
+		amqpURL = DefaultURL
+	}
+	return mgmt.For(amqpURL, os.Getenv("ACEMQ_TEST_MANAGEMENT_URL"))
 }
 
 // management sends one request to the management API at base; a 404 counts
@@ -319,8 +350,8 @@ func ManagementURL() string {
 // error.
 func management(ctx context.Context, base, method, path string) (*http.Response, error) {
 	u, err := url.Parse(base)
-	if err != nil {
-		return nil, fmt.Errorf("cannot parse the management URL")
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("cannot parse the management URL %q", redact(base))
 	}
 	user := u.User
 	u.User = nil

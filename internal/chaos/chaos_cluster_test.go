@@ -5,9 +5,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,7 +12,6 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
@@ -68,7 +64,7 @@ func failover(t *testing.T, policy string, rungs contract.RungKind, kills, rate 
 	urls := clusterURLs(t)
 	mgmt := managementURLs(t, urls)
 	bin := buildConsumer(t)
-	name := brokertest.UniqueName(t, "acemq.chaos")
+	name := clusterName(t, "acemq.chaos")
 	runConfig(t, Config{
 		URL: urls[0], Fallbacks: urls[1:], Queue: name, QueueType: transport.Quorum, Policy: policy, Rungs: rungs,
 		Scenario: Failover, Faults: kills, Rate: rate, Gap: 2 * time.Second, Quiet: 120 * time.Second,
@@ -100,26 +96,6 @@ func failover(t *testing.T, policy string, rungs contract.RungKind, kills, rate 
 	}, v)
 }
 
-// managementURLs are the nodes' management APIs: the AMQP URL's
-// credentials, its port plus 10000 (as scripts/cluster.sh has them: 5681,
-// 15681).
-func managementURLs(t *testing.T, amqpURLs []string) []string {
-	var out []string
-	for _, a := range amqpURLs {
-		u, err := url.Parse(a)
-		if err != nil {
-			t.Fatalf("ACEMQ_CLUSTER_URLS: %v", err)
-		}
-		port, err := strconv.Atoi(u.Port())
-		if err != nil {
-			t.Fatalf("ACEMQ_CLUSTER_URLS: %s has no port", u.Redacted())
-		}
-		m := url.URL{Scheme: "http", User: u.User, Host: net.JoinHostPort(u.Hostname(), strconv.Itoa(port+10000))}
-		out = append(out, m.String())
-	}
-	return out
-}
-
 // clusterLogs are the log files of scripts/cluster.sh's nodes.
 func clusterLogs() []string {
 	root, _ := repoRoot()
@@ -134,16 +110,6 @@ func clusterLogs() []string {
 // clusterNodes are scripts/cluster.sh's node names.
 func clusterNodes() []string {
 	return strings.Fields(envOr("ACEMQ_CLUSTER_NODES", "acemq-c1@localhost acemq-c2@localhost acemq-c3@localhost"))
-}
-
-// clusterURLs are the three nodes' AMQP URLs from ACEMQ_CLUSTER_URLS; the
-// test fails without them (make chaos-cluster starts the cluster and sets it).
-func clusterURLs(t *testing.T) []string {
-	urls := strings.Fields(os.Getenv("ACEMQ_CLUSTER_URLS"))
-	if len(urls) < 3 {
-		t.Fatal("ACEMQ_CLUSTER_URLS must list the three nodes' AMQP URLs (make chaos-cluster starts the cluster and sets it)")
-	}
-	return urls
 }
 
 // cluster runs scripts/cluster.sh with args and returns its standard output.
@@ -172,7 +138,7 @@ func TestRungHopIsAtMostOnce(t *testing.T) {
 		t.Cleanup(func() { tr.Close() })
 		return tr
 	}
-	target := brokertest.UniqueName(t, "acemq.chaos.quorum")
+	target := clusterName(t, "acemq.chaos.quorum")
 	rung := target + ".retry.2s"
 	// The quorum queue is led from the second node (declared there), the
 	// rung lives on the first; the third one survives to count.

@@ -152,10 +152,10 @@ func Jittered(p Policy, d time.Duration, random func() float64) time.Duration {
 	return max(d, contract.MinConsumerWait)
 }
 
-// JitterRange is the shortest and the longest a consumer wait of d lasts
-// under p's jitter.
+// JitterRange bounds a consumer wait of d under p's jitter: Jittered at
+// both ends of its draw (u = -1 and u = 1).
 func JitterRange(p Policy, d time.Duration) (shortest, longest time.Duration) {
-	return Jittered(p, d, func() float64 { return 0 }), Jittered(p, d, func() float64 { return math.Nextafter(1, 0) })
+	return Jittered(p, d, func() float64 { return 0 }), Jittered(p, d, func() float64 { return 1 })
 }
 
 // Saturate converts nanoseconds to a Duration, the longest one past the end.
