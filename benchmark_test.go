@@ -121,7 +121,7 @@ func BenchmarkPublishConsumeMemory(b *testing.B) {
 			b.Error(err)
 		}
 	}()
-	pub := NewPublisher[benchItem](conn, "")
+	pub := mustPublisher[benchItem](b, conn, "")
 	item := newBenchItem(1)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -68,7 +68,7 @@ func connect(t *testing.T, opts ...acemq.Option) *acemq.Conn {
 
 // consume starts a consumer of q, closed when the test ends (a consumer the
 // test closes itself is closed once).
-func consume(t *testing.T, conn *acemq.Conn, q string, h acemq.Handler[item], opts ...acemq.ConsumeOption) *acemq.Consumer {
+func consume(t *testing.T, conn *acemq.Conn, q string, h acemq.Handler[item], opts ...acemq.Option) *acemq.Consumer {
 	t.Helper()
 	c, err := acemq.Consume(context.Background(), conn, q, h, opts...)
 	if err != nil {
@@ -128,7 +128,7 @@ func depth(t *testing.T, conn *acemq.Conn, queue string) int {
 
 func publish(t *testing.T, conn *acemq.Conn, queue string, items ...item) {
 	t.Helper()
-	p := acemq.NewPublisher[item](conn, "")
+	p := mustPublisher[item](t, conn, "")
 	for _, it := range items {
 		if err := p.Publish(context.Background(), queue, it, acemq.WithHeaders(transport.Table{"tenant": "acme"})); err != nil {
 			t.Fatal(err)
@@ -297,7 +297,7 @@ func TestSetAsides(t *testing.T) {
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
 	publish(t, conn, q, item{N: 1, Fail: "retry"}, item{N: 2, Fail: "fatal"}, item{N: 3, Fail: "reject"}, item{N: 4, Fail: "panic"})
-	raw := acemq.NewPublisher[[]byte](conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
+	raw := mustPublisher[[]byte](t, conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
 	if err := raw.Publish(context.Background(), q, []byte("{not json"), acemq.WithMessageID("garbled"),
 		acemq.WithHeaders(transport.Table{"tenant": "acme"})); err != nil {
 		t.Fatal(err)
@@ -504,7 +504,7 @@ func TestRecovery(t *testing.T) {
 		mu.Unlock()
 		return acemq.Accept()
 	}, acemq.WithConcurrency(4))
-	p := acemq.NewPublisher[item](conn, "")
+	p := mustPublisher[item](t, conn, "")
 	confirmed := map[int]bool{}
 	for n := range 200 {
 		if n == 100 {
@@ -529,4 +529,14 @@ func TestRecovery(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// mustPublisher is acemq.NewPublisher, failing the test on an error.
+func mustPublisher[T any](t testing.TB, c *acemq.Conn, exchange string, opts ...acemq.Option) *acemq.Publisher[T] {
+	t.Helper()
+	p, err := acemq.NewPublisher[T](c, exchange, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -75,73 +75,17 @@ func CredentialsFromFiles(usernameFile, passwordFile string) Credentials {
 	}
 }
 
-// Option configures Connect.
-type Option func(*connectOptions)
-
-type connectOptions struct {
-	tls         *tls.Config
-	caFile      string
-	certFile    string
-	keyFile     string
-	serverName  string
-	credentials Credentials
-	logger      *slog.Logger
-	name        string
-	clock       transport.Clock
-	fallbacks   []string
-	observer    Observer
-}
-
-// WithTLS sets the whole TLS configuration of an amqps:// connection.
-// WithCA, WithClientCertificate and WithServerName adjust it.
-func WithTLS(cfg *tls.Config) Option { return func(o *connectOptions) { o.tls = cfg.Clone() } }
-
-// WithCA trusts only the certificates in pemFile for the broker's
-// certificate: the CA replaces the system pool.
-func WithCA(pemFile string) Option { return func(o *connectOptions) { o.caFile = pemFile } }
-
-// WithClientCertificate presents a client certificate (PEM files).
-func WithClientCertificate(certFile, keyFile string) Option {
-	return func(o *connectOptions) { o.certFile, o.keyFile = certFile, keyFile }
-}
-
-// WithServerName checks the broker's certificate against name rather than
-// the URL's host.
-func WithServerName(name string) Option { return func(o *connectOptions) { o.serverName = name } }
-
-// WithCredentials takes the username and password from c on every connect,
-// instead of from the URL.
-func WithCredentials(c Credentials) Option { return func(o *connectOptions) { o.credentials = c } }
-
-// WithLogger logs connection events (lost, recovered, blocked) and every
-// message set aside to l. Nothing is logged per successful message.
-func WithLogger(l *slog.Logger) Option { return func(o *connectOptions) { o.logger = l } }
-
-// WithClock sets the time source of the connection's publishers (first-seen)
-// and consumers (waits, ages). Tests on memory:// pass the broker's manual
-// clock, so that consumer waits and rung expiries move together.
-func WithClock(c transport.Clock) Option { return func(o *connectOptions) { o.clock = c } }
-
-// WithConnectionName names the connection in the broker's management UI.
-func WithConnectionName(name string) Option { return func(o *connectOptions) { o.name = name } }
-
-// WithFallbackURLs gives further broker URLs (amqp:// or amqps://), the
-// other nodes of a cluster: the first connect and every reconnect try the
-// Connect URL and these in turn, starting after the address that last
-// worked, and back off only after all of them failed. TLS, credentials and
-// the connection name apply to each.
-func WithFallbackURLs(urls ...string) Option {
-	return func(o *connectOptions) { o.fallbacks = append(o.fallbacks, urls...) }
-}
-
 // Connect opens a connection to the RabbitMQ broker at rawURL, amqp:// or
 // amqps://. The password, whether in the URL or from Credentials, never
 // appears in an error, a log line or String. For any other broker, such as
 // the in-process one of package transport/memory, open its transport and
 // pass it to New: a program that only uses RabbitMQ never links the others.
 func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) {
-	o := newConnectOptions(opts)
 	redacted := rabbitmq.RedactURL(rawURL)
+	o, err := newConnectOptions(opts, forDialing|forConn, "connect to "+redacted)
+	if err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("acemq: connect: the URL %s does not parse", redacted)
@@ -170,18 +114,21 @@ func New(t transport.Transport, opts ...Option) (*Conn, error) {
 	if t == nil {
 		return nil, errors.New("acemq: new: the transport is nil")
 	}
-	o := newConnectOptions(opts)
-	if given := o.dialingOptions(); len(given) > 0 {
-		return nil, fmt.Errorf("acemq: new on %s: %s only apply to Connect, which dials RabbitMQ", t, strings.Join(given, ", "))
+	o, err := newConnectOptions(opts, forConn, "new on "+t.String())
+	if err != nil {
+		return nil, err
 	}
 	return newConn(t, t.String(), o), nil
 }
 
-func newConnectOptions(opts []Option) connectOptions {
-	var o connectOptions
-	for _, opt := range opts {
-		opt(&o)
+// newConnectOptions applies opts over the defaults: no logging, the system
+// clock, no observer.
+func newConnectOptions(opts []Option, accepts scope, subject string) (connectOptions, error) {
+	var all options
+	if err := all.apply(opts, accepts, subject); err != nil {
+		return connectOptions{}, err
 	}
+	o := all.conn
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
@@ -191,25 +138,7 @@ func newConnectOptions(opts []Option) connectOptions {
 	if o.observer == nil {
 		o.observer = NopObserver{}
 	}
-	return o
-}
-
-// dialingOptions names the options o holds that only dialing RabbitMQ uses.
-func (o connectOptions) dialingOptions() []string {
-	var given []string
-	for _, opt := range []struct {
-		name string
-		set  bool
-	}{
-		{"WithTLS", o.tls != nil}, {"WithCA", o.caFile != ""}, {"WithClientCertificate", o.certFile != "" || o.keyFile != ""},
-		{"WithServerName", o.serverName != ""}, {"WithCredentials", o.credentials != nil},
-		{"WithConnectionName", o.name != ""}, {"WithFallbackURLs", len(o.fallbacks) > 0},
-	} {
-		if opt.set {
-			given = append(given, opt.name)
-		}
-	}
-	return given
+	return o, nil
 }
 
 func newConn(t transport.Transport, redactedURL string, o connectOptions) *Conn {

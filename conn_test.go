@@ -55,10 +55,7 @@ func TestTLSOptions(t *testing.T) {
 	dir := t.TempDir()
 	caFile, _, ca := writeCert(t, dir, "ca")
 	certFile, keyFile, _ := writeCert(t, dir, "client")
-	var o connectOptions
-	for _, opt := range []Option{WithCA(caFile), WithClientCertificate(certFile, keyFile), WithServerName("rabbit.internal")} {
-		opt(&o)
-	}
+	o := applied(t, WithCA(caFile), WithClientCertificate(certFile, keyFile), WithServerName("rabbit.internal"))
 	cfg, err := o.tlsConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +84,7 @@ func TestTLSOptions(t *testing.T) {
 		{WithCA(garbage), "holds no PEM certificate"},
 		{WithClientCertificate(certFile, garbage), "loading the client certificate"},
 	} {
-		var o connectOptions
-		tt.opt(&o)
+		o := applied(t, tt.opt)
 		if _, err := o.tlsConfig(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("tlsConfig = %v, want it to say %q", err, tt.want)
 		}
@@ -155,10 +151,7 @@ func TestWithFallbackURLs(t *testing.T) {
 	}
 
 	urls := []string{"amqp://b:5672/", "amqps://c:5671/"}
-	var o connectOptions
-	for _, opt := range []Option{WithFallbackURLs(urls[0]), WithFallbackURLs(urls[1]), WithConnectionName("svc")} {
-		opt(&o)
-	}
+	o := applied(t, WithFallbackURLs(urls[0]), WithFallbackURLs(urls[1]), WithConnectionName("svc"))
 	ro, err := o.rabbitMQOptions()
 	if err != nil {
 		t.Fatal(err)
@@ -216,4 +209,14 @@ func TestConnCloseTwiceTellsOnce(t *testing.T) {
 	if n := obs.n.Load(); n != 1 {
 		t.Errorf("EventConnectionClosed told %d times, want once", n)
 	}
+}
+
+// applied is the connection options opts give Connect.
+func applied(t *testing.T, opts ...Option) connectOptions {
+	t.Helper()
+	var o options
+	if err := o.apply(opts, forDialing|forConn, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return o.conn
 }

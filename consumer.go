@@ -40,54 +40,6 @@ type Message[T any] struct {
 // Handler handles one message and says what becomes of it.
 type Handler[T any] func(ctx context.Context, m Message[T]) Decision
 
-// ConsumeOption configures Consume.
-type ConsumeOption func(*consumeOptions)
-
-type consumeOptions struct {
-	policy       RetryPolicy
-	rungs        contract.RungKind
-	prefetch     int
-	concurrency  int
-	tag          string
-	drainTimeout time.Duration
-	codec        Codec
-	random       func() float64
-	backoff      time.Duration
-}
-
-// WithPolicy sets the retry policy (default NoRetry: give up on the first
-// failure).
-func WithPolicy(p RetryPolicy) ConsumeOption { return func(o *consumeOptions) { o.policy = p } }
-
-// WithRungs chooses the kind of the retry ladder's rungs (default
-// ContractRungs, the family's; AtLeastOnceRungs for rungs that lose nothing
-// when a quorum source queue restarts or fails over). It must match what the
-// queue's topology declares, if it declares the ladder.
-func WithRungs(kind contract.RungKind) ConsumeOption {
-	return func(o *consumeOptions) { o.rungs = kind }
-}
-
-// WithPrefetch bounds the deliveries the consumer holds unsettled, in-process
-// waits included (default DefaultPrefetch).
-func WithPrefetch(n int) ConsumeOption { return func(o *consumeOptions) { o.prefetch = n } }
-
-// WithConcurrency sets how many handlers run at once (default 1).
-func WithConcurrency(n int) ConsumeOption { return func(o *consumeOptions) { o.concurrency = n } }
-
-// WithConsumerTag names the consumer on the broker.
-func WithConsumerTag(tag string) ConsumeOption { return func(o *consumeOptions) { o.tag = tag } }
-
-// WithDrainTimeout bounds how long Close waits for running handlers and the
-// settlements under way; then it cancels the handlers' context and returns
-// (default DefaultDrainTimeout). It is measured on the Conn's clock.
-func WithDrainTimeout(d time.Duration) ConsumeOption {
-	return func(o *consumeOptions) { o.drainTimeout = d }
-}
-
-// WithDecoder decodes bodies with c instead of the default (Bytes for
-// []byte, Text for string, JSON otherwise).
-func WithDecoder(c Codec) ConsumeOption { return func(o *consumeOptions) { o.codec = c } }
-
 // Stats counts what a consumer did with its deliveries.
 type Stats struct {
 	Accepted          int64
@@ -198,17 +150,15 @@ type wait struct {
 // again after every recovery, it declares the queue's retry ladder and
 // dead-letter half (CONTRACT.md section 4); the queue itself must exist. ctx
 // bounds the start; the consumer runs until Close.
-func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...ConsumeOption) (*Consumer, error) {
-	o := consumeOptions{policy: NoRetry(), prefetch: DefaultPrefetch, concurrency: DefaultConcurrency,
-		drainTimeout: DefaultDrainTimeout, codec: defaultCodec[T](), random: rand.Float64, backoff: defaultRequeueBackoff}
-	for _, opt := range opts {
-		opt(&o)
+func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...Option) (*Consumer, error) {
+	all := options{cons: consumeOptions{policy: NoRetry(), prefetch: DefaultPrefetch, concurrency: DefaultConcurrency,
+		drainTimeout: DefaultDrainTimeout, codec: defaultCodec[T](), random: rand.Float64, backoff: defaultRequeueBackoff}}
+	if err := all.apply(opts, forConsumer, "consume "+queue); err != nil {
+		return nil, err
 	}
+	o := all.cons
 	if h == nil {
 		return nil, errors.New("acemq: consume " + queue + ": the handler is nil")
-	}
-	if o.concurrency < 1 || o.prefetch < 0 {
-		return nil, fmt.Errorf("acemq: consume %s: concurrency %d and prefetch %d must be at least 1 and 0", queue, o.concurrency, o.prefetch)
 	}
 	ladder, err := retry.NewLadder(queue, o.policy, o.rungs)
 	if err != nil {

@@ -40,9 +40,9 @@ func handleOrders(_ context.Context, m Message[order]) Decision {
 	return Decision{}
 }
 
-func startConsumer(t *testing.T, f *fakeTransport, opts ...ConsumeOption) *Consumer {
+func startConsumer(t *testing.T, f *fakeTransport, opts ...Option) *Consumer {
 	t.Helper()
-	opts = append([]ConsumeOption{withTestBackoff()}, opts...)
+	opts = append([]Option{withTestBackoff()}, opts...)
 	c, err := Consume(context.Background(), f.conn(), "orders", handleOrders, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,12 @@ func startConsumer(t *testing.T, f *fakeTransport, opts ...ConsumeOption) *Consu
 	return c
 }
 
-func withTestBackoff() ConsumeOption { return func(o *consumeOptions) { o.backoff = time.Millisecond } }
+func withTestBackoff() Option {
+	return option("withTestBackoff", forConsumer, func(o *options) error {
+		o.cons.backoff = time.Millisecond
+		return nil
+	})
+}
 
 // next waits for the next settlement, failing the test after a generous
 // deadline (never reached when the consumer works).
@@ -365,7 +370,7 @@ func TestConsumerCloseCancelsSlowHandlers(t *testing.T) {
 
 func TestConsumeRefusesBadOptions(t *testing.T) {
 	f := newFake()
-	for _, opts := range [][]ConsumeOption{
+	for _, opts := range [][]Option{
 		{WithConcurrency(0)}, {WithPrefetch(-1)}, {WithPolicy(Fixed(0, time.Second))},
 	} {
 		if _, err := Consume(context.Background(), f.conn(), "orders", handleOrders, opts...); err == nil {

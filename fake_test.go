@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"testing"
 
 	"github.com/acemq-go/acemq/transport"
 )
@@ -147,4 +148,14 @@ func (f *fakeTransport) deliver(id, body string, headers transport.Table, settle
 		Message: transport.Message{MessageID: id, ContentType: "application/json", Headers: headers, Body: []byte(body)},
 		Settler: fakeSettler{id: id, settled: settled},
 	}
+}
+
+// mustPublisher is NewPublisher, failing the test on an error.
+func mustPublisher[T any](t testing.TB, c *Conn, exchange string, opts ...Option) *Publisher[T] {
+	t.Helper()
+	p, err := NewPublisher[T](c, exchange, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -251,10 +251,6 @@ func (os observers) Event(e Event) {
 	}
 }
 
-// WithObserver has o told what the Conn, its publishers and its consumers
-// do (see Observer). Several are combined with Observers.
-func WithObserver(o Observer) Option { return func(opts *connectOptions) { opts.observer = o } }
-
 // observedPublish is a publish told to an Observer: startPublish tells
 // PublishStart (which may add headers) and sends it; wait waits for the
 // broker's answer and tells PublishEnd.

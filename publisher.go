@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -34,51 +33,25 @@ type Publisher[T any] struct {
 	observer  Observer
 }
 
-// PublisherOption configures a Publisher.
-type PublisherOption func(*publisherOptions)
-
-type publisherOptions struct {
-	codec   Codec
-	timeout time.Duration
-	window  int
-	origin  string
-}
-
-// WithCodec encodes bodies with c instead of the default: Bytes for []byte,
-// Text for string, JSON for everything else.
-func WithCodec(c Codec) PublisherOption { return func(o *publisherOptions) { o.codec = c } }
-
-// WithConfirmTimeout bounds each publish whose context has no deadline
-// (default DefaultConfirmTimeout).
-func WithConfirmTimeout(d time.Duration) PublisherOption {
-	return func(o *publisherOptions) { o.timeout = d }
-}
-
-// WithBatchWindow sets how many publishes of a PublishBatch are in flight at
-// once (default DefaultBatchWindow).
-func WithBatchWindow(n int) PublisherOption { return func(o *publisherOptions) { o.window = n } }
-
-// WithOrigin names the publishing service: x-acemq-origin becomes
-// "service@host".
-func WithOrigin(service string) PublisherOption {
-	return func(o *publisherOptions) {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			host = "unknown"
-		}
-		o.origin = service + "@" + host
-	}
-}
-
 // NewPublisher makes a publisher of T to exchange ("" is the default
-// exchange, which routes by queue name).
-func NewPublisher[T any](c *Conn, exchange string, opts ...PublisherOption) *Publisher[T] {
-	o := publisherOptions{codec: defaultCodec[T](), timeout: DefaultConfirmTimeout, window: DefaultBatchWindow}
-	for _, opt := range opts {
-		opt(&o)
+// exchange, which routes by queue name). It fails only on an option that is
+// not a Publisher's or whose value is out of range.
+func NewPublisher[T any](c *Conn, exchange string, opts ...Option) (*Publisher[T], error) {
+	all := options{pub: publisherOptions{codec: defaultCodec[T](), timeout: DefaultConfirmTimeout, window: DefaultBatchWindow}}
+	if err := all.apply(opts, forPublisher, "publisher to "+exchangeName(exchange)); err != nil {
+		return nil, err
 	}
+	o := all.pub
 	return &Publisher[T]{transport: c.transport, exchange: exchange, codec: o.codec, timeout: o.timeout,
-		window: max(o.window, 1), origin: o.origin, clock: c.clock, observer: c.observer}
+		window: o.window, origin: o.origin, clock: c.clock, observer: c.observer}, nil
+}
+
+// exchangeName names an exchange in an error: the default one is "".
+func exchangeName(exchange string) string {
+	if exchange == "" {
+		return "the default exchange"
+	}
+	return exchange
 }
 
 // defaultCodec is Bytes for []byte, Text for string and JSON otherwise.

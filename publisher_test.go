@@ -13,7 +13,7 @@ import (
 
 func TestPublish(t *testing.T) {
 	f := newFake()
-	p := NewPublisher[order](f.conn(), "orders", WithOrigin("shop"))
+	p := mustPublisher[order](t, f.conn(), "orders", WithOrigin("shop"))
 	err := p.Publish(context.Background(), "order.new", order{ID: 7}, WithMessageID("m-7"), WithCausation("c-1"),
 		WithHeaders(transport.Table{"tenant": "acme"}))
 	if err != nil {
@@ -40,10 +40,10 @@ func TestPublish(t *testing.T) {
 
 func TestPublishDefaultCodecs(t *testing.T) {
 	f := newFake()
-	if err := NewPublisher[[]byte](f.conn(), "").Publish(context.Background(), "q", []byte{0xff}); err != nil {
+	if err := mustPublisher[[]byte](t, f.conn(), "").Publish(context.Background(), "q", []byte{0xff}); err != nil {
 		t.Fatal(err)
 	}
-	if err := NewPublisher[string](f.conn(), "").Publish(context.Background(), "q", "héllo"); err != nil {
+	if err := mustPublisher[string](t, f.conn(), "").Publish(context.Background(), "q", "héllo"); err != nil {
 		t.Fatal(err)
 	}
 	pubs := f.publishes()
@@ -75,7 +75,7 @@ func TestPublishErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
 			f.confirm, f.blocked = tt.confirm, tt.blocked
-			p := NewPublisher[order](f.conn(), "orders", WithConfirmTimeout(10*time.Millisecond))
+			p := mustPublisher[order](t, f.conn(), "orders", WithConfirmTimeout(10*time.Millisecond))
 			err := p.Publish(context.Background(), "order.new", order{}, append(tt.opts, WithMessageID("m-1"))...)
 			var pe *PublishError
 			if !errors.Is(err, tt.is) || !errors.As(err, &pe) || pe.MessageID != "m-1" || !strings.Contains(err.Error(), tt.says) {
@@ -94,7 +94,7 @@ func TestPublishBatch(t *testing.T) {
 		}
 		return nil
 	}
-	p := NewPublisher[order](f.conn(), "orders", WithBatchWindow(3))
+	p := mustPublisher[order](t, f.conn(), "orders", WithBatchWindow(3))
 	var batch []Outgoing[order]
 	var want []int
 	for i := range 20 {

@@ -27,7 +27,11 @@ func Example() {
 	defer conn.Close()
 
 	// The publish is a child of the span in ctx, if any.
-	if err := acemq.NewPublisher[string](conn, "").Publish(ctx, "orders", "hello"); err != nil {
+	orders, err := acemq.NewPublisher[string](conn, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := orders.Publish(ctx, "orders", "hello"); err != nil {
 		log.Fatal(err)
 	}
 	c, err := acemq.Consume(ctx, conn, "orders", func(ctx context.Context, m acemq.Message[string]) acemq.Decision {

@@ -32,7 +32,7 @@ func TestBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if err := acemq.NewPublisher[string](conn, "").Publish(ctx, "jobs", "build", acemq.WithHeaders(transport.Table{"team": "a"})); err != nil {
+	if err := mustPublisher[string](t, conn, "").Publish(ctx, "jobs", "build", acemq.WithHeaders(transport.Table{"team": "a"})); err != nil {
 		t.Fatal(err)
 	}
 	acemqtest.WaitFor(t, c, "the retry on the rung", func(s acemq.Stats) bool { return s.RetriedOnRung == 1 })
@@ -76,4 +76,14 @@ func TestBrokerVersion(t *testing.T) {
 			t.Errorf("NewBroker(%d options): ServerVersion %q, want %q", len(tt.opts), got, tt.want)
 		}
 	}
+}
+
+// mustPublisher is acemq.NewPublisher, failing the test on an error.
+func mustPublisher[T any](t testing.TB, c *acemq.Conn, exchange string, opts ...acemq.Option) *acemq.Publisher[T] {
+	t.Helper()
+	p, err := acemq.NewPublisher[T](c, exchange, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -264,8 +264,14 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 // publishDemoOrders publishes n orders, every tenth one not JSON, and says
 // how many the broker confirmed.
 func publishDemoOrders(ctx context.Context, conn *acemq.Conn, n int) (int64, error) {
-	orders := acemq.NewPublisher[demoOrder](conn, demoExchange, acemq.WithOrigin("acemq-demo"))
-	garbled := acemq.NewPublisher[[]byte](conn, demoExchange, acemq.WithOrigin("acemq-demo"), acemq.WithCodec(rawJSON{acemq.Bytes}))
+	orders, err := acemq.NewPublisher[demoOrder](conn, demoExchange, acemq.WithOrigin("acemq-demo"))
+	if err != nil {
+		return 0, err
+	}
+	garbled, err := acemq.NewPublisher[[]byte](conn, demoExchange, acemq.WithOrigin("acemq-demo"), acemq.WithCodec(rawJSON{acemq.Bytes}))
+	if err != nil {
+		return 0, err
+	}
 	var batch []acemq.Outgoing[demoOrder]
 	var published int64
 	for id := range n {
@@ -278,7 +284,7 @@ func publishDemoOrders(ctx context.Context, conn *acemq.Conn, n int) (int64, err
 		}
 		batch = append(batch, acemq.Outgoing[demoOrder]{RoutingKey: "order.new", Body: demoOrder{ID: id, Total: float64(id) * 1.5}})
 	}
-	err := orders.PublishBatch(ctx, batch)
+	err = orders.PublishBatch(ctx, batch)
 	published += int64(len(batch))
 	if be, ok := errors.AsType[*acemq.BatchError](err); ok {
 		published -= int64(len(be.Failed))

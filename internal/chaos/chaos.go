@@ -885,7 +885,10 @@ func (r *run) missing(accepted map[int]int) int {
 // until ctx ends. A message whose publish failed is counted unconfirmed and
 // never published again.
 func (r *run) publish(ctx context.Context) {
-	pub := acemq.NewPublisher[[]byte](r.conn, "", acemq.WithCodec(rawJSON{}), acemq.WithOrigin("chaos"))
+	pub, err := acemq.NewPublisher[[]byte](r.conn, "", acemq.WithCodec(rawJSON{}), acemq.WithOrigin("chaos"))
+	if err != nil {
+		panic(err) // the options are the harness's own
+	}
 	const batch = 10
 	interval := time.Second * batch / time.Duration(r.cfg.Rate)
 	next := 0
@@ -1098,7 +1101,10 @@ func (r *run) alarm(ctx context.Context, i int) (cleared time.Time, err error) {
 
 	// The probe's routing key reaches no queue: were it published after
 	// all, it would come back unroutable instead of landing anywhere.
-	probe := acemq.NewPublisher[[]byte](r.conn, "", acemq.WithCodec(rawJSON{}))
+	probe, err := acemq.NewPublisher[[]byte](r.conn, "", acemq.WithCodec(rawJSON{}))
+	if err != nil {
+		return time.Time{}, err
+	}
 	pctx, cancel := context.WithTimeout(ctx, time.Second)
 	perr := probe.Publish(pctx, r.cfg.Queue+".probe", []byte(`{"probe":true}`))
 	cancel()

@@ -41,7 +41,11 @@ func (a *AceMQ) PublishConfirmed(ctx context.Context, queue string, n int) error
 	for i := range msgs {
 		msgs[i] = acemq.Outgoing[Payload]{RoutingKey: queue, Body: NewPayload(i)}
 	}
-	return acemq.NewPublisher[Payload](a.conn, "").PublishBatch(ctx, msgs)
+	pub, err := acemq.NewPublisher[Payload](a.conn, "")
+	if err != nil {
+		return err
+	}
+	return pub.PublishBatch(ctx, msgs)
 }
 
 // ConsumeAck accepts every message: WithPrefetch(100), WithConcurrency(n).
@@ -70,7 +74,7 @@ func (a *AceMQ) RetryInConsumer(ctx context.Context, queue string, n int) error 
 }
 
 // consume runs h on queue until finished, then closes the consumer.
-func (a *AceMQ) consume(ctx context.Context, queue string, finished *countdown, h acemq.Handler[Payload], opts ...acemq.ConsumeOption) error {
+func (a *AceMQ) consume(ctx context.Context, queue string, finished *countdown, h acemq.Handler[Payload], opts ...acemq.Option) error {
 	c, err := acemq.Consume(ctx, a.conn, queue, h, opts...)
 	if err != nil {
 		return err

@@ -1,0 +1,376 @@
+package acemq
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
+)
+
+// Option configures Connect, New, NewPublisher or Consume. Each option
+// belongs to some of them (WithCodec to a Publisher and a consumer alike),
+// and checks its value: a constructor given an option that is not its own,
+// or a value out of range, fails and says which, rather than guess.
+type Option struct {
+	name  string
+	scope scope
+	apply func(*options) error
+}
+
+// scope is what an option configures.
+type scope uint8
+
+const (
+	forDialing   scope = 1 << iota // Connect's RabbitMQ connection
+	forConn                        // a Conn, made by Connect or New
+	forPublisher                   // NewPublisher
+	forConsumer                    // Consume
+)
+
+func (s scope) String() string {
+	var parts []string
+	for _, p := range []struct {
+		s    scope
+		name string
+	}{{forDialing, "Connect"}, {forConn, "Connect and New"}, {forPublisher, "NewPublisher"}, {forConsumer, "Consume"}} {
+		if s&p.s != 0 {
+			parts = append(parts, p.name)
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+type options struct {
+	conn connectOptions
+	pub  publisherOptions
+	cons consumeOptions
+}
+
+type connectOptions struct {
+	tls         *tls.Config
+	caFile      string
+	certFile    string
+	keyFile     string
+	serverName  string
+	credentials Credentials
+	logger      *slog.Logger
+	name        string
+	clock       transport.Clock
+	fallbacks   []string
+	observer    Observer
+}
+
+type publisherOptions struct {
+	codec   Codec
+	timeout time.Duration
+	window  int
+	origin  string
+}
+
+type consumeOptions struct {
+	policy       RetryPolicy
+	rungs        contract.RungKind
+	prefetch     int
+	concurrency  int
+	tag          string
+	drainTimeout time.Duration
+	codec        Codec
+	random       func() float64
+	backoff      time.Duration
+}
+
+// apply applies opts to o for a constructor that takes the options of
+// accepts, and joins every problem into one error naming subject.
+func (o *options) apply(opts []Option, accepts scope, subject string) error {
+	var errs []error
+	for _, opt := range opts {
+		switch {
+		case opt.apply == nil:
+			errs = append(errs, errors.New("the zero Option: build options with the With functions"))
+		case opt.scope&accepts == 0:
+			errs = append(errs, fmt.Errorf("%s configures %s, not %s", opt.name, opt.scope, accepts))
+		default:
+			if err := opt.apply(o); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", opt.name, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("acemq: %s: %w", subject, err)
+	}
+	return nil
+}
+
+func option(name string, s scope, apply func(*options) error) Option {
+	return Option{name: name, scope: s, apply: apply}
+}
+
+// ErrInvalidOption is matched (errors.Is) by every option whose value is out
+// of range.
+var ErrInvalidOption = errors.New("invalid option")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+}
+
+// The options of a Conn.
+
+// WithTLS sets the whole TLS configuration of an amqps:// connection.
+// WithCA, WithClientCertificate and WithServerName adjust it.
+func WithTLS(cfg *tls.Config) Option {
+	return option("WithTLS", forDialing, func(o *options) error {
+		if cfg == nil {
+			return invalid("the TLS configuration is nil")
+		}
+		o.conn.tls = cfg.Clone()
+		return nil
+	})
+}
+
+// WithCA trusts only the certificates in pemFile for the broker's
+// certificate: the CA replaces the system pool.
+func WithCA(pemFile string) Option {
+	return option("WithCA", forDialing, func(o *options) error {
+		if pemFile == "" {
+			return invalid("the CA file name is empty")
+		}
+		o.conn.caFile = pemFile
+		return nil
+	})
+}
+
+// WithClientCertificate presents a client certificate (PEM files).
+func WithClientCertificate(certFile, keyFile string) Option {
+	return option("WithClientCertificate", forDialing, func(o *options) error {
+		if certFile == "" || keyFile == "" {
+			return invalid("the certificate file %q and the key file %q must both be named", certFile, keyFile)
+		}
+		o.conn.certFile, o.conn.keyFile = certFile, keyFile
+		return nil
+	})
+}
+
+// WithServerName checks the broker's certificate against name rather than
+// the URL's host.
+func WithServerName(name string) Option {
+	return option("WithServerName", forDialing, func(o *options) error {
+		if name == "" {
+			return invalid("the server name is empty")
+		}
+		o.conn.serverName = name
+		return nil
+	})
+}
+
+// WithCredentials takes the username and password from c on every connect,
+// instead of from the URL.
+func WithCredentials(c Credentials) Option {
+	return option("WithCredentials", forDialing, func(o *options) error {
+		if c == nil {
+			return invalid("the credentials are nil")
+		}
+		o.conn.credentials = c
+		return nil
+	})
+}
+
+// WithConnectionName names the connection in the broker's management UI.
+func WithConnectionName(name string) Option {
+	return option("WithConnectionName", forDialing, func(o *options) error {
+		o.conn.name = name
+		return nil
+	})
+}
+
+// WithFallbackURLs gives further broker URLs (amqp:// or amqps://), the
+// other nodes of a cluster: the first connect and every reconnect try the
+// Connect URL and these in turn, starting after the address that last
+// worked, and back off only after all of them failed. TLS, credentials and
+// the connection name apply to each.
+func WithFallbackURLs(urls ...string) Option {
+	return option("WithFallbackURLs", forDialing, func(o *options) error {
+		for _, u := range urls {
+			if !strings.HasPrefix(u, "amqp://") && !strings.HasPrefix(u, "amqps://") {
+				return invalid("%s is not an amqp:// or amqps:// URL", rabbitmq.RedactURL(u))
+			}
+		}
+		o.conn.fallbacks = append(o.conn.fallbacks, urls...)
+		return nil
+	})
+}
+
+// WithLogger logs connection events (lost, recovered, blocked) and every
+// message set aside to l. Nothing is logged per successful message.
+func WithLogger(l *slog.Logger) Option {
+	return option("WithLogger", forDialing|forConn, func(o *options) error {
+		if l == nil {
+			return invalid("the logger is nil")
+		}
+		o.conn.logger = l
+		return nil
+	})
+}
+
+// WithClock sets the time source of the connection's publishers
+// (first-seen) and consumers (waits, ages, the drain timeout). Tests on
+// memory:// pass the broker's manual clock (acemqtest does), so that
+// consumer waits and rung expiries move together.
+func WithClock(c transport.Clock) Option {
+	return option("WithClock", forDialing|forConn, func(o *options) error {
+		if c == nil {
+			return invalid("the clock is nil")
+		}
+		o.conn.clock = c
+		return nil
+	})
+}
+
+// WithObserver has o told what the Conn, its publishers and its consumers
+// do (see Observer). Several are combined with Observers.
+func WithObserver(obs Observer) Option {
+	return option("WithObserver", forDialing|forConn, func(o *options) error {
+		if obs == nil {
+			return invalid("the observer is nil")
+		}
+		o.conn.observer = obs
+		return nil
+	})
+}
+
+// The options of a Publisher and a consumer.
+
+// WithCodec encodes a Publisher's bodies, or decodes a consumer's, with c
+// instead of the default: Bytes for []byte, Text for string, JSON for
+// everything else.
+func WithCodec(c Codec) Option {
+	return option("WithCodec", forPublisher|forConsumer, func(o *options) error {
+		if c == nil {
+			return invalid("the codec is nil")
+		}
+		o.pub.codec, o.cons.codec = c, c
+		return nil
+	})
+}
+
+// WithConfirmTimeout bounds each publish whose context has no deadline
+// (default DefaultConfirmTimeout).
+func WithConfirmTimeout(d time.Duration) Option {
+	return option("WithConfirmTimeout", forPublisher, func(o *options) error {
+		if d <= 0 {
+			return invalid("the confirm timeout is %s but must be above 0", d)
+		}
+		o.pub.timeout = d
+		return nil
+	})
+}
+
+// WithBatchWindow sets how many publishes of a PublishBatch are in flight at
+// once (default DefaultBatchWindow).
+func WithBatchWindow(n int) Option {
+	return option("WithBatchWindow", forPublisher, func(o *options) error {
+		if n < 1 {
+			return invalid("the batch window is %d but must be at least 1", n)
+		}
+		o.pub.window = n
+		return nil
+	})
+}
+
+// WithOrigin names the publishing service: x-acemq-origin becomes
+// "service@host".
+func WithOrigin(service string) Option {
+	return option("WithOrigin", forPublisher, func(o *options) error {
+		if strings.TrimSpace(service) == "" || strings.Contains(service, "@") {
+			return invalid("the service name %q is empty or holds an @", service)
+		}
+		o.pub.origin = service + "@" + hostname()
+		return nil
+	})
+}
+
+// hostname is the host part of an origin.
+func hostname() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "unknown"
+	}
+	return host
+}
+
+// WithPolicy sets the retry policy (default NoRetry: give up on the first
+// failure).
+func WithPolicy(p RetryPolicy) Option {
+	return option("WithPolicy", forConsumer, func(o *options) error {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		o.cons.policy = p
+		return nil
+	})
+}
+
+// WithRungs chooses the kind of the retry ladder's rungs (default
+// contract.ContractRungs, the family's; contract.AtLeastOnceRungs for rungs
+// that lose nothing when a quorum source queue restarts or fails over). It
+// must match what the queue's topology declares, if it declares the ladder.
+func WithRungs(kind contract.RungKind) Option {
+	return option("WithRungs", forConsumer, func(o *options) error {
+		k, err := contract.ParseRungKind(string(kind))
+		if err != nil {
+			return invalid("%v", err)
+		}
+		o.cons.rungs = k
+		return nil
+	})
+}
+
+// WithPrefetch bounds the deliveries the consumer holds unsettled, in-process
+// waits included (default DefaultPrefetch; 0 is no bound).
+func WithPrefetch(n int) Option {
+	return option("WithPrefetch", forConsumer, func(o *options) error {
+		if n < 0 {
+			return invalid("the prefetch is %d but must be at least 0", n)
+		}
+		o.cons.prefetch = n
+		return nil
+	})
+}
+
+// WithConcurrency sets how many handlers run at once (default 1).
+func WithConcurrency(n int) Option {
+	return option("WithConcurrency", forConsumer, func(o *options) error {
+		if n < 1 {
+			return invalid("the concurrency is %d but must be at least 1", n)
+		}
+		o.cons.concurrency = n
+		return nil
+	})
+}
+
+// WithConsumerTag names the consumer on the broker.
+func WithConsumerTag(tag string) Option {
+	return option("WithConsumerTag", forConsumer, func(o *options) error {
+		o.cons.tag = tag
+		return nil
+	})
+}
+
+// WithDrainTimeout bounds how long Close waits for running handlers and the
+// settlements under way; then it cancels the handlers' context and returns
+// (default DefaultDrainTimeout). It is measured on the Conn's clock.
+func WithDrainTimeout(d time.Duration) Option {
+	return option("WithDrainTimeout", forConsumer, func(o *options) error {
+		if d < 0 {
+			return invalid("the drain timeout is %s but must be at least 0", d)
+		}
+		o.cons.drainTimeout = d
+		return nil
+	})
+}
