@@ -204,7 +204,7 @@ func TestTwoKindsOfRungsShareAQueue(t *testing.T) {
 	tr := conn.Transport()
 	policy := acemq.Fixed(2, time.Second).WaitInBrokerFrom(time.Second)
 	q := brokertest.UniqueName(t, "acemq.test")
-	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: q, DeadLetter: true}}}).Apply(ctx, tr); err != nil { // quorum
+	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: q, DeadLetter: true}}}).Apply(ctx, conn); err != nil { // quorum
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteQueues(tr, q, policy) })
@@ -409,7 +409,7 @@ func TestFailedSetAsidesOutlastTheDeliveryLimit(t *testing.T) {
 			_, _ = tr.DeleteQueue(context.Background(), name)
 		}
 	})
-	if err := top.Apply(ctx, tr); err != nil {
+	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	c := consume(t, conn, q, func(context.Context, acemq.Message[item]) acemq.Decision {

@@ -180,7 +180,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		cons.stopHandlers()
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
-	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Ladder: ladder, Conn: c})
+	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Rungs: ladder.Queues(), Conn: c})
 	for range o.concurrency {
 		cons.workers.add()
 		go func() {
@@ -443,9 +443,6 @@ func (c *Consumer) Stats() Stats {
 		RungMissing: c.rungMissing.Load(), SetAsideFailed: c.setAsideFailures.Load(), Waiting: waiting,
 	}
 }
-
-// Ladder is the retry ladder the consumer declared.
-func (c *Consumer) Ladder() retry.Ladder { return c.ladder }
 
 // Close stops the consumer: no new deliveries; handlers already running
 // finish, and settlements under way are confirmed, up to the drain timeout;

@@ -68,7 +68,7 @@ func TestLogsOneLinePerSetAside(t *testing.T) {
 	conn := b.Connect(t, acemq.WithLogger(logs.logger()))
 	ctx := context.Background()
 	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "orders", Type: transport.Classic}}}
-	if err := top.Apply(ctx, conn.Transport()); err != nil {
+	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	c := consume(t, conn, "orders", func(_ context.Context, m acemq.Message[item]) acemq.Decision {

@@ -25,7 +25,7 @@ func TestLadderOnMemory(t *testing.T) {
 	ctx := context.Background()
 	policy := acemq.Exponential(4, 10*time.Second, 5*time.Minute).WithJitter(0) // 10s, 20s in the consumer; 40s on a rung
 	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "orders", Type: transport.Classic, Retry: &policy}}}
-	if err := top.Apply(ctx, conn.Transport()); err != nil {
+	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	c := consume(t, conn, "orders", func(_ context.Context, m acemq.Message[item]) acemq.Decision {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -185,8 +184,9 @@ type Event struct {
 	CutShort  bool
 	// Class is why a delivery waits (the wait events).
 	Class contract.ReasonClass
-	// Ladder is the consumer's retry ladder (EventConsumerStarted).
-	Ladder retry.Ladder
+	// Rungs are the queues of the consumer's retry ladder, in schedule
+	// order (EventConsumerStarted).
+	Rungs []string
 	// Conn is the connection the event happened on, for an observer that
 	// wants to look further (the depth of a ladder's rungs, say).
 	Conn    *Conn

@@ -64,7 +64,7 @@ func (r *recorder) Event(e acemq.Event) {
 	case acemq.EventWaitStarted, acemq.EventWaitEnded:
 		r.add("%s %s %v %q cut=%v", e.Kind, e.Queue, e.Delay, e.Class, e.CutShort)
 	case acemq.EventConsumerStarted:
-		r.add("%s %s rungs %v", e.Kind, e.Queue, e.Ladder.Queues())
+		r.add("%s %s rungs %v", e.Kind, e.Queue, e.Rungs)
 	default:
 		r.add("%s %s", e.Kind, e.Queue)
 	}
@@ -80,7 +80,7 @@ func TestObserverIsToldEverything(t *testing.T) {
 	ctx := context.Background()
 	policy := acemq.Exponential(3, 10*time.Second, time.Minute).WithJitter(0).WaitInBrokerFrom(20 * time.Second) // 10s in the consumer, 20s on a rung
 	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "orders", Type: transport.Classic, Retry: &policy}}}
-	if err := top.Apply(ctx, conn.Transport()); err != nil {
+	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	var handlerCtx sync.Map

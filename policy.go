@@ -13,14 +13,14 @@ import (
 	"github.com/acemq-go/acemq/internal/retry"
 )
 
-// MaxAttemptsLimit bounds a policy's attempts so that its schedule stays a
+// maxAttemptsLimit bounds a policy's attempts so that its schedule stays a
 // list a person can read. It is this library's limit, not the contract's.
-const MaxAttemptsLimit = 10_000
+const maxAttemptsLimit = 10_000
 
-// MaxBrokerWait is the longest wait a rung can hold: RabbitMQ refuses to
+// maxBrokerWait is the longest wait a rung can hold: RabbitMQ refuses to
 // declare a queue whose x-message-ttl is above ten years (315360000000 ms)
 // with PRECONDITION_FAILED, value_too_large.
-const MaxBrokerWait = 315_360_000_000 * time.Millisecond
+const maxBrokerWait = 315_360_000_000 * time.Millisecond
 
 // ErrInvalidPolicy is matched (errors.Is) by every error of Validate and
 // ParsePolicy.
@@ -120,8 +120,8 @@ func (p RetryPolicy) Validate() error {
 	}
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if p.maxAttempts < 1 || p.maxAttempts > MaxAttemptsLimit {
-		add("maxAttempts is %d but must be from 1 to %d (it counts the first delivery)", p.maxAttempts, MaxAttemptsLimit)
+	if p.maxAttempts < 1 || p.maxAttempts > maxAttemptsLimit {
+		add("maxAttempts is %d but must be from 1 to %d (it counts the first delivery)", p.maxAttempts, maxAttemptsLimit)
 	}
 	if p.initialDelay < 0 {
 		add("the initial delay is %s but must be at least 0", contract.FormatDuration(p.initialDelay))
@@ -144,9 +144,9 @@ func (p RetryPolicy) Validate() error {
 	}
 	if len(problems) == 0 {
 		for _, d := range retry.RungDelays(p) {
-			if d > MaxBrokerWait {
+			if d > maxBrokerWait {
 				add("the broker wait %s is longer than RabbitMQ allows for x-message-ttl (%dms), so cap the delay at %s or less",
-					contract.FormatDuration(d), MaxBrokerWait.Milliseconds(), contract.FormatDuration(MaxBrokerWait.Truncate(time.Hour)))
+					contract.FormatDuration(d), maxBrokerWait.Milliseconds(), contract.FormatDuration(maxBrokerWait.Truncate(time.Hour)))
 				break
 			}
 		}
@@ -186,7 +186,7 @@ func (p RetryPolicy) Warnings() []string {
 
 // Schedule is the maxAttempts-1 waits before each retry, without jitter.
 func (p RetryPolicy) Schedule() []time.Duration {
-	if p.maxAttempts <= 1 || p.maxAttempts > MaxAttemptsLimit {
+	if p.maxAttempts <= 1 || p.maxAttempts > maxAttemptsLimit {
 		return nil
 	}
 	waits := make([]time.Duration, p.maxAttempts-1)

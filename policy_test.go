@@ -157,12 +157,12 @@ func TestValidate(t *testing.T) {
 		{"NaN jitter", Fixed(3, sec).WithJitter(math.NaN()), []string{"the jitter factor is NaN"}},
 		{"negative age", Fixed(3, sec).GiveUpAfter(-minute), []string{"giveUpAfter is -1m but must be at least 0"}},
 		{"negative threshold", Fixed(3, sec).WaitInBrokerFrom(-sec), []string{"waitInBrokerFrom is -1s but must be at least 0"}},
-		{"broker wait beyond x-message-ttl", Fixed(2, MaxBrokerWait+ms), []string{"the broker wait 87600h0m0.001s is longer than RabbitMQ allows for x-message-ttl (315360000000ms), so cap the delay at 87600h or less"}},
+		{"broker wait beyond x-message-ttl", Fixed(2, maxBrokerWait+ms), []string{"the broker wait 87600h0m0.001s is longer than RabbitMQ allows for x-message-ttl (315360000000ms), so cap the delay at 87600h or less"}},
 		{"every problem at once", Exponential(0, -sec, -2*sec).WithJitter(2).GiveUpAfter(-sec).WaitInBrokerFrom(-sec),
 			[]string{"maxAttempts is 0", "initial delay is -1s", "maximum delay is -2s", "jitter factor is 2", "giveUpAfter is -1s", "waitInBrokerFrom is -1s"}},
 		{"limits are allowed", Fixed(10_000, 0).WithJitter(1).GiveUpAfter(0).WaitInBrokerFrom(0), nil},
-		{"the longest rung", Fixed(2, MaxBrokerWait), nil},
-		{"long consumer waits are the consumer's business", Fixed(2, MaxBrokerWait+ms).WaitInBrokerFrom(0), nil},
+		{"the longest rung", Fixed(2, maxBrokerWait), nil},
+		{"long consumer waits are the consumer's business", Fixed(2, maxBrokerWait+ms).WaitInBrokerFrom(0), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

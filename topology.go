@@ -157,14 +157,14 @@ func (t Topology) Plan() ([]transport.Declaration, error) {
 	return plan, nil
 }
 
-// Apply validates the topology and sends its plan to d in order, stopping at
-// the first declaration that fails.
-func (t Topology) Apply(ctx context.Context, d transport.Declarer) error {
+// Apply validates the topology and declares its plan on c in order,
+// stopping at the first declaration that fails.
+func (t Topology) Apply(ctx context.Context, c *Conn) error {
 	plan, err := t.Plan()
 	if err != nil {
 		return err
 	}
-	return transport.DeclareAll(ctx, d, plan)
+	return transport.DeclareAll(ctx, c.transport, plan)
 }
 
 // build makes the plan and collects every problem and warning on the way.

@@ -51,11 +51,11 @@ func TestReferenceTopology(t *testing.T) {
 		t.Errorf("orders.new wire arguments = %v", args)
 	}
 	// Apply sends exactly the plan.
-	var rec transport.Recorder
-	if err := top.Apply(context.Background(), &rec); err != nil {
+	f := newFake()
+	if err := top.Apply(context.Background(), f.conn()); err != nil {
 		t.Fatal(err)
 	}
-	if got := strs(rec.Declarations); !slices.Equal(got, want) {
+	if got := strs(f.Declarations); !slices.Equal(got, want) {
 		t.Errorf("Apply sent %v, want the plan", got)
 	}
 }
@@ -295,9 +295,9 @@ func TestValidateTopology(t *testing.T) {
 			if _, err := tt.top.Plan(); !errors.As(err, &ve) {
 				t.Errorf("Plan of an invalid topology = %v, want the same *ValidationError", err)
 			}
-			var rec transport.Recorder
-			if err := tt.top.Apply(context.Background(), &rec); err == nil || len(rec.Declarations) > 0 {
-				t.Errorf("Apply of an invalid topology declared %d things, err %v", len(rec.Declarations), err)
+			f := newFake()
+			if err := tt.top.Apply(context.Background(), f.conn()); err == nil || len(f.Declarations) > 0 {
+				t.Errorf("Apply of an invalid topology declared %d things, err %v", len(f.Declarations), err)
 			}
 		})
 	}

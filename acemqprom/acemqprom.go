@@ -55,7 +55,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/retry"
 )
 
 // DefaultNamespace prefixes every metric's name unless WithNamespace says
@@ -113,8 +112,8 @@ type Metrics struct {
 // and the Conns that consume it (a consumer started on each), any of which
 // can inspect the rungs.
 type watch struct {
-	ladder retry.Ladder
-	conns  []*acemq.Conn
+	rungs []string
+	conns []*acemq.Conn
 }
 
 // connState is what the connection events said last; lost, blocked and
@@ -257,13 +256,13 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 	type target struct {
 		queue string
-		rungs []retry.Rung
+		rungs []string
 		conn  *acemq.Conn
 	}
 	m.mu.Lock()
 	targets := make([]target, 0, len(m.watched))
 	for q, w := range m.watched {
-		targets = append(targets, target{q, w.ladder.Rungs(), w.conns[len(w.conns)-1]})
+		targets = append(targets, target{q, w.rungs, w.conns[len(w.conns)-1]})
 	}
 	m.mu.Unlock()
 
@@ -286,11 +285,7 @@ func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 			}
 			return sum, ok
 		}
-		rungs := make([]string, len(t.rungs))
-		for i, r := range t.rungs {
-			rungs[i] = r.Queue
-		}
-		if n, ok := depth(rungs...); ok {
+		if n, ok := depth(t.rungs...); ok {
 			ch <- prometheus.MustNewConstMetric(m.rungDesc, prometheus.GaugeValue, n, t.queue, "rung")
 		}
 		if n, ok := depth(contract.DeadLetterQueue(t.queue)); ok {
@@ -379,7 +374,7 @@ func (m *Metrics) watch(e acemq.Event) {
 	defer m.mu.Unlock()
 	w := m.watched[e.Queue]
 	if w == nil {
-		w = &watch{ladder: e.Ladder}
+		w = &watch{rungs: e.Rungs}
 		m.watched[e.Queue] = w
 	}
 	w.conns = append(w.conns, e.Conn)

@@ -19,7 +19,7 @@ func TestBroker(t *testing.T) {
 	ctx := context.Background()
 	policy := acemq.Fixed(2, 5*time.Minute)
 	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "jobs", Retry: &policy}}}
-	if err := top.Apply(ctx, conn.Transport()); err != nil {
+	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	c, err := acemq.Consume(ctx, conn, "jobs", func(_ context.Context, m acemq.Message[string]) acemq.Decision {

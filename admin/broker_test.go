@@ -94,7 +94,7 @@ func TestDiffOnBroker(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := top.Apply(ctx, tr); err != nil {
+	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, ctx, endpoint, plan, Report.InSync)

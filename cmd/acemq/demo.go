@@ -208,7 +208,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 		Queues: []acemq.QueueSpec{{Name: demoQueue, DeadLetter: true, Retry: &demoPolicy, Rungs: o.rungs,
 			Bindings: []acemq.BindingSpec{{Exchange: demoExchange, RoutingKey: "order.*"}}}},
 	}
-	if err := topology.Apply(ctx, t); err != nil {
+	if err := topology.Apply(ctx, conn); err != nil {
 		return demoSummary{}, err
 	}
 	for _, q := range append([]string{demoQueue, contract.DeadLetterQueue(demoQueue), contract.ParkedQueue(demoQueue)}, demoLadder(o.rungs).Queues()...) {

@@ -82,7 +82,7 @@ func runApply(ctx context.Context, stdout, stderr io.Writer, o applyOptions) err
 			return err
 		}
 		defer conn.Close()
-		if err := t.Apply(ctx, conn.Transport()); err != nil {
+		if err := t.Apply(ctx, conn); err != nil {
 			return err
 		}
 		fmt.Fprintf(&b, "applied: %d declarations of %s sent to %s (%d of them were missing)\n",

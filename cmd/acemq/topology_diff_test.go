@@ -89,7 +89,7 @@ func TestTopologyDiffOnBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := top.Apply(ctx, conn.Transport()); err != nil {
+	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	// The management API may lag a moment behind the declarations.
