@@ -14,14 +14,14 @@
 // exchange, or the queue for the default exchange. It is a child of the
 // span in the publish's context and ends when the broker has answered; a
 // publish the broker did not confirm has status Error, with error.type set
-// to the acemq.PublishOutcome and the error recorded.
+// to the contract.PublishOutcome and the error recorded.
 //
 // A delivery is a span "process Q" of kind Consumer, Q being the consumed
 // queue. Its parent, and a link, is the context in the message's headers;
 // without one it is a new root. Its context is the handler's, so spans the
 // handler starts nest under it, and so are its republishes. It ends when the
 // delivery is settled; a delivery that was not accepted has status Error,
-// with error.type set to the acemq.ReasonClass.
+// with error.type set to the contract.ReasonClass.
 //
 // Attributes follow the OpenTelemetry messaging conventions for RabbitMQ
 // (messaging.system, messaging.operation.name and .type,

@@ -8,7 +8,7 @@
 //		// declare, publish, consume as in production...
 //		b.Advance(5 * time.Minute) // a five-minute rung expires now
 //		acemqtest.WaitFor(t, consumer, "the retry", func(s acemq.Stats) bool { return s.Accepted == 1 })
-//		dead := b.Messages(t, acemq.DeadLetterQueue("orders"))
+//		dead := b.Messages(t, contract.DeadLetterQueue("orders"))
 //	}
 //
 // A policy's jitter spreads waits in the consumer, and Advance moves the
