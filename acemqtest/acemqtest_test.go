@@ -87,3 +87,6 @@ func mustPublisher[T any](t testing.TB, c *acemq.Conn, exchange string, opts ...
 	}
 	return p
 }
+
+// The package's example test runs as it is shown.
+func TestTheExampleRuns(t *testing.T) { checkoutTest(t) }
