@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/acemq-go/acemq/contract"
 )
 
 // Codec turns message values into bodies and back, and names the content
@@ -45,15 +47,15 @@ func CodecFor(contentType string) (Codec, bool) {
 		return nil, false
 	}
 	switch mediaType {
-	case "application/json", "text/json":
+	case contract.ContentTypeJSON, contract.ContentTypeTextJSON:
 		return JSON, true
 	case "text/plain":
 		return Text, true
-	case "application/octet-stream":
+	case contract.ContentTypeBytes:
 		return Bytes, true
 	}
 	if _, subtype, ok := strings.Cut(mediaType, "/"); ok &&
-		len(subtype) > len("+json") && strings.HasSuffix(subtype, "+json") {
+		len(subtype) > len(contract.ContentTypeJSONSuffix) && strings.HasSuffix(subtype, contract.ContentTypeJSONSuffix) {
 		return JSON, true
 	}
 	return nil, false
@@ -89,7 +91,7 @@ func jsonContentType(contentType string) (declared, accepted bool) {
 
 type jsonCodec struct{}
 
-func (jsonCodec) ContentType() string { return "application/json" }
+func (jsonCodec) ContentType() string { return contract.ContentTypeJSON }
 
 func (jsonCodec) Marshal(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
@@ -108,7 +110,7 @@ func (jsonCodec) Unmarshal(data []byte, v any) error {
 
 type bytesCodec struct{}
 
-func (bytesCodec) ContentType() string { return "application/octet-stream" }
+func (bytesCodec) ContentType() string { return contract.ContentTypeBytes }
 
 func (bytesCodec) Marshal(v any) ([]byte, error) {
 	b, ok := v.([]byte)
@@ -130,7 +132,7 @@ func (bytesCodec) Unmarshal(data []byte, v any) error {
 
 type textCodec struct{}
 
-func (textCodec) ContentType() string { return "text/plain; charset=utf-8" }
+func (textCodec) ContentType() string { return contract.ContentTypeText }
 
 func (textCodec) Marshal(v any) ([]byte, error) {
 	var b []byte

@@ -3,6 +3,8 @@ package acemq
 import (
 	"errors"
 	"fmt"
+
+	"github.com/acemq-go/acemq/contract"
 )
 
 // Decision is what a handler makes of a message: Accept, Retry, Reject or
@@ -73,7 +75,7 @@ func (e fatalError) Unwrap() error { return e.err }
 // the message at once. The text of err is kept as it is.
 func Fatal(err error) error {
 	if err == nil {
-		err = errors.New("fatal error")
+		err = errors.New(contract.ReasonTextFatal)
 	}
 	return fatalError{err}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/acemq-go/acemq/contract"
 )
 
 // DefaultHealthTimeout bounds Health's round trip to the broker when its
@@ -149,7 +151,7 @@ func (c *Conn) ReadinessHandler(timeout time.Duration) http.Handler {
 }
 
 func writeHealth(w http.ResponseWriter, h json.Marshaler, ok bool) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", contract.ContentTypeJSON)
 	w.Header().Set("Cache-Control", "no-store")
 	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)

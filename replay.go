@@ -8,10 +8,6 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// replayTimeFormat is RFC 3339 in UTC with exactly three fractional digits,
-// as every AceMQ library writes acemq-replayed-at.
-const replayTimeFormat = "2006-01-02T15:04:05.000Z"
-
 // Replay records that an operator moved a message back from a dead-letter or
 // parked queue. Its headers are application headers, not reserved ones, so
 // a handler sees them and a replay keeps the rest of the envelope untouched.
@@ -48,7 +44,7 @@ func (r Replay) Write(h transport.Table) {
 		delete(h, contract.HeaderReplayedFrom)
 	}
 	if !r.At.IsZero() {
-		h[contract.HeaderReplayedAt] = r.At.UTC().Format(replayTimeFormat)
+		h[contract.HeaderReplayedAt] = r.At.UTC().Format(contract.ReplayedAtLayout)
 	} else {
 		delete(h, contract.HeaderReplayedAt)
 	}

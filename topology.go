@@ -111,8 +111,8 @@ func (q QueueSpec) declaration(deadLetterExchange string) transport.Queue {
 		args[k] = v
 	}
 	if q.DeadLetter {
-		args[argDeadLetterExchange] = deadLetterExchange
-		args[argDeadLetterRoutingKey] = contract.DeadLetterQueue(q.Name)
+		args[contract.ArgDeadLetterExchange] = deadLetterExchange
+		args[contract.ArgDeadLetterRoutingKey] = contract.DeadLetterQueue(q.Name)
 	}
 	if len(args) == 0 {
 		args = nil
@@ -120,11 +120,6 @@ func (q QueueSpec) declaration(deadLetterExchange string) transport.Queue {
 	return transport.Queue{Name: q.Name, Type: q.QueueType(), Durable: !q.Transient,
 		Exclusive: q.Exclusive, AutoDelete: q.AutoDelete, Arguments: args}
 }
-
-const (
-	argDeadLetterExchange   = "x-dead-letter-exchange"
-	argDeadLetterRoutingKey = "x-dead-letter-routing-key"
-)
 
 // Validate reports every problem of the topology at once, or nil. What is
 // valid but can lose messages is reported by Warnings instead.
@@ -232,7 +227,7 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 			problem("%s: set the queue type with type, not the %s argument", subject, transport.QueueTypeArgument)
 		}
 		if q.DeadLetter {
-			for _, arg := range []string{argDeadLetterExchange, argDeadLetterRoutingKey} {
+			for _, arg := range []string{contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey} {
 				if _, ok := q.Arguments[arg]; ok {
 					problem("%s: the argument %s conflicts with deadLetter, which sets it; remove one of them", subject, arg)
 				}
@@ -301,17 +296,17 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 // most once, so when the full source queue rejects it, nobody hears of it.
 // (An at-least-once rung keeps it until the queue has room.)
 func checkOverflow(subject string, q QueueSpec, problem func(string, ...any)) {
-	_, maxLen := q.Arguments["x-max-length"]
-	_, maxBytes := q.Arguments["x-max-length-bytes"]
+	_, maxLen := q.Arguments[contract.ArgMaxLength]
+	_, maxBytes := q.Arguments[contract.ArgMaxLengthBytes]
 	if !maxLen && !maxBytes {
 		return
 	}
-	_, ownDLX := q.Arguments[argDeadLetterExchange]
-	switch overflow, _ := q.Arguments["x-overflow"].(string); {
-	case overflow == "reject-publish":
+	_, ownDLX := q.Arguments[contract.ArgDeadLetterExchange]
+	switch overflow, _ := q.Arguments[contract.ArgOverflow].(string); {
+	case overflow == contract.OverflowRejectPublish:
 		problem("%s: x-overflow reject-publish drops without a word a message that comes home from a rung while the queue is full "+
 			"(RabbitMQ dead-letters at most once, with no confirm); use reject-publish-dlx with deadLetter, or drop-head", subject)
-	case overflow == "reject-publish-dlx" && !q.DeadLetter && !ownDLX:
+	case overflow == contract.OverflowRejectPublishDLX && !q.DeadLetter && !ownDLX:
 		problem("%s: x-overflow reject-publish-dlx without a dead-letter exchange drops without a word a message that comes home "+
 			"from a rung while the queue is full; set deadLetter", subject)
 	}

@@ -58,13 +58,6 @@ func (r Report) Conflicts() []Finding {
 	return c
 }
 
-// The rung arguments the contract fixes (CONTRACT.md section 2).
-const (
-	argTTL                  = "x-message-ttl"
-	argDeadLetterExchange   = "x-dead-letter-exchange"
-	argDeadLetterRoutingKey = "x-dead-letter-routing-key"
-)
-
 // Diff compares a plan (from acemq.Topology.Plan) with what the broker
 // holds. Exclusive queues are left out, with their bindings: they live only
 // as long as the connection that declared them.
@@ -186,31 +179,26 @@ func missingQueue(name string, planned map[string]transport.Queue, rungSources m
 	f := Finding{Kind: MissingQueue, Object: "queue " + name,
 		Meaning: "nothing can consume from it, and what is routed to it is dropped",
 		Action:  "apply the topology to declare it"}
-	switch {
-	case isRole(name, ".dlq", planned):
-		source := strings.TrimSuffix(name, ".dlq")
+	if source, ok := sourceOf(name, contract.DeadLetterSuffix, planned); ok {
 		f.Kind = MissingDeadLetterQueue
 		f.Meaning = fmt.Sprintf("messages of %s that use their last attempt or are rejected have nowhere to go and are dropped", source)
-	case isRole(name, ".parked", planned):
-		source := strings.TrimSuffix(name, ".parked")
+	} else if source, ok := sourceOf(name, contract.ParkedSuffix, planned); ok {
 		f.Kind = MissingParkedQueue
 		f.Meaning = fmt.Sprintf("messages of %s that cannot be decoded have nowhere to go and are dropped", source)
-	default:
-		if rung, ok := rungOf(name, rungSources); ok {
-			f.Kind = MissingRung
-			f.Meaning = fmt.Sprintf("consumers of %s cannot wait on this rung: they hold the message in the consumer instead, and a crash or deploy cuts the wait short", rung.Source)
-			f.Action = "apply the topology, or start a consumer of " + rung.Source + " (it declares its ladder)"
-		}
+	} else if rung, ok := rungOf(name, rungSources); ok {
+		f.Kind = MissingRung
+		f.Meaning = fmt.Sprintf("consumers of %s cannot wait on this rung: they hold the message in the consumer instead, and a crash or deploy cuts the wait short", rung.Source)
+		f.Action = "apply the topology, or start a consumer of " + rung.Source + " (it declares its ladder)"
 	}
 	return f
 }
 
-// isRole says whether name is the queue with suffix (.dlq, .parked) of a
-// queue the plan declares.
-func isRole(name, suffix string, planned map[string]transport.Queue) bool {
+// sourceOf reads name as the queue with suffix (contract.DeadLetterSuffix,
+// contract.ParkedSuffix) of a queue the plan declares, and gives that queue.
+func sourceOf(name, suffix string, planned map[string]transport.Queue) (string, bool) {
 	source, ok := strings.CutSuffix(name, suffix)
 	_, declared := planned[source]
-	return ok && declared
+	return source, ok && declared
 }
 
 // rungOf reads name as a rung, of either kind, of a key of sources.
@@ -238,7 +226,8 @@ func plannedCounterpart(rung contract.RungName, planned map[string]transport.Que
 // rungTargetDiffers says whether the broker's rung waits a different time or
 // sends messages somewhere else than the plan's.
 func rungTargetDiffers(want, got transport.Queue) bool {
-	for _, k := range []string{argTTL, argDeadLetterExchange, argDeadLetterRoutingKey} {
+	// The rung arguments the contract fixes (CONTRACT.md section 2).
+	for _, k := range []string{contract.ArgMessageTTL, contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey} {
 		if !sameValue(want.Arguments[k], got.Arguments[k]) {
 			return true
 		}

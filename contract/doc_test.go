@@ -176,3 +176,43 @@ func TestDocDelaysAndReasons(t *testing.T) {
 		t.Errorf("docs/contract.md has %d delay rows and %d reason rows; the page lost its tables", delays, reasons)
 	}
 }
+
+// TestDocSetAsideTexts holds the page's table of the family's set-aside
+// texts to ClassifyReason: each row's text has the row's class ("" for a
+// text that is none of them), and every entry of SetAsideTexts is the one
+// that classifies at least one row.
+func TestDocSetAsideTexts(t *testing.T) {
+	call := regexp.MustCompile(`^contract\.ClassifyReason\(("[^"]*")\)$`)
+	texts := contract.SetAsideTexts()
+	used := make([]bool, len(texts))
+	rows := 0
+	for _, r := range docRows(t) {
+		m := call.FindStringSubmatch(r.name)
+		if m == nil {
+			continue
+		}
+		rows++
+		text, err := strconv.Unquote(m[1])
+		if err != nil {
+			t.Fatalf("docs/contract.md:%d: %v", r.line, err)
+		}
+		got, ok := contract.ClassifyReason(text)
+		if string(got) != r.value || ok != (r.value != "") {
+			t.Errorf("docs/contract.md:%d: ClassifyReason(%q) = %q, %v; the page says %q", r.line, text, got, ok, r.value)
+		}
+		for i, st := range texts {
+			if st.Start.MatchString(text) {
+				used[i] = true
+				break
+			}
+		}
+	}
+	for i, st := range texts {
+		if !used[i] {
+			t.Errorf("SetAsideTexts[%d] (%s, %s: %s) classifies no row of docs/contract.md", i, st.Start, st.Class, st.Writers)
+		}
+	}
+	if rows < len(texts) {
+		t.Errorf("docs/contract.md has %d ClassifyReason rows for %d texts; the page lost its table", rows, len(texts))
+	}
+}

@@ -61,3 +61,17 @@ const (
 	// before: of the delivery, not of the message, so never republished.
 	HeaderDeliveryCount = "x-delivery-count"
 )
+
+// The reasons RabbitMQ gives in x-death and x-first-death-reason (section
+// 20: what a message the broker dead-lettered itself says).
+const (
+	// DeathReasonRejected: a consumer rejected it without requeueing it.
+	DeathReasonRejected = "rejected"
+	// DeathReasonExpired: its time-to-live ran out in the queue.
+	DeathReasonExpired = "expired"
+	// DeathReasonMaxLength: its queue was at its length limit.
+	DeathReasonMaxLength = "maxlen"
+	// DeathReasonDeliveryLimit: returned to its quorum queue more often than
+	// x-delivery-limit allows.
+	DeathReasonDeliveryLimit = "delivery_limit"
+)

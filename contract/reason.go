@@ -2,6 +2,8 @@ package contract
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -41,6 +43,8 @@ const (
 	ReasonTextUndecodable = "could not be decoded: "
 	ReasonTextNoDecision  = "the handler returned no decision"
 	ReasonTextPanicked    = "handler panicked: "
+	// ReasonTextFatal is the error of a Fatal decision made without one.
+	ReasonTextFatal = "fatal error"
 )
 
 // ExhaustedReason is the reason of a message that used the policy's
@@ -67,4 +71,54 @@ func FormatDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// SetAsideText is how an AceMQ library starts the x-acemq-error text of a
+// message it set aside for a class of reason: the table of section 20, and
+// this library's own texts.
+type SetAsideText struct {
+	Start   *regexp.Regexp // matches the start of the text
+	Class   ReasonClass
+	Writers string // the libraries that write it
+}
+
+// setAsideTexts in the order ClassifyReason tries them. "…" in the contract
+// is the handler's error (Java and Python put its type first).
+//
+// Java writes "the handler reported an unprocessable message" both for a
+// rejection and for a fatal error, the Go peer for a fatal error: it is
+// classed rejected, after Java, the reference.
+var setAsideTexts = []SetAsideText{
+	{regexp.MustCompile(`^exhausted \d+ attempt(s|\(s\))?(:|$)`), ReasonExhausted, "Java, Python (attempt(s)), the Go peer (singular for 1), this library"},
+	{regexp.MustCompile(`^gave up after \d+ attempt(s|\(s\))?(:|$)`), ReasonExhausted, "Ruby, .NET (attempt(s))"},
+	{regexp.MustCompile(`^exceeded the maximum message age of `), ReasonTooOld, "Java (PT2M), the Go peer and this library (2m0s, 2m), Python (0:02:00)"},
+	{regexp.MustCompile(`^gave up on a message older than `), ReasonTooOld, "Ruby (120.0 seconds), .NET (00:02:00)"},
+	{regexp.MustCompile(`^the handler rejected it(:|$)`), ReasonRejected, "the Go peer, Python"},
+	{regexp.MustCompile(`^rejected by the handler(:|$)`), ReasonRejected, "Ruby"},
+	{regexp.MustCompile(`^the handler reported an unprocessable message(:|$)`), ReasonRejected, "Java (rejected and fatal), the Go peer (fatal)"},
+	{regexp.MustCompile(`^retrying cannot help(:|$)`), ReasonFatal, "Ruby"},
+	{regexp.MustCompile(`^the handler parked it(:|$)`), ReasonParked, "the Go peer"},
+	{regexp.MustCompile(`^could not be decoded(:|$)`), ReasonUndecodable, "Java, the Go peer, Ruby, Python, this library"},
+	{regexp.MustCompile(`^could not decode as `), ReasonUndecodable, ".NET"},
+	{regexp.MustCompile(`^an interceptor refused it(:|$)`), ReasonInterceptor, "the Go peer, .NET"},
+	{regexp.MustCompile(`^` + regexp.QuoteMeta(ReasonTextPanicked)), ReasonPanicked, "this library"},
+	{regexp.MustCompile(`^` + regexp.QuoteMeta(ReasonTextNoDecision) + `$`), ReasonNoDecision, "this library"},
+	{regexp.MustCompile(`^` + regexp.QuoteMeta(ReasonTextFatal) + `$`), ReasonFatal, "this library"},
+}
+
+// SetAsideTexts are the texts ClassifyReason knows, in the order it tries
+// them.
+func SetAsideTexts() []SetAsideText { return slices.Clone(setAsideTexts) }
+
+// ClassifyReason gives the class of an x-acemq-error text by the first of
+// SetAsideTexts it starts as; ok is false for a text that starts as none
+// (a bare handler error, as this library writes it for Reject, Fatal and
+// Park).
+func ClassifyReason(text string) (class ReasonClass, ok bool) {
+	for _, t := range setAsideTexts {
+		if t.Start.MatchString(text) {
+			return t.Class, true
+		}
+	}
+	return "", false
 }

@@ -2,7 +2,6 @@ package deadletter
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
@@ -22,8 +21,8 @@ type Reason struct {
 // exported from), was set aside.
 //
 // A message with x-acemq-error was set aside by an AceMQ library: the text
-// is that header, its class that of the first template of setAsideTexts it
-// matches (every library's wording, CONTRACT.md section 20, and this
+// is that header, its class that of the first of contract.SetAsideTexts it
+// starts as (every library's wording, CONTRACT.md section 20, and this
 // library's own). A text that matches none is a handler's error as this
 // library writes it for Reject and Fatal in Q.dlq (ReasonRejected: the two
 // cannot be told apart) and for Park in Q.parked (ReasonParked); elsewhere
@@ -49,56 +48,10 @@ func ReasonOf(queue string, msg transport.Message) Reason {
 	return brokerReason(msg.Headers)
 }
 
-// setAsideTexts are the starts of the x-acemq-error texts the AceMQ
-// libraries write, and their classes: the table of CONTRACT.md section 20
-// and this library's own texts (settle.go, policy.go, consumer.go). "…" in
-// the contract is the handler's error (Java and Python put its type first).
-//
-// Java writes "the handler reported an unprocessable message" both for a
-// rejection and for a fatal error, the Go peer for a fatal error: it is
-// classed rejected, after Java, the reference.
-var setAsideTexts = []struct {
-	start *regexp.Regexp
-	class contract.ReasonClass
-}{
-	// Java, Python ("attempt(s)" read either way), the Go peer (singular
-	// for 1), this library ("exhausted 1 attempts").
-	{regexp.MustCompile(`^exhausted \d+ attempt(s|\(s\))?(:|$)`), contract.ReasonExhausted},
-	// Ruby; .NET writes "attempt(s)" literally.
-	{regexp.MustCompile(`^gave up after \d+ attempt(s|\(s\))?(:|$)`), contract.ReasonExhausted},
-	// Java (PT2M), the Go peer and this library (2m0s, 2m), Python (0:02:00).
-	{regexp.MustCompile(`^exceeded the maximum message age of `), contract.ReasonTooOld},
-	// Ruby (120.0 seconds), .NET (00:02:00).
-	{regexp.MustCompile(`^gave up on a message older than `), contract.ReasonTooOld},
-	// The Go peer, Python.
-	{regexp.MustCompile(`^the handler rejected it(:|$)`), contract.ReasonRejected},
-	// Ruby.
-	{regexp.MustCompile(`^rejected by the handler(:|$)`), contract.ReasonRejected},
-	// Java (rejected and fatal), the Go peer (fatal).
-	{regexp.MustCompile(`^the handler reported an unprocessable message(:|$)`), contract.ReasonRejected},
-	// Ruby.
-	{regexp.MustCompile(`^retrying cannot help(:|$)`), contract.ReasonFatal},
-	// The Go peer.
-	{regexp.MustCompile(`^the handler parked it(:|$)`), contract.ReasonParked},
-	// Java, the Go peer, Ruby, Python, this library.
-	{regexp.MustCompile(`^could not be decoded(:|$)`), contract.ReasonUndecodable},
-	// .NET.
-	{regexp.MustCompile(`^could not decode as `), contract.ReasonUndecodable},
-	// The Go peer, .NET.
-	{regexp.MustCompile(`^an interceptor refused it(:|$)`), contract.ReasonInterceptor},
-	// This library's own, from the consumer and settle; "fatal error" is
-	// what Retry(Fatal(nil)) writes.
-	{regexp.MustCompile(`^handler panicked: `), contract.ReasonPanicked},
-	{regexp.MustCompile(`^the handler returned no decision$`), contract.ReasonNoDecision},
-	{regexp.MustCompile(`^fatal error$`), contract.ReasonFatal},
-}
-
 // classify gives the class of an x-acemq-error text found in queue.
 func classify(queue, text string) contract.ReasonClass {
-	for _, t := range setAsideTexts {
-		if t.start.MatchString(text) {
-			return t.class
-		}
+	if class, ok := contract.ClassifyReason(text); ok {
+		return class
 	}
 	// A bare handler error, as this library writes it.
 	switch _, setAside := Source(queue); {
@@ -116,10 +69,10 @@ var brokerReasons = map[string]struct {
 	class   contract.ReasonClass
 	meaning string
 }{
-	"delivery_limit": {contract.ReasonDeliveryLimit, "returned to the queue more times than its delivery limit (x-delivery-limit) allows"},
-	"maxlen":         {contract.ReasonMaxLength, "the queue was at its length limit (x-max-length or x-max-length-bytes)"},
-	"expired":        {contract.ReasonExpired, "its time-to-live ran out in the queue (x-message-ttl or the message's expiration)"},
-	"rejected":       {contract.ReasonRejected, "a consumer rejected it without requeueing it (basic.reject or basic.nack)"},
+	contract.DeathReasonDeliveryLimit: {contract.ReasonDeliveryLimit, "returned to the queue more times than its delivery limit (x-delivery-limit) allows"},
+	contract.DeathReasonMaxLength:     {contract.ReasonMaxLength, "the queue was at its length limit (x-max-length or x-max-length-bytes)"},
+	contract.DeathReasonExpired:       {contract.ReasonExpired, "its time-to-live ran out in the queue (x-message-ttl or the message's expiration)"},
+	contract.DeathReasonRejected:      {contract.ReasonRejected, "a consumer rejected it without requeueing it (basic.reject or basic.nack)"},
 }
 
 // brokerReason reads the broker's latest dead-lettering of a message from
@@ -147,7 +100,7 @@ func brokerReason(h transport.Table) Reason {
 // is, while putting its own entry first in x-death. x-first-death-* is the
 // last resort.
 func latestDeath(h transport.Table) (reason, queue string) {
-	if deaths, ok := h["x-death"].([]any); ok && len(deaths) > 0 {
+	if deaths, ok := h[contract.HeaderDeath].([]any); ok && len(deaths) > 0 {
 		var entry map[string]any
 		switch e := deaths[0].(type) {
 		case transport.Table:
@@ -159,7 +112,7 @@ func latestDeath(h transport.Table) (reason, queue string) {
 			return r, headerString(entry["queue"])
 		}
 	}
-	for _, prefix := range []string{"x-last-death-", "x-first-death-"} {
+	for _, prefix := range []string{contract.HeaderLastDeathPrefix, contract.HeaderFirstDeathPrefix} {
 		if r := headerString(h[prefix+"reason"]); r != "" {
 			return r, headerString(h[prefix+"queue"])
 		}

@@ -8,6 +8,8 @@ package transport
 import (
 	"context"
 	"fmt"
+
+	"github.com/acemq-go/acemq/contract"
 )
 
 // Table is an AMQP field table: queue and binding arguments, message headers.
@@ -32,13 +34,13 @@ type QueueType string
 
 // The queue types RabbitMQ offers.
 const (
-	Classic QueueType = "classic"
-	Quorum  QueueType = "quorum"
-	Stream  QueueType = "stream"
+	Classic QueueType = contract.QueueTypeClassic
+	Quorum  QueueType = contract.QueueTypeQuorum
+	Stream  QueueType = contract.QueueTypeStream
 )
 
 // QueueTypeArgument is the queue argument that carries a non-classic type.
-const QueueTypeArgument = "x-queue-type"
+const QueueTypeArgument = contract.ArgQueueType
 
 // Declarer is anything that can declare exchanges and queues and bind them:
 // a broker connection, or a Recorder that writes the declarations down.

@@ -178,7 +178,7 @@ func flakyHandler(_ context.Context, m acemq.Message[demoOrder]) acemq.Decision 
 // rawJSON claims to be JSON whatever it carries: the demo's undecodable orders.
 type rawJSON struct{ acemq.Codec }
 
-func (rawJSON) ContentType() string { return "application/json" }
+func (rawJSON) ContentType() string { return contract.ContentTypeJSON }
 
 func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, error) {
 	var opts []acemq.Option

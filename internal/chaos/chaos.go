@@ -360,7 +360,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 // harness can publish both JSON and bodies that are not JSON at all.
 type rawJSON struct{}
 
-func (rawJSON) ContentType() string { return "application/json" }
+func (rawJSON) ContentType() string { return contract.ContentTypeJSON }
 func (rawJSON) Marshal(v any) ([]byte, error) {
 	b, ok := v.([]byte)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -25,15 +26,15 @@ const maxTTL = 315_360_000_000
 // too, last.
 var comparedArgs = map[transport.QueueType][]string{
 	transport.Classic: {
-		"x-expires", "x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key",
-		"x-max-length", "x-max-length-bytes", "x-max-priority", "x-overflow", "x-queue-mode",
-		"x-queue-version", "x-single-active-consumer", "x-queue-type", "x-queue-master-locator",
+		contract.ArgExpires, contract.ArgMessageTTL, contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey,
+		contract.ArgMaxLength, contract.ArgMaxLengthBytes, "x-max-priority", contract.ArgOverflow, "x-queue-mode",
+		"x-queue-version", "x-single-active-consumer", contract.ArgQueueType, "x-queue-master-locator",
 	},
 	transport.Quorum: {
-		"x-dead-letter-exchange", "x-dead-letter-routing-key", "x-dead-letter-strategy", "x-expires",
-		"x-max-length", "x-max-length-bytes", "x-max-in-memory-length", "x-max-in-memory-bytes",
-		"x-overflow", "x-single-active-consumer", "x-queue-type", "x-quorum-initial-group-size",
-		"x-delivery-limit", "x-message-ttl", "x-queue-leader-locator",
+		contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey, contract.ArgDeadLetterStrategy, contract.ArgExpires,
+		contract.ArgMaxLength, contract.ArgMaxLengthBytes, "x-max-in-memory-length", "x-max-in-memory-bytes",
+		contract.ArgOverflow, "x-single-active-consumer", contract.ArgQueueType, "x-quorum-initial-group-size",
+		contract.ArgDeliveryLimit, contract.ArgMessageTTL, "x-queue-leader-locator",
 	},
 }
 
@@ -43,12 +44,12 @@ var comparedArgs = map[transport.QueueType][]string{
 // x-queue-leader-locator for a classic queue.
 var inapplicableArgs = map[transport.QueueType][]string{
 	transport.Classic: {
-		"x-dead-letter-strategy", "x-delivery-limit", "x-initial-cluster-size", "x-max-age",
+		contract.ArgDeadLetterStrategy, contract.ArgDeliveryLimit, "x-initial-cluster-size", contract.ArgMaxAge,
 		"x-max-in-memory-bytes", "x-max-in-memory-length", "x-queue-leader-locator",
 		"x-quorum-initial-group-size", "x-stream-max-segment-size-bytes",
 	},
 	transport.Quorum: {
-		"x-initial-cluster-size", "x-max-age", "x-max-priority", "x-queue-master-locator",
+		"x-initial-cluster-size", contract.ArgMaxAge, "x-max-priority", "x-queue-master-locator",
 		"x-queue-mode", "x-queue-version", "x-stream-max-segment-size-bytes",
 	},
 }
@@ -83,19 +84,19 @@ var argChecks = []struct {
 	key   string
 	check argCheck
 }{
-	{"x-expires", intRange(1, maxTTL)},
-	{"x-message-ttl", intRange(0, maxTTL)},
-	{"x-dead-letter-routing-key", checkDLRK},
-	{"x-max-length", intRange(0, -1)},
-	{"x-max-length-bytes", intRange(0, -1)},
+	{contract.ArgExpires, intRange(1, maxTTL)},
+	{contract.ArgMessageTTL, intRange(0, maxTTL)},
+	{contract.ArgDeadLetterRoutingKey, checkDLRK},
+	{contract.ArgMaxLength, intRange(0, -1)},
+	{contract.ArgMaxLengthBytes, intRange(0, -1)},
 	{"x-max-in-memory-length", intRange(0, -1)},
 	{"x-max-in-memory-bytes", intRange(0, -1)},
 	{"x-max-priority", checkMaxPriority},
-	{"x-overflow", oneOf("invalid_overflow", "drop-head", "reject-publish", "reject-publish-dlx")},
+	{contract.ArgOverflow, oneOf("invalid_overflow", contract.OverflowDropHead, contract.OverflowRejectPublish, contract.OverflowRejectPublishDLX)},
 	{"x-queue-mode", checkQueueMode},
 	{"x-queue-version", checkQueueVersion},
 	{"x-single-active-consumer", checkBool},
-	{"x-dead-letter-strategy", oneOf("invalid_dlx_strategy", "at-most-once", "at-least-once")},
+	{contract.ArgDeadLetterStrategy, oneOf("invalid_dlx_strategy", contract.DeadLetterAtMostOnce, contract.DeadLetterAtLeastOnce)},
 	{"x-quorum-initial-group-size", intRange(1, -1)},
 	{"x-queue-leader-locator", oneOf("invalid_queue_locator_arg", "client-local", "balanced")},
 }
@@ -140,7 +141,7 @@ func checkDLRK(v any, args transport.Table) (string, bool) {
 	if _, ok := v.(string); !ok {
 		return unacceptable(v), false
 	}
-	if _, ok := args["x-dead-letter-exchange"]; !ok {
+	if _, ok := args[contract.ArgDeadLetterExchange]; !ok {
 		return "routing_key_but_no_dlx_defined", false
 	}
 	return "", true
@@ -216,8 +217,8 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 		return preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/': %s", key, name, detail)
 	}
 	spec := queueSpec{typ: transport.Classic, durable: durable && !exclusive, ttl: -1, expires: -1,
-		maxLen: -1, maxBytes: -1, overflow: "drop-head", deliveryLimit: -1}
-	if v, ok := args["x-dead-letter-exchange"]; ok {
+		maxLen: -1, maxBytes: -1, overflow: contract.OverflowDropHead, deliveryLimit: -1}
+	if v, ok := args[contract.ArgDeadLetterExchange]; ok {
 		s, ok := v.(string)
 		if !ok {
 			return spec, preconditionFailed("invalid type '%s' for arg 'x-dead-letter-exchange' in queue '%s' in vhost '/'", amqpType(v), name)
@@ -271,22 +272,22 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 			return spec, preconditionFailed("invalid property 'non-durable' for queue '%s' in vhost '/'", name)
 		}
 	}
-	if v, ok := args["x-message-ttl"]; ok {
+	if v, ok := args[contract.ArgMessageTTL]; ok {
 		spec.ttl, _ = asInt(v)
 	}
-	if v, ok := args["x-expires"]; ok {
+	if v, ok := args[contract.ArgExpires]; ok {
 		spec.expires, _ = asInt(v)
 	}
-	if v, ok := args["x-dead-letter-routing-key"]; ok {
+	if v, ok := args[contract.ArgDeadLetterRoutingKey]; ok {
 		spec.dlrk, spec.hasDLRK = v.(string), true
 	}
-	if v, ok := args["x-max-length"]; ok {
+	if v, ok := args[contract.ArgMaxLength]; ok {
 		spec.maxLen, _ = asInt(v)
 	}
-	if v, ok := args["x-max-length-bytes"]; ok {
+	if v, ok := args[contract.ArgMaxLengthBytes]; ok {
 		spec.maxBytes, _ = asInt(v)
 	}
-	if v, ok := args["x-overflow"]; ok {
+	if v, ok := args[contract.ArgOverflow]; ok {
 		spec.overflow = overflowMode(spec.typ, v.(string))
 	}
 	if v, ok := args["x-single-active-consumer"]; ok {
@@ -294,7 +295,7 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 	}
 	if spec.typ == transport.Quorum {
 		spec.deliveryLimit = deliveryLimit(em, args)
-		spec.atLeastOnce = spec.hasDLX && args["x-dead-letter-strategy"] == "at-least-once" && args["x-overflow"] == "reject-publish"
+		spec.atLeastOnce = spec.hasDLX && args[contract.ArgDeadLetterStrategy] == contract.DeadLetterAtLeastOnce && args[contract.ArgOverflow] == contract.OverflowRejectPublish
 	}
 	return spec, nil
 }
@@ -305,7 +306,7 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 // limit of 20 unless one is given, and none for a negative or non-integer
 // one.
 func deliveryLimit(em *emulation, args transport.Table) int64 {
-	v, ok := args["x-delivery-limit"]
+	v, ok := args[contract.ArgDeliveryLimit]
 	if !ok {
 		if em.v4 {
 			return 20

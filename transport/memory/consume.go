@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -324,7 +325,7 @@ func (s *settler) settle(what string, how int) error {
 		case settleRequeue:
 			b.requeue(q, u.m, false)
 		case settleDrop:
-			b.deadLetter(q, u.m, "rejected")
+			b.deadLetter(q, u.m, contract.DeathReasonRejected)
 		}
 	}
 	b.armTimeout(ch)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -172,8 +173,8 @@ func (q *queue) nextConsumer() *consumer {
 // overflowMode is x-overflow as the queue applies it: RabbitMQ's quorum
 // queue (3.10 and 4.0) takes reject-publish-dlx for drop-head.
 func overflowMode(typ transport.QueueType, overflow string) string {
-	if typ == transport.Quorum && overflow == "reject-publish-dlx" {
-		return "drop-head"
+	if typ == transport.Quorum && overflow == contract.OverflowRejectPublishDLX {
+		return contract.OverflowDropHead
 	}
 	return overflow
 }
@@ -207,15 +208,15 @@ func (b *Broker) enqueue(q *queue, c *content) (refused bool) {
 	}
 	size := int64(len(c.msg.Body))
 	switch {
-	case q.typ == transport.Quorum && q.spec.overflow == "reject-publish":
+	case q.typ == transport.Quorum && q.spec.overflow == contract.OverflowRejectPublish:
 		// RabbitMQ's quorum queue takes the message that goes over the
 		// limit, then refuses until it is back to 80% of it.
 		if q.rejecting {
 			return true
 		}
-	case q.spec.overflow != "drop-head" && q.overflows(size):
-		if q.spec.overflow == "reject-publish-dlx" {
-			b.deadLetter(q, &qmsg{c: c}, "maxlen")
+	case q.spec.overflow != contract.OverflowDropHead && q.overflows(size):
+		if q.spec.overflow == contract.OverflowRejectPublishDLX {
+			b.deadLetter(q, &qmsg{c: c}, contract.DeathReasonMaxLength)
 		}
 		return true
 	}
@@ -235,7 +236,7 @@ func (b *Broker) enqueue(q *queue, c *content) (refused bool) {
 // x-max-length or x-max-length-bytes, off once at 80% of both or below. The
 // dead letters its worker still holds count, as in RabbitMQ.
 func (q *queue) checkLimit() {
-	if q.typ != transport.Quorum || q.spec.overflow != "reject-publish" {
+	if q.typ != transport.Quorum || q.spec.overflow != contract.OverflowRejectPublish {
 		return
 	}
 	n, size := int64(len(q.ready)+len(q.pending)), q.readyBytes+q.pendingBytes
@@ -281,7 +282,7 @@ func (b *Broker) delivery(u *unacked, viaGet bool) transport.Delivery {
 		if msg.Headers == nil {
 			msg.Headers = transport.Table{}
 		}
-		msg.Headers["x-delivery-count"] = m.returns
+		msg.Headers[contract.HeaderDeliveryCount] = m.returns
 	}
 	return transport.Delivery{
 		Message:     msg,
@@ -296,12 +297,12 @@ func (b *Broker) delivery(u *unacked, viaGet bool) transport.Delivery {
 // queue is over x-max-length or x-max-length-bytes, with x-overflow
 // drop-head.
 func (b *Broker) dropHead(q *queue) {
-	if q.spec.overflow != "drop-head" {
+	if q.spec.overflow != contract.OverflowDropHead {
 		return
 	}
 	for !q.deleted && len(q.ready) > 0 &&
 		(q.spec.maxLen >= 0 && int64(len(q.ready)) > q.spec.maxLen || q.spec.maxBytes >= 0 && q.readyBytes > q.spec.maxBytes) {
-		b.deadLetter(q, q.popHead(), "maxlen")
+		b.deadLetter(q, q.popHead(), contract.DeathReasonMaxLength)
 	}
 }
 
@@ -311,7 +312,7 @@ func (b *Broker) dropHead(q *queue) {
 func (b *Broker) dropExpired(q *queue) {
 	now := b.clock.Now()
 	for !q.deleted && len(q.ready) > 0 && q.ready[0].expires && !now.Before(q.ready[0].expiry) {
-		b.deadLetter(q, q.popHead(), "expired")
+		b.deadLetter(q, q.popHead(), contract.DeathReasonExpired)
 	}
 	b.armExpiry(q)
 }
@@ -359,7 +360,7 @@ func (b *Broker) requeue(q *queue, m *qmsg, closing bool) {
 	if q.typ == transport.Quorum {
 		m.returns++
 		if q.spec.deliveryLimit >= 0 && m.returns > q.spec.deliveryLimit {
-			b.deadLetter(q, m, "delivery_limit")
+			b.deadLetter(q, m, contract.DeathReasonDeliveryLimit)
 			return
 		}
 		m.pos, m.returned = b.nextPos(), closing || b.em.v4
@@ -448,9 +449,9 @@ func (b *Broker) deadLetterRoute(p *pendingDeadLetter) (targets []*queue, ok boo
 			return nil, false
 		}
 	}
-	deaths, _ := p.c.msg.Headers["x-death"].([]any)
+	deaths, _ := p.c.msg.Headers[contract.HeaderDeath].([]any)
 	for _, target := range b.route(x, p.c.routingKeys) {
-		if p.reason == "rejected" || !isCycle(target.name, deaths) {
+		if p.reason == contract.DeathReasonRejected || !isCycle(target.name, deaths) {
 			targets = append(targets, target)
 		}
 	}
@@ -562,10 +563,10 @@ func (r *deathRecord) write(h transport.Table) {
 	for i, e := range r.entries {
 		deaths[i] = copyTable(e)
 	}
-	h["x-death"] = deaths
+	h[contract.HeaderDeath] = deaths
 	for _, k := range []string{"reason", "queue", "exchange"} {
-		h["x-first-death-"+k] = r.first[k]
-		h["x-last-death-"+k] = r.last[k]
+		h[contract.HeaderFirstDeathPrefix+k] = r.first[k]
+		h[contract.HeaderLastDeathPrefix+k] = r.last[k]
 	}
 }
 
@@ -576,15 +577,15 @@ func (r *deathRecord) write(h transport.Table) {
 // and moves to the front, or a new entry, count 1, goes in front; when it
 // is anything else, it becomes that one entry.
 func updateXDeath(h, info transport.Table) {
-	v, ok := h["x-death"]
+	v, ok := h[contract.HeaderDeath]
 	deaths, isArray := v.([]any)
 	if !isArray {
 		info["count"] = int64(1)
-		h["x-death"] = []any{info}
+		h[contract.HeaderDeath] = []any{info}
 		if !ok {
-			h["x-first-death-reason"] = info["reason"]
-			h["x-first-death-queue"] = info["queue"]
-			h["x-first-death-exchange"] = info["exchange"]
+			h[contract.HeaderFirstDeathPrefix+"reason"] = info["reason"]
+			h[contract.HeaderFirstDeathPrefix+"queue"] = info["queue"]
+			h[contract.HeaderFirstDeathPrefix+"exchange"] = info["exchange"]
 		}
 		return
 	}
@@ -606,7 +607,7 @@ func updateXDeath(h, info transport.Table) {
 		n, _ := asInt(entry["count"])
 		entry["count"] = n + 1
 	}
-	h["x-death"] = append([]any{entry}, others...)
+	h[contract.HeaderDeath] = append([]any{entry}, others...)
 }
 
 // groupDeaths merges entries for the same queue and reason into the first
@@ -658,7 +659,7 @@ func isCycle(queue string, deaths []any) bool {
 		}
 		for _, e := range deaths[:i+1] {
 			et, ok := e.(transport.Table)
-			if !ok || field(et, "reason") == "rejected" {
+			if !ok || field(et, "reason") == contract.DeathReasonRejected {
 				return false
 			}
 		}

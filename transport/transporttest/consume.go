@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -234,7 +235,7 @@ func setupFails(e *env) {
 	s, err = e.tr.Consume(e.ctx, q, transport.ConsumeOptions{Setup: func(ctx context.Context, d transport.Declarer) error {
 		return d.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Quorum, Durable: true})
 	}})
-	e.wantErr("Consume with a Setup redeclaring the queue as quorum", err, transport.ErrPreconditionFailed, q, "x-queue-type")
+	e.wantErr("Consume with a Setup redeclaring the queue as quorum", err, transport.ErrPreconditionFailed, q, contract.ArgQueueType)
 	if err == nil && s != nil {
 		_ = s.Cancel(e.ctx)
 	}
@@ -360,10 +361,10 @@ func settleOnce(e *env) {
 // changes is waited for.
 func quorumDeliveryCount(e *env) {
 	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true})
-	e.send(q, transport.Message{Body: []byte("m"), Headers: transport.Table{"x-delivery-count": int64(7), "h": "v"}})
+	e.send(q, transport.Message{Body: []byte("m"), Headers: transport.Table{contract.HeaderDeliveryCount: int64(7), "h": "v"}})
 	count := func(d transport.Delivery, want int64, redelivered bool) {
 		e.t.Helper()
-		if got := d.Headers["x-delivery-count"]; got != want || d.Redelivered != redelivered {
+		if got := d.Headers[contract.HeaderDeliveryCount]; got != want || d.Redelivered != redelivered {
 			e.t.Errorf("x-delivery-count = %#v, redelivered %v; want int64(%d), %v", got, d.Redelivered, want, redelivered)
 		}
 		if d.Headers["h"] != "v" {

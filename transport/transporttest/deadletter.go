@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -55,8 +56,8 @@ type death struct {
 
 // deathHeaders are the headers dead-lettering writes, those RabbitMQ 3.13
 // added last.
-var deathHeaders = []string{"x-death", "x-first-death-exchange", "x-first-death-queue", "x-first-death-reason",
-	"x-last-death-exchange", "x-last-death-queue", "x-last-death-reason"}
+var deathHeaders = []string{contract.HeaderDeath, contract.HeaderFirstDeathPrefix + "exchange", contract.HeaderFirstDeathPrefix + "queue", contract.HeaderFirstDeathPrefix + "reason",
+	contract.HeaderLastDeathPrefix + "exchange", contract.HeaderLastDeathPrefix + "queue", contract.HeaderLastDeathPrefix + "reason"}
 
 // wantDeaths asserts a dead-lettered message's headers: x-death holds want
 // (latest first) in RabbitMQ's shape, x-first-death-* name the first death,
@@ -76,18 +77,18 @@ func (e *env) wantDeaths(what string, h transport.Table, app transport.Table, wa
 	if !slices.Equal(keys, wantKeys) {
 		e.t.Errorf("%s: headers %q, want %q", what, keys, wantKeys)
 	}
-	names := map[string]string{"x-first-death-queue": first.queue, "x-first-death-reason": first.reason, "x-first-death-exchange": first.exchange}
+	names := map[string]string{contract.HeaderFirstDeathPrefix + "queue": first.queue, contract.HeaderFirstDeathPrefix + "reason": first.reason, contract.HeaderFirstDeathPrefix + "exchange": first.exchange}
 	if e.v.atLeast(3, 13) {
-		maps.Copy(names, map[string]string{"x-last-death-queue": last.queue, "x-last-death-reason": last.reason, "x-last-death-exchange": last.exchange})
+		maps.Copy(names, map[string]string{contract.HeaderLastDeathPrefix + "queue": last.queue, contract.HeaderLastDeathPrefix + "reason": last.reason, contract.HeaderLastDeathPrefix + "exchange": last.exchange})
 	}
 	for k, v := range names {
 		if got, ok := h[k].(string); !ok || got != v {
 			e.t.Errorf("%s: %s = %#v, want the string %q", what, k, h[k], v)
 		}
 	}
-	xd, ok := h["x-death"].([]any)
+	xd, ok := h[contract.HeaderDeath].([]any)
 	if !ok {
-		e.t.Errorf("%s: x-death is %T (%#v), want an array ([]any) of tables", what, h["x-death"], h["x-death"])
+		e.t.Errorf("%s: x-death is %T (%#v), want an array ([]any) of tables", what, h[contract.HeaderDeath], h[contract.HeaderDeath])
 		return
 	}
 	if len(xd) != len(want) {
@@ -137,7 +138,7 @@ func (e *env) wantDeaths(what string, h transport.Table, app transport.Table, wa
 
 func expiredWithRoutingKey(e *env) {
 	dlx, dead := e.dlxTarget("dead.key")
-	src := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "dead.key"})
+	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "dead.key"})
 	e.send(src, transport.Message{Body: []byte("m"), Headers: transport.Table{"h": "v"}})
 	d := e.waitGet(dead)
 	if string(d.Body) != "m" || d.Exchange != dlx || d.RoutingKey != "dead.key" {
@@ -147,8 +148,8 @@ func expiredWithRoutingKey(e *env) {
 		e.t.Error("a dead letter is marked redelivered")
 	}
 	e.wantDeaths("dead letter", d.Headers, transport.Table{"h": "v"},
-		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
+		[]death{{queue: src, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{src}, count: 1}},
+		death{queue: src, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: src, reason: contract.DeathReasonExpired, exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 	e.empty(dead)
@@ -157,7 +158,7 @@ func expiredWithRoutingKey(e *env) {
 func expiredWithOriginalKey(e *env) {
 	dlx, dead := e.dlxTarget("orders.new")
 	x := e.exchange("orders", transport.Topic)
-	src := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx})
+	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx})
 	e.bind(src, x, "orders.*")
 	e.mustPublish(transport.Publishing{Exchange: x, RoutingKey: "orders.new", Mandatory: true, Message: transport.Message{Body: []byte("m")}})
 	d := e.waitGet(dead)
@@ -165,8 +166,8 @@ func expiredWithOriginalKey(e *env) {
 		e.t.Errorf("dead letter from exchange %q under %q; want %q under orders.new", d.Exchange, d.RoutingKey, dlx)
 	}
 	e.wantDeaths("dead letter", d.Headers, nil,
-		[]death{{queue: src, reason: "expired", exchange: x, routingKeys: []string{"orders.new"}, count: 1}},
-		death{queue: src, reason: "expired", exchange: x}, death{queue: src, reason: "expired", exchange: x})
+		[]death{{queue: src, reason: contract.DeathReasonExpired, exchange: x, routingKeys: []string{"orders.new"}, count: 1}},
+		death{queue: src, reason: contract.DeathReasonExpired, exchange: x}, death{queue: src, reason: contract.DeathReasonExpired, exchange: x})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 }
@@ -179,14 +180,14 @@ func expiredWithOriginalKey(e *env) {
 func xDeathShape(e *env) {
 	dlx, dead := e.dlxTarget("k")
 	x := e.exchange("x", transport.Direct)
-	src := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	e.bind(src, x, "orig")
-	app := transport.Table{"x-acemq-attempt": int64(2), "s": "v"}
+	app := transport.Table{contract.HeaderAttempt: int64(2), "s": "v"}
 	e.mustPublish(transport.Publishing{Exchange: x, RoutingKey: "orig", Mandatory: true, Message: transport.Message{Body: []byte("m"), Headers: app}})
 	d := e.waitGet(dead)
 	e.wantDeaths("dead letter", d.Headers, app,
-		[]death{{queue: src, reason: "expired", exchange: x, routingKeys: []string{"orig"}, count: 1}},
-		death{queue: src, reason: "expired", exchange: x}, death{queue: src, reason: "expired", exchange: x})
+		[]death{{queue: src, reason: contract.DeathReasonExpired, exchange: x, routingKeys: []string{"orig"}, count: 1}},
+		death{queue: src, reason: contract.DeathReasonExpired, exchange: x}, death{queue: src, reason: contract.DeathReasonExpired, exchange: x})
 	e.ok("Ack", d.Ack())
 }
 
@@ -196,11 +197,11 @@ func xDeathShape(e *env) {
 // through the dead-letter exchange (x-last-death-exchange).
 func xDeathCount(e *env) {
 	dlx := e.exchange("dlx", transport.Direct)
-	q := e.classic("q", transport.Table{"x-dead-letter-exchange": dlx})
+	q := e.classic("q", transport.Table{contract.ArgDeadLetterExchange: dlx})
 	e.bind(q, dlx, q)
 	e.send(q, transport.Message{Body: []byte("m")})
 	e.ok("Reject", e.waitGet(q).Reject(false))
-	first := death{queue: q, reason: "rejected", exchange: ""}
+	first := death{queue: q, reason: contract.DeathReasonRejected, exchange: ""}
 	for count := int64(1); count <= 3; count++ {
 		d := e.waitGet(q)
 		last := first
@@ -208,7 +209,7 @@ func xDeathCount(e *env) {
 			last.exchange = dlx
 		}
 		e.wantDeaths(fmt.Sprintf("after %d rejections", count), d.Headers, nil,
-			[]death{{queue: q, reason: "rejected", exchange: "", routingKeys: []string{q}, count: count}},
+			[]death{{queue: q, reason: contract.DeathReasonRejected, exchange: "", routingKeys: []string{q}, count: count}},
 			first, last)
 		if count < 3 {
 			e.ok("Reject", d.Reject(false))
@@ -226,24 +227,24 @@ func xDeathCount(e *env) {
 func xDeathOrder(e *env) {
 	dlx := e.exchange("dlx", transport.Direct)
 	a := e.declareQueue(transport.Queue{Name: e.name("a"), Type: transport.Classic, Durable: true,
-		Arguments: transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "to-work"}})
-	work := e.classic("work", transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "to-a"})
+		Arguments: transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "to-work"}})
+	work := e.classic("work", transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "to-a"})
 	e.bind(work, dlx, "to-work")
 	e.bind(a, dlx, "to-a")
 	e.send(a, transport.Message{Body: []byte("m")})
 
 	d := e.waitGet(work)
 	e.wantDeaths("after expiring from a", d.Headers, nil,
-		[]death{{queue: a, reason: "expired", exchange: "", routingKeys: []string{a}, count: 1}},
-		death{queue: a, reason: "expired", exchange: ""}, death{queue: a, reason: "expired", exchange: ""})
+		[]death{{queue: a, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{a}, count: 1}},
+		death{queue: a, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: a, reason: contract.DeathReasonExpired, exchange: ""})
 	e.ok("Reject", d.Reject(false))
 	d = e.waitGet(work)
 	e.wantDeaths("after a rejection from work and expiring from a again", d.Headers, nil,
 		[]death{
-			{queue: a, reason: "expired", exchange: "", routingKeys: []string{a}, count: 2},
-			{queue: work, reason: "rejected", exchange: dlx, routingKeys: []string{"to-work"}, count: 1},
+			{queue: a, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{a}, count: 2},
+			{queue: work, reason: contract.DeathReasonRejected, exchange: dlx, routingKeys: []string{"to-work"}, count: 1},
 		},
-		death{queue: a, reason: "expired", exchange: ""}, death{queue: a, reason: "expired", exchange: dlx})
+		death{queue: a, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: a, reason: contract.DeathReasonExpired, exchange: dlx})
 	e.ok("Ack", d.Ack())
 }
 
@@ -251,15 +252,15 @@ func xDeathOrder(e *env) {
 // original-expiration.
 func perMessageExpiration(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	e.send(src, transport.Message{Body: []byte("m"), Expiration: "100"})
 	d := e.waitGet(dead)
 	if d.Expiration != "" {
 		e.t.Errorf("the dead letter has expiration %q, want none", d.Expiration)
 	}
 	e.wantDeaths("dead letter", d.Headers, nil,
-		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1, originalExpiration: "100"}},
-		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
+		[]death{{queue: src, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{src}, count: 1, originalExpiration: "100"}},
+		death{queue: src, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: src, reason: contract.DeathReasonExpired, exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 }
@@ -269,8 +270,8 @@ func perMessageExpiration(e *env) {
 // 100ms. (Neither waits: the first is at the head of its queue.)
 func shorterTTLApplies(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	long := e.classic("src", transport.Table{"x-message-ttl": int64(60_000), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
-	short := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	long := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(60_000), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
+	short := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	e.send(long, transport.Message{Body: []byte("message 100ms"), Expiration: "100"})
 	d := e.waitGet(dead)
 	if string(d.Body) != "message 100ms" {
@@ -284,8 +285,8 @@ func shorterTTLApplies(e *env) {
 	}
 	// Expired by the queue's TTL: the expiration property was the message's.
 	e.wantDeaths("dead letter", d.Headers, nil,
-		[]death{{queue: short, reason: "expired", exchange: "", routingKeys: []string{short}, count: 1, originalExpiration: "60000"}},
-		death{queue: short, reason: "expired", exchange: ""}, death{queue: short, reason: "expired", exchange: ""})
+		[]death{{queue: short, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{short}, count: 1, originalExpiration: "60000"}},
+		death{queue: short, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: short, reason: contract.DeathReasonExpired, exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(long, 0, 0)
 	e.wantState(short, 0, 0)
@@ -296,7 +297,7 @@ func shorterTTLApplies(e *env) {
 // dead-lettered after it, not before.
 func headOfLine(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	e.send(src, transport.Message{Body: []byte("long"), Expiration: "2000"})
 	e.send(src, transport.Message{Body: []byte("short"), Expiration: "100"})
 	e.waitMessages(dead, 2)
@@ -308,7 +309,7 @@ func headOfLine(e *env) {
 
 func rejectDeadLetters(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	for _, how := range []string{"reject", "nack"} {
 		for _, via := range []string{"get", "consume"} {
 			body := how + " " + via
@@ -332,8 +333,8 @@ func rejectDeadLetters(e *env) {
 				e.t.Errorf("dead letter %q redelivered=%v, want %q not redelivered", got.Body, got.Redelivered, body)
 			}
 			e.wantDeaths(body, got.Headers, nil,
-				[]death{{queue: src, reason: "rejected", exchange: "", routingKeys: []string{src}, count: 1}},
-				death{queue: src, reason: "rejected", exchange: ""}, death{queue: src, reason: "rejected", exchange: ""})
+				[]death{{queue: src, reason: contract.DeathReasonRejected, exchange: "", routingKeys: []string{src}, count: 1}},
+				death{queue: src, reason: contract.DeathReasonRejected, exchange: ""}, death{queue: src, reason: contract.DeathReasonRejected, exchange: ""})
 			e.ok("Ack", got.Ack())
 			e.wantState(src, 0, 0)
 		}
@@ -346,12 +347,12 @@ func unroutableDeadLetterDropped(e *env) {
 	dlx, other := e.dlxTarget("another.key")
 	missing := e.name("missing")
 	for _, tt := range []struct{ name, dlx string }{{"unbound key", dlx}, {"missing exchange", missing}} {
-		expiring := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": tt.dlx, "x-dead-letter-routing-key": "k"})
+		expiring := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: tt.dlx, contract.ArgDeadLetterRoutingKey: "k"})
 		e.sendBody(expiring, "expires")
 		e.waitMessages(expiring, 0)
 		e.empty(expiring)
 
-		rejecting := e.classic("src", transport.Table{"x-dead-letter-exchange": tt.dlx, "x-dead-letter-routing-key": "k"})
+		rejecting := e.classic("src", transport.Table{contract.ArgDeadLetterExchange: tt.dlx, contract.ArgDeadLetterRoutingKey: "k"})
 		e.sendBody(rejecting, "rejected")
 		e.ok(tt.name+": Reject(false)", e.getBody(rejecting, "rejected").Reject(false))
 		e.wantState(rejecting, 0, 0)
@@ -363,7 +364,7 @@ func unroutableDeadLetterDropped(e *env) {
 }
 
 func expiredWithoutDLXDropped(e *env) {
-	q := e.classic("q", transport.Table{"x-message-ttl": int64(100)})
+	q := e.classic("q", transport.Table{contract.ArgMessageTTL: int64(100)})
 	e.sendBody(q, "a")
 	e.sendBody(q, "b")
 	e.waitMessages(q, 0)
@@ -376,7 +377,7 @@ func expiredWithoutDLXDropped(e *env) {
 
 func deadLetterKeepsMessage(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	msg := richMessage()
 	want := richMessage()
 	for _, c := range headerTypeCases() {
@@ -398,7 +399,7 @@ func deadLetterKeepsMessage(e *env) {
 func quorumRejectDeadLetters(e *env) {
 	dlx, dead := e.dlxTarget("src.dlq")
 	src := e.declareQueue(transport.Queue{Name: e.name("src"), Type: transport.Quorum, Durable: true,
-		Arguments: transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "src.dlq"}})
+		Arguments: transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "src.dlq"}})
 	e.send(src, transport.Message{Body: []byte("m"), Headers: transport.Table{"h": "v"}})
 	e.ok("Reject(false)", e.getBody(src, "m").Reject(false))
 	d := e.waitGet(dead)
@@ -406,8 +407,8 @@ func quorumRejectDeadLetters(e *env) {
 		e.t.Errorf("dead letter from %q under %q, want %q under src.dlq", d.Exchange, d.RoutingKey, dlx)
 	}
 	e.wantDeaths("dead letter", d.Headers, transport.Table{"h": "v"},
-		[]death{{queue: src, reason: "rejected", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "rejected", exchange: ""}, death{queue: src, reason: "rejected", exchange: ""})
+		[]death{{queue: src, reason: contract.DeathReasonRejected, exchange: "", routingKeys: []string{src}, count: 1}},
+		death{queue: src, reason: contract.DeathReasonRejected, exchange: ""}, death{queue: src, reason: contract.DeathReasonRejected, exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.waitState(src, 0, 0)
 }
@@ -417,7 +418,7 @@ func quorumRejectDeadLetters(e *env) {
 // once. The marker, published after it, expiring shows its TTL has passed.
 func requeuedAfterTTL(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	e.sendBody(src, "held")
 	e.sendBody(src, "acked")
 	held, acked := e.getBody(src, "held"), e.getBody(src, "acked")
@@ -432,8 +433,8 @@ func requeuedAfterTTL(e *env) {
 		e.t.Errorf("dead-lettered %q, want held", d.Body)
 	}
 	e.wantDeaths("requeued after its TTL", d.Headers, nil,
-		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
+		[]death{{queue: src, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{src}, count: 1}},
+		death{queue: src, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: src, reason: contract.DeathReasonExpired, exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(src, 0, 0)
 	e.empty(dead)
@@ -443,15 +444,15 @@ func requeuedAfterTTL(e *env) {
 // the moment it arrives; otherwise it expires at once.
 func expirationZero(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	e.send(src, transport.Message{Body: []byte("nobody waits"), Expiration: "0"})
 	d := e.waitGet(dead)
 	if string(d.Body) != "nobody waits" {
 		e.t.Errorf("dead-lettered %q", d.Body)
 	}
 	e.wantDeaths("expiration 0", d.Headers, nil,
-		[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1, originalExpiration: "0"}},
-		death{queue: src, reason: "expired", exchange: ""}, death{queue: src, reason: "expired", exchange: ""})
+		[]death{{queue: src, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{src}, count: 1, originalExpiration: "0"}},
+		death{queue: src, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: src, reason: contract.DeathReasonExpired, exchange: ""})
 	e.ok("Ack", d.Ack())
 	s := e.consume(src, transport.ConsumeOptions{Prefetch: 1})
 	e.waitState(src, 0, 1)
@@ -469,15 +470,15 @@ func expirationZero(e *env) {
 // cycle with no rejection in it), and routes the others.
 func deadLetterCycle(e *env) {
 	dlx, dead := e.dlxTarget("c")
-	loop := e.classic("loop", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "c"})
+	loop := e.classic("loop", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "c"})
 	e.bind(loop, dlx, "c")
 	e.sendBody(loop, "m")
 	e.waitMessages(dead, 1)
 	e.waitState(loop, 0, 0)
 	d := e.getBody(dead, "m")
 	e.wantDeaths("the copy that left the cycle", d.Headers, nil,
-		[]death{{queue: loop, reason: "expired", exchange: "", routingKeys: []string{loop}, count: 1}},
-		death{queue: loop, reason: "expired", exchange: ""}, death{queue: loop, reason: "expired", exchange: ""})
+		[]death{{queue: loop, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{loop}, count: 1}},
+		death{queue: loop, reason: contract.DeathReasonExpired, exchange: ""}, death{queue: loop, reason: contract.DeathReasonExpired, exchange: ""})
 	e.ok("Ack", d.Ack())
 	e.wantState(loop, 0, 0)
 	e.wantState(dead, 0, 0)
@@ -485,7 +486,7 @@ func deadLetterCycle(e *env) {
 
 func deleteAndPurgeDoNotDeadLetter(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	args := transport.Table{"x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"}
+	args := transport.Table{contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"}
 	purged, deleted := e.classic("src", args), e.classic("src", args)
 	e.sendBody(purged, "purged")
 	e.sendBody(deleted, "deleted")
@@ -510,7 +511,7 @@ func deleteAndPurgeDoNotDeadLetter(e *env) {
 // the queue named by x-dead-letter-routing-key.
 func deadLetterViaDefaultExchange(e *env) {
 	dead := e.classic("dead", nil)
-	src := e.classic("src", transport.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead})
+	src := e.classic("src", transport.Table{contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: dead})
 	e.sendBody(src, "m")
 	e.ok("Reject(false)", e.getBody(src, "m").Reject(false))
 	d := e.waitGet(dead)
@@ -518,8 +519,8 @@ func deadLetterViaDefaultExchange(e *env) {
 		e.t.Errorf("dead letter %q from %q under %q, want m from \"\" under %q", d.Body, d.Exchange, d.RoutingKey, dead)
 	}
 	e.wantDeaths("dead letter", d.Headers, nil,
-		[]death{{queue: src, reason: "rejected", exchange: "", routingKeys: []string{src}, count: 1}},
-		death{queue: src, reason: "rejected", exchange: ""}, death{queue: src, reason: "rejected", exchange: ""})
+		[]death{{queue: src, reason: contract.DeathReasonRejected, exchange: "", routingKeys: []string{src}, count: 1}},
+		death{queue: src, reason: contract.DeathReasonRejected, exchange: ""}, death{queue: src, reason: contract.DeathReasonRejected, exchange: ""})
 	e.ok("Ack", d.Ack())
 }
 
@@ -527,7 +528,7 @@ func deadLetterViaDefaultExchange(e *env) {
 // and is dead-lettered meanwhile.
 func expireWhileConsumerFull(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "k"})
+	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	s := e.consume(src, transport.ConsumeOptions{Prefetch: 1})
 	e.sendBody(src, "held")
 	held := e.receive(s)
@@ -551,32 +552,32 @@ func expireWhileConsumerFull(e *env) {
 // x-first-death-* and x-last-death-* for it.
 func publishedDeaths(e *env) {
 	dead := e.classic("dead", nil)
-	src := e.classic("src", transport.Table{"x-message-ttl": int64(100), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead})
+	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: dead})
 	at := time.Unix(1_700_000_000, 0)
 	published := transport.Table{
-		"x-death": []any{
-			transport.Table{"count": int64(5), "queue": "elsewhere", "reason": "rejected", "exchange": "ex", "routing-keys": []any{"rk"}, "time": at},
-			transport.Table{"count": int64(2), "queue": src, "reason": "expired", "exchange": "", "routing-keys": []any{src}, "time": at},
+		contract.HeaderDeath: []any{
+			transport.Table{"count": int64(5), "queue": "elsewhere", "reason": contract.DeathReasonRejected, "exchange": "ex", "routing-keys": []any{"rk"}, "time": at},
+			transport.Table{"count": int64(2), "queue": src, "reason": contract.DeathReasonExpired, "exchange": "", "routing-keys": []any{src}, "time": at},
 		},
-		"x-first-death-queue": "elsewhere", "x-first-death-reason": "rejected", "x-first-death-exchange": "ex",
-		"x-last-death-queue": "elsewhere", "x-last-death-reason": "maxlen", "x-last-death-exchange": "ex",
+		contract.HeaderFirstDeathPrefix + "queue": "elsewhere", contract.HeaderFirstDeathPrefix + "reason": contract.DeathReasonRejected, contract.HeaderFirstDeathPrefix + "exchange": "ex",
+		contract.HeaderLastDeathPrefix + "queue": "elsewhere", contract.HeaderLastDeathPrefix + "reason": contract.DeathReasonMaxLength, contract.HeaderLastDeathPrefix + "exchange": "ex",
 		"app": "a",
 	}
 	e.send(src, transport.Message{Body: []byte("m"), Headers: published})
 	d := e.waitGet(dead)
-	here := death{queue: src, reason: "expired", exchange: ""}
+	here := death{queue: src, reason: contract.DeathReasonExpired, exchange: ""}
 	if e.v.atLeast(3, 13) {
 		e.wantDeaths("a published x-death, on RabbitMQ 3.13 and later", d.Headers, transport.Table{"app": "a"},
-			[]death{{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 1}},
+			[]death{{queue: src, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{src}, count: 1}},
 			here, here)
 	} else {
-		app := transport.Table{"app": "a", "x-last-death-queue": "elsewhere", "x-last-death-reason": "maxlen", "x-last-death-exchange": "ex"}
+		app := transport.Table{"app": "a", contract.HeaderLastDeathPrefix + "queue": "elsewhere", contract.HeaderLastDeathPrefix + "reason": contract.DeathReasonMaxLength, contract.HeaderLastDeathPrefix + "exchange": "ex"}
 		e.wantDeaths("a published x-death, on RabbitMQ 3.10", d.Headers, app,
 			[]death{
-				{queue: src, reason: "expired", exchange: "", routingKeys: []string{src}, count: 3},
-				{queue: "elsewhere", reason: "rejected", exchange: "ex", routingKeys: []string{"rk"}, count: 5},
+				{queue: src, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{src}, count: 3},
+				{queue: "elsewhere", reason: contract.DeathReasonRejected, exchange: "ex", routingKeys: []string{"rk"}, count: 5},
 			},
-			death{queue: "elsewhere", reason: "rejected", exchange: "ex"}, here)
+			death{queue: "elsewhere", reason: contract.DeathReasonRejected, exchange: "ex"}, here)
 	}
 	e.ok("Ack", d.Ack())
 }

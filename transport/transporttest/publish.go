@@ -14,6 +14,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -41,16 +42,16 @@ func publishBehaviours() []behaviour {
 func richMessage() transport.Message {
 	return transport.Message{
 		Headers: transport.Table{
-			"x-acemq-id":         "6f1c2d3e-0000-4000-8000-000000000001",
-			"x-acemq-attempt":    int64(3),
-			"x-acemq-first-seen": int64(1_700_000_000_123),
-			"x-acemq-type":       "order.created",
-			"traceparent":        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-			"nested":             transport.Table{"k": "v", "n": int64(-1), "deeper": transport.Table{"x": int64(1)}},
-			"list":               []any{"a", int64(2), transport.Table{"t": "u"}, []any{"inner"}},
-			"empty":              "",
+			contract.HeaderID:          "6f1c2d3e-0000-4000-8000-000000000001",
+			contract.HeaderAttempt:     int64(3),
+			contract.HeaderFirstSeen:   int64(1_700_000_000_123),
+			contract.HeaderType:        "order.created",
+			contract.HeaderTraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+			"nested":                   transport.Table{"k": "v", "n": int64(-1), "deeper": transport.Table{"x": int64(1)}},
+			"list":                     []any{"a", int64(2), transport.Table{"t": "u"}, []any{"inner"}},
+			"empty":                    "",
 		},
-		ContentType:     "application/json",
+		ContentType:     contract.ContentTypeJSON,
 		ContentEncoding: "identity",
 		MessageID:       "6f1c2d3e-0000-4000-8000-000000000001",
 		CorrelationID:   "corr-1",
@@ -363,7 +364,7 @@ func publishCopies(e *env) {
 	want := richMessage()
 	e.send(q, msg)
 	msg.Body[0] = 'X'
-	msg.Headers["x-acemq-type"] = "changed"
+	msg.Headers[contract.HeaderType] = "changed"
 	msg.Headers["added"] = "added"
 	msg.Headers["nested"].(transport.Table)["k"] = "changed"
 	msg.Headers["list"].([]any)[0] = "changed"
@@ -371,7 +372,7 @@ func publishCopies(e *env) {
 	e.wantMessage("after changing the published message", d.Message, want)
 
 	d.Body[0] = 'Y'
-	d.Headers["x-acemq-type"] = "changed again"
+	d.Headers[contract.HeaderType] = "changed again"
 	if nested, ok := d.Headers["nested"].(transport.Table); ok {
 		nested["k"] = "changed again"
 	}

@@ -7,6 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -36,9 +37,9 @@ func queueBehaviours() []behaviour {
 func redeclareSame(e *env) {
 	for _, q := range []transport.Queue{
 		{Name: e.name("classic"), Type: transport.Classic, Durable: true, Arguments: transport.Table{
-			"x-message-ttl": int64(1000), "x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "src"}},
+			contract.ArgMessageTTL: int64(1000), contract.ArgDeadLetterExchange: contract.RetryExchange, contract.ArgDeadLetterRoutingKey: "src"}},
 		{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
-			"x-dead-letter-exchange": "acemq.dlx", "x-dead-letter-routing-key": "src.dlq"}},
+			contract.ArgDeadLetterExchange: contract.DeadLetterExchange, contract.ArgDeadLetterRoutingKey: "src.dlq"}},
 		{Name: e.name("transient"), Type: transport.Classic},
 		{Name: e.name("autodelete"), Type: transport.Classic, AutoDelete: true},
 	} {
@@ -54,25 +55,25 @@ func redeclareSame(e *env) {
 // RabbitMQ compares integer arguments by value: x-message-ttl sent as an
 // AMQP int (Java's Integer) and as a long (acemq's int64) is one queue.
 func redeclareIntegerWidths(e *env) {
-	q := e.classic("q", transport.Table{"x-message-ttl": int32(1000)})
+	q := e.classic("q", transport.Table{contract.ArgMessageTTL: int32(1000)})
 	for _, v := range []any{int64(1000), int16(1000), int32(1000)} {
-		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-message-ttl": v}})
+		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{contract.ArgMessageTTL: v}})
 		if err != nil {
 			e.t.Errorf("redeclaring x-message-ttl 1000 (int32) as %T: %v", v, err)
 		}
 	}
 	// A string is not an integer.
-	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-message-ttl": "1000"}})
-	e.wantErr(`redeclaring x-message-ttl 1000 as "1000"`, err, transport.ErrPreconditionFailed, q, "x-message-ttl")
+	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{contract.ArgMessageTTL: "1000"}})
+	e.wantErr(`redeclaring x-message-ttl 1000 as "1000"`, err, transport.ErrPreconditionFailed, q, contract.ArgMessageTTL)
 }
 
 // RabbitMQ compares only the arguments it knows (x-message-ttl,
 // x-dead-letter-*, x-queue-type, x-max-length...): others may differ.
 func redeclareUnknownArguments(e *env) {
-	q := e.classic("q", transport.Table{"x-acemq-owner": "a", "note": "first"})
+	q := e.classic("q", transport.Table{"x-app-owner": "a", "note": "first"})
 	for _, args := range []transport.Table{
-		{"x-acemq-owner": "b", "note": "second"},
-		{"x-acemq-owner": int64(3)},
+		{"x-app-owner": "b", "note": "second"},
+		{"x-app-owner": int64(3)},
 		nil,
 	} {
 		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: args})
@@ -86,33 +87,33 @@ func redeclareUnknownArguments(e *env) {
 // 'Q' in vhost '/': received ... but current is ...": the queue's name and
 // the argument are in the message.
 func redeclareDifferent(e *env) {
-	ttl := func(v any) transport.Table { return transport.Table{"x-message-ttl": v} }
+	ttl := func(v any) transport.Table { return transport.Table{contract.ArgMessageTTL: v} }
 	tests := []struct {
 		name          string
 		first, second transport.Queue
 		arg           string
 	}{
-		{"classic as quorum", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Quorum, Durable: true}, "x-queue-type"},
-		{"quorum as classic", transport.Queue{Type: transport.Quorum, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true}, "x-queue-type"},
+		{"classic as quorum", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Quorum, Durable: true}, contract.ArgQueueType},
+		{"quorum as classic", transport.Queue{Type: transport.Quorum, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true}, contract.ArgQueueType},
 		{"durable as transient", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Classic}, "durable"},
 		{"transient as durable", transport.Queue{Type: transport.Classic}, transport.Queue{Type: transport.Classic, Durable: true}, "durable"},
 		{"auto-delete", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true, AutoDelete: true}, "auto_delete"},
 		{"not auto-delete", transport.Queue{Type: transport.Classic, AutoDelete: true}, transport.Queue{Type: transport.Classic}, "auto_delete"},
-		{"another ttl", transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(2000))}, "x-message-ttl"},
-		{"a ttl added", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, "x-message-ttl"},
-		{"the ttl left out", transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, transport.Queue{Type: transport.Classic, Durable: true}, "x-message-ttl"},
+		{"another ttl", transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(2000))}, contract.ArgMessageTTL},
+		{"a ttl added", transport.Queue{Type: transport.Classic, Durable: true}, transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, contract.ArgMessageTTL},
+		{"the ttl left out", transport.Queue{Type: transport.Classic, Durable: true, Arguments: ttl(int64(1000))}, transport.Queue{Type: transport.Classic, Durable: true}, contract.ArgMessageTTL},
 		{"another dead-letter exchange",
-			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.dlx"}},
-			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "other.dlx"}},
-			"x-dead-letter-exchange"},
+			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{contract.ArgDeadLetterExchange: contract.DeadLetterExchange}},
+			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{contract.ArgDeadLetterExchange: "other.dlx"}},
+			contract.ArgDeadLetterExchange},
 		{"a dead-letter exchange added",
 			transport.Queue{Type: transport.Quorum, Durable: true},
-			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.dlx"}},
-			"x-dead-letter-exchange"},
+			transport.Queue{Type: transport.Quorum, Durable: true, Arguments: transport.Table{contract.ArgDeadLetterExchange: contract.DeadLetterExchange}},
+			contract.ArgDeadLetterExchange},
 		{"another dead-letter routing key",
-			transport.Queue{Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "a"}},
-			transport.Queue{Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-dead-letter-exchange": "acemq.retry", "x-dead-letter-routing-key": "b"}},
-			"x-dead-letter-routing-key"},
+			transport.Queue{Type: transport.Classic, Durable: true, Arguments: transport.Table{contract.ArgDeadLetterExchange: contract.RetryExchange, contract.ArgDeadLetterRoutingKey: "a"}},
+			transport.Queue{Type: transport.Classic, Durable: true, Arguments: transport.Table{contract.ArgDeadLetterExchange: contract.RetryExchange, contract.ArgDeadLetterRoutingKey: "b"}},
+			contract.ArgDeadLetterRoutingKey},
 	}
 	for _, tt := range tests {
 		first := tt.first
@@ -377,7 +378,7 @@ func streamQueue(e *env) {
 	q := e.declareQueue(transport.Queue{Name: e.name("stream"), Type: transport.Stream, Durable: true})
 	e.ok("declaring the stream again", e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Stream, Durable: true}))
 	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Quorum, Durable: true})
-	e.wantErr("redeclaring a stream as quorum", err, transport.ErrPreconditionFailed, q, "x-queue-type")
+	e.wantErr("redeclaring a stream as quorum", err, transport.ErrPreconditionFailed, q, contract.ArgQueueType)
 	e.sendBody(q, "m")
 	_, _, err = e.tr.Get(e.ctx, q)
 	e.wantErr("Get from a stream", err, nil, "basic.get not supported")
@@ -389,7 +390,7 @@ func unknownQueueType(e *env) {
 	q := e.name("q")
 	e.deleteQueueLater(e.tr, q)
 	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: "bogus", Durable: true})
-	e.wantErr("declaring a queue of type bogus", err, transport.ErrPreconditionFailed, q, "x-queue-type", "bogus")
+	e.wantErr("declaring a queue of type bogus", err, transport.ErrPreconditionFailed, q, contract.ArgQueueType, "bogus")
 	_, err = e.tr.InspectQueue(e.ctx, q)
 	e.wantErr("InspectQueue of the refused queue", err, transport.ErrNotFound)
 }
@@ -401,14 +402,14 @@ func invalidQueueArguments(e *env) {
 		args transport.Table
 		arg  string
 	}{
-		{transport.Table{"x-message-ttl": int64(-1)}, "x-message-ttl"},
-		{transport.Table{"x-message-ttl": "100"}, "x-message-ttl"},
-		{transport.Table{"x-message-ttl": 1.5}, "x-message-ttl"},
-		{transport.Table{"x-dead-letter-routing-key": "k"}, "x-dead-letter-routing-key"},
-		{transport.Table{"x-dead-letter-exchange": int64(1)}, "x-dead-letter-exchange"},
-		{transport.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": int64(1)}, "x-dead-letter-routing-key"},
-		{transport.Table{"x-max-length": int64(-1)}, "x-max-length"},
-		{transport.Table{"x-expires": int64(0)}, "x-expires"},
+		{transport.Table{contract.ArgMessageTTL: int64(-1)}, contract.ArgMessageTTL},
+		{transport.Table{contract.ArgMessageTTL: "100"}, contract.ArgMessageTTL},
+		{transport.Table{contract.ArgMessageTTL: 1.5}, contract.ArgMessageTTL},
+		{transport.Table{contract.ArgDeadLetterRoutingKey: "k"}, contract.ArgDeadLetterRoutingKey},
+		{transport.Table{contract.ArgDeadLetterExchange: int64(1)}, contract.ArgDeadLetterExchange},
+		{transport.Table{contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: int64(1)}, contract.ArgDeadLetterRoutingKey},
+		{transport.Table{contract.ArgMaxLength: int64(-1)}, contract.ArgMaxLength},
+		{transport.Table{contract.ArgExpires: int64(0)}, contract.ArgExpires},
 	} {
 		q := e.name("q")
 		e.deleteQueueLater(e.tr, q)
@@ -418,7 +419,7 @@ func invalidQueueArguments(e *env) {
 		e.wantErr("InspectQueue of the refused queue", err, transport.ErrNotFound)
 	}
 	// A TTL of 0 is valid.
-	e.classic("q", transport.Table{"x-message-ttl": int64(0)})
+	e.classic("q", transport.Table{contract.ArgMessageTTL: int64(0)})
 }
 
 // A decimal is a valid AMQP value, so RabbitMQ takes it for an argument it
@@ -433,9 +434,9 @@ func decimalQueueArguments(e *env) {
 		args transport.Table
 		text string
 	}{
-		{transport.Table{"x-message-ttl": dec}, `invalid arg 'x-message-ttl' for queue '%s' in vhost '/': \"expected integer, got decimal\"`}, // quoted by %q
-		{transport.Table{"x-overflow": dec}, `invalid arg 'x-overflow' for queue '%s' in vhost '/': {unacceptable_type,decimal}`},
-		{transport.Table{"x-dead-letter-exchange": dec}, `invalid type 'decimal' for arg 'x-dead-letter-exchange' in queue '%s' in vhost '/'`},
+		{transport.Table{contract.ArgMessageTTL: dec}, `invalid arg 'x-message-ttl' for queue '%s' in vhost '/': \"expected integer, got decimal\"`}, // quoted by %q
+		{transport.Table{contract.ArgOverflow: dec}, `invalid arg 'x-overflow' for queue '%s' in vhost '/': {unacceptable_type,decimal}`},
+		{transport.Table{contract.ArgDeadLetterExchange: dec}, `invalid type 'decimal' for arg 'x-dead-letter-exchange' in queue '%s' in vhost '/'`},
 	} {
 		q := e.name("q")
 		e.deleteQueueLater(e.tr, q)
@@ -443,11 +444,11 @@ func decimalQueueArguments(e *env) {
 		e.wantErr("declaring a queue with "+transport.FormatTable(tt.args), err, transport.ErrPreconditionFailed, fmt.Sprintf(tt.text, q))
 	}
 
-	q := e.classic("q", transport.Table{"x-acemq-note": dec})
+	q := e.classic("q", transport.Table{"x-app-note": dec})
 	e.ok("redeclaring with another decimal in an argument not compared",
-		e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-acemq-note": amqp.Decimal{Value: -5}}}))
+		e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true, Arguments: transport.Table{"x-app-note": amqp.Decimal{Value: -5}}}))
 	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true,
-		Arguments: transport.Table{"x-acemq-note": dec, "x-max-length": amqp.Decimal{Scale: 1, Value: -5}}})
+		Arguments: transport.Table{"x-app-note": dec, contract.ArgMaxLength: amqp.Decimal{Scale: 1, Value: -5}}})
 	e.wantErr("redeclaring with a decimal x-max-length", err, transport.ErrPreconditionFailed,
 		fmt.Sprintf("inequivalent arg 'x-max-length' for queue '%s' in vhost '/': received the value '{1,4294967291}' of type 'decimal' but current is none", q))
 
@@ -455,7 +456,7 @@ func decimalQueueArguments(e *env) {
 	// decimal one.
 	tr := e.connect()
 	limit := func(v any) transport.Queue {
-		return transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{"x-delivery-limit": v}}
+		return transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{contract.ArgDeliveryLimit: v}}
 	}
 	qq := limit(dec)
 	e.declareQueueOn(e.tr, qq)
@@ -466,7 +467,7 @@ func decimalQueueArguments(e *env) {
 		fmt.Sprintf("inequivalent arg 'x-delivery-limit' for queue '%s' in vhost '/': received none but current is the value '{2,12345}' of type 'decimal'", qq.Name))
 	for i, v := range []any{int64(5), amqp.Decimal{Scale: 2, Value: 1}} {
 		other := qq
-		other.Arguments = transport.Table{"x-delivery-limit": v}
+		other.Arguments = transport.Table{contract.ArgDeliveryLimit: v}
 		err := tr.DeclareQueue(e.ctx, other)
 		what := "redeclaring the decimal x-delivery-limit as " + transport.FormatTable(other.Arguments)
 		e.wantErr(what, err, nil, "INTERNAL_ERROR")

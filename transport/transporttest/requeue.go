@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -72,7 +73,7 @@ func (e *env) readBack(queue string) []string {
 		if d.Redelivered {
 			s = string(d.Body) + "/redelivered"
 		}
-		if n, ok := d.Headers["x-delivery-count"]; ok {
+		if n, ok := d.Headers[contract.HeaderDeliveryCount]; ok {
 			s += fmt.Sprintf("/%v", n)
 		}
 		return s
@@ -238,7 +239,7 @@ func requeueReturnedTwice(e *env, typ transport.QueueType) {
 func requeueCloseDeliveryLimit(e *env) {
 	dead := e.classic("dead", nil)
 	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
-		"x-delivery-limit": int64(1), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead,
+		contract.ArgDeliveryLimit: int64(1), contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: dead,
 	}})
 	e.sendBody(q, "A")
 	e.sendBody(q, "B")
@@ -260,7 +261,7 @@ func (e *env) wantReturns(what string, d transport.Delivery, n int64) {
 	e.t.Helper()
 	want := transport.Table{}
 	e.quorumGetCount(want, n)
-	if got, ok := d.Headers["x-delivery-count"]; got != want["x-delivery-count"] || ok != (len(want) > 0) || d.Redelivered != (n > 0) {
+	if got, ok := d.Headers[contract.HeaderDeliveryCount]; got != want[contract.HeaderDeliveryCount] || ok != (len(want) > 0) || d.Redelivered != (n > 0) {
 		e.t.Errorf("%s after %d returns: x-delivery-count %#v, redelivered %v; want %v, %v", what, n, got, d.Redelivered, want, n > 0)
 	}
 }
@@ -270,7 +271,7 @@ func (e *env) wantReturns(what string, d transport.Delivery, n int64) {
 // from the first return on 4.0.
 func (e *env) quorumGetCount(h transport.Table, n int64) {
 	if n > 0 || !e.v.atLeast(4, 0) {
-		h["x-delivery-count"] = n
+		h[contract.HeaderDeliveryCount] = n
 	}
 }
 
@@ -283,9 +284,9 @@ func (e *env) wantDeliveryLimit(what, dead, q, body string) {
 	if string(got.Body) != body || got.Redelivered {
 		e.t.Errorf("%s: dead letter %q redelivered=%v, want %s, fresh", what, got.Body, got.Redelivered, body)
 	}
-	limit := death{queue: q, reason: "delivery_limit", exchange: ""}
+	limit := death{queue: q, reason: contract.DeathReasonDeliveryLimit, exchange: ""}
 	e.wantDeaths(what, got.Headers, nil,
-		[]death{{queue: q, reason: "delivery_limit", exchange: "", routingKeys: []string{q}, count: 1}},
+		[]death{{queue: q, reason: contract.DeathReasonDeliveryLimit, exchange: "", routingKeys: []string{q}, count: 1}},
 		limit, limit)
 	e.ok("Ack", got.Ack())
 }
@@ -296,7 +297,7 @@ func (e *env) wantDeliveryLimit(what, dead, q, body string) {
 func requeueNegativeDeliveryLimit(e *env) {
 	dead := e.classic("dead", nil)
 	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
-		"x-delivery-limit": int64(-1), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead,
+		contract.ArgDeliveryLimit: int64(-1), contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: dead,
 	}})
 	e.sendBody(q, "m")
 	if !e.v.atLeast(4, 0) {
@@ -320,7 +321,7 @@ func requeueDefaultDeliveryLimit(e *env) {
 	dead := e.classic("dead", nil)
 	for _, how := range []string{"nack", "reject", "close"} {
 		q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true,
-			Arguments: transport.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead}})
+			Arguments: transport.Table{contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: dead}})
 		e.sendBody(q, how)
 		returns := since(e, 4, 0, int64(25), 21)
 		for n := range returns {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -47,7 +48,7 @@ func republishThenAck(e *env) {
 	msg := richMessage()
 	e.send(src, msg)
 	d := e.mustGet(src)
-	e.ok("republish", e.republish(d, target, transport.Table{"x-acemq-error": "rejected by the handler"}))
+	e.ok("republish", e.republish(d, target, transport.Table{contract.HeaderError: "no sku"}))
 	e.ok("Ack", d.Ack())
 	// A quorum queue settles through its log: wait to see it.
 	e.waitState(src, 0, 0)
@@ -56,7 +57,7 @@ func republishThenAck(e *env) {
 	got := e.mustGet(target)
 	want := msg
 	want.Headers = maps.Clone(msg.Headers)
-	want.Headers["x-acemq-error"] = "rejected by the handler"
+	want.Headers[contract.HeaderError] = "no sku"
 	// Every header is kept, the quorum source's delivery count too (which
 	// RabbitMQ 3.10 writes on every basic.get).
 	e.quorumGetCount(want.Headers, 0)
@@ -72,13 +73,13 @@ func republishUnroutable(e *env) {
 	e.sendBody(src, "m")
 	d := e.getBody(src, "m")
 	missing := e.name("missing-rung")
-	err := e.republish(d, missing, transport.Table{"x-acemq-attempt": int64(2)})
+	err := e.republish(d, missing, transport.Table{contract.HeaderAttempt: int64(2)})
 	e.wantErr("republish to a missing queue", err, transport.ErrUnroutable)
 	e.ok("Nack(requeue) the original", d.Nack(true))
 	e.waitState(src, 1, 0)
 	d = e.getBody(src, "m")
-	if !d.Redelivered || d.Headers["x-delivery-count"] != int64(1) {
-		e.t.Errorf("the requeued original: redelivered=%v, x-delivery-count %#v; want true, int64(1)", d.Redelivered, d.Headers["x-delivery-count"])
+	if !d.Redelivered || d.Headers[contract.HeaderDeliveryCount] != int64(1) {
+		e.t.Errorf("the requeued original: redelivered=%v, x-delivery-count %#v; want true, int64(1)", d.Redelivered, d.Headers[contract.HeaderDeliveryCount])
 	}
 	e.ok("Ack", d.Ack())
 }
@@ -95,9 +96,9 @@ func (e *env) rung(ttl int64, bindSource bool) (retry, src, rung string) {
 		e.bind(src, retry, src)
 	}
 	rung = e.declareQueue(transport.Queue{Name: e.name("rung"), Type: transport.Classic, Durable: true, Arguments: transport.Table{
-		"x-message-ttl":             ttl,
-		"x-dead-letter-exchange":    retry,
-		"x-dead-letter-routing-key": src,
+		contract.ArgMessageTTL:           ttl,
+		contract.ArgDeadLetterExchange:   retry,
+		contract.ArgDeadLetterRoutingKey: src,
 	}})
 	return retry, src, rung
 }
@@ -111,13 +112,13 @@ func rungReturns(e *env) {
 	msg := richMessage()
 	e.send(src, msg)
 	d := e.mustGet(src)
-	e.ok("republish to the rung", e.republish(d, rung, transport.Table{"x-acemq-attempt": int64(4)}))
+	e.ok("republish to the rung", e.republish(d, rung, transport.Table{contract.HeaderAttempt: int64(4)}))
 	e.ok("Ack", d.Ack())
 	e.waitState(src, 0, 0)
 
 	want := msg
 	want.Headers = maps.Clone(msg.Headers)
-	want.Headers["x-acemq-attempt"] = int64(4)
+	want.Headers[contract.HeaderAttempt] = int64(4)
 	e.wantBackFromRung(src, retry, rung, want)
 	e.wantState(rung, 0, 0)
 	e.waitState(src, 0, 0)
@@ -143,15 +144,15 @@ func rungTwice(e *env) {
 	e.sendBody(src, "m")
 	for attempt := int64(2); attempt <= 3; attempt++ {
 		d := e.waitGet(src)
-		e.ok("republish to the rung", e.republish(d, rung, transport.Table{"x-acemq-attempt": attempt}))
+		e.ok("republish to the rung", e.republish(d, rung, transport.Table{contract.HeaderAttempt: attempt}))
 		e.ok("Ack", d.Ack())
 	}
 	back := e.waitGet(src)
-	app := transport.Table{"x-acemq-attempt": int64(3)}
+	app := transport.Table{contract.HeaderAttempt: int64(3)}
 	e.quorumGetCount(app, 0)
-	expired := death{queue: rung, reason: "expired", exchange: ""}
+	expired := death{queue: rung, reason: contract.DeathReasonExpired, exchange: ""}
 	e.wantDeaths("after two trips", back.Headers, app,
-		[]death{{queue: rung, reason: "expired", exchange: "", routingKeys: []string{rung}, count: since(e, 3, 13, int64(2), 1)}},
+		[]death{{queue: rung, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{rung}, count: since(e, 3, 13, int64(2), 1)}},
 		expired, expired)
 	e.ok("Ack", back.Ack())
 	e.waitState(src, 0, 0)
@@ -169,11 +170,11 @@ const settleTimeout = 3 * time.Minute
 // once).
 func (e *env) atLeastOnceRung(ttl int64, retry, src string) transport.Queue {
 	return transport.Queue{Name: e.name("rung"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
-		"x-message-ttl":             ttl,
-		"x-dead-letter-exchange":    retry,
-		"x-dead-letter-routing-key": src,
-		"x-dead-letter-strategy":    "at-least-once",
-		"x-overflow":                "reject-publish",
+		contract.ArgMessageTTL:           ttl,
+		contract.ArgDeadLetterExchange:   retry,
+		contract.ArgDeadLetterRoutingKey: src,
+		contract.ArgDeadLetterStrategy:   contract.DeadLetterAtLeastOnce,
+		contract.ArgOverflow:             contract.OverflowRejectPublish,
 	}}
 }
 
@@ -195,15 +196,15 @@ func atLeastOnceRungDeclared(e *env) {
 		return q
 	}
 	classic := transport.Queue{Name: rung.Name, Type: transport.Classic, Durable: true, Arguments: transport.Table{
-		"x-message-ttl": int64(60_000), "x-dead-letter-exchange": retry, "x-dead-letter-routing-key": src}}
+		contract.ArgMessageTTL: int64(60_000), contract.ArgDeadLetterExchange: retry, contract.ArgDeadLetterRoutingKey: src}}
 	for _, tt := range []struct {
 		what string
 		q    transport.Queue
 		arg  string
 	}{
-		{"as a classic rung", classic, "x-dead-letter-strategy"},
-		{"without x-dead-letter-strategy", without("x-dead-letter-strategy"), "x-dead-letter-strategy"},
-		{"without x-overflow", without("x-overflow"), "x-overflow"},
+		{"as a classic rung", classic, contract.ArgDeadLetterStrategy},
+		{"without x-dead-letter-strategy", without(contract.ArgDeadLetterStrategy), contract.ArgDeadLetterStrategy},
+		{"without x-overflow", without(contract.ArgOverflow), contract.ArgOverflow},
 	} {
 		err := e.tr.DeclareQueue(e.ctx, tt.q)
 		e.wantErr("declaring the at-least-once rung again "+tt.what, err, transport.ErrPreconditionFailed, rung.Name, "'"+tt.arg+"'")
@@ -230,7 +231,7 @@ func atLeastOnceRungReturns(e *env) {
 	e.bind(src, retry, src)
 	rung := e.declareQueue(e.atLeastOnceRung(200, retry, src))
 	msg := richMessage()
-	msg.Headers["x-acemq-attempt"] = int64(2)
+	msg.Headers[contract.HeaderAttempt] = int64(2)
 	e.send(rung, msg)
 	e.wantBackFromRung(src, retry, rung, msg)
 	e.waitState(rung, 0, 0)
@@ -248,9 +249,9 @@ func (e *env) wantBackFromRung(src, retry, rung string, msg transport.Message) {
 	want.Headers = transport.Table{}
 	maps.Copy(want.Headers, msg.Headers)
 	e.quorumGetCount(want.Headers, 0)
-	expired := death{queue: rung, reason: "expired", exchange: ""}
+	expired := death{queue: rung, reason: contract.DeathReasonExpired, exchange: ""}
 	e.wantDeaths("back from the rung", back.Headers, want.Headers,
-		[]death{{queue: rung, reason: "expired", exchange: "", routingKeys: []string{rung}, count: 1}},
+		[]death{{queue: rung, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{rung}, count: 1}},
 		expired, expired)
 	got := back.Message
 	got.Headers = withoutDeaths(got.Headers)

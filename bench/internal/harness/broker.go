@@ -44,7 +44,7 @@ func (b *Broker) DeclareQueue(name string, args amqp.Table) error {
 		return err
 	}
 	defer ch.Close()
-	all := amqp.Table{"x-queue-type": "classic"}
+	all := amqp.Table{contract.ArgQueueType: contract.QueueTypeClassic}
 	for k, v := range args {
 		all[k] = v
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -45,7 +46,7 @@ func rawPublishing(seq int) (amqp.Publishing, error) {
 	if err != nil {
 		return amqp.Publishing{}, err
 	}
-	return amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: p.ID, Body: body}, nil
+	return amqp.Publishing{ContentType: contract.ContentTypeJSON, DeliveryMode: amqp.Persistent, MessageId: p.ID, Body: body}, nil
 }
 
 // acemqPublishing is message seq with the AceMQ envelope, as a Publisher

@@ -142,7 +142,7 @@ func (r *Runner) Run(ctx context.Context) []Series {
 	add(PerMessageTTL, rn, false, []contender{{"raw", func(ctx context.Context, q string) ([]time.Duration, error) {
 		// q is the target; the holding queue dead-letters into it.
 		holding := q + ".holding"
-		deadLetter := amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q}
+		deadLetter := amqp.Table{contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: q}
 		if err := r.Broker.DeclareQueue(holding, deadLetter); err != nil {
 			return nil, err
 		}

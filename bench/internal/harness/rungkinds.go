@@ -40,7 +40,7 @@ func rungQueues(queue string) []string {
 }
 
 // quorumQueue is the argument of a quorum source queue, the topology's default.
-var quorumQueue = amqp.Table{"x-queue-type": "quorum"}
+var quorumQueue = amqp.Table{contract.ArgQueueType: contract.QueueTypeQuorum}
 
 // RungClock is an acemq.Observer that notes when each republish to one rung
 // was confirmed, keyed by message id. Arm it before a run, Take after.
@@ -178,7 +178,7 @@ func trip[K comparable](arrived, confirmed, started map[K]time.Time, wait time.D
 // than acemq.retry.
 func TTLQueueArgs(kind contract.RungKind, target string, ttl time.Duration) amqp.Table {
 	args := retry.Rung{Source: target, Delay: ttl, Kind: kind}.Declaration().WireArguments()
-	args["x-dead-letter-exchange"] = ""
+	args[contract.ArgDeadLetterExchange] = ""
 	return amqp.Table(args)
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq/contract"
 )
 
 // Watermill is watermill-amqp's durable queue config: the default exchange,
@@ -36,7 +38,7 @@ func NewWatermill(url string) (*Watermill, error) {
 // declared it (so Watermill's own declare matches).
 func watermillConfig(url string) wamqp.Config {
 	c := wamqp.NewDurableQueueConfig(url)
-	c.Queue.Arguments = amqp.Table{"x-queue-type": "classic"}
+	c.Queue.Arguments = amqp.Table{contract.ArgQueueType: contract.QueueTypeClassic}
 	c.Publish.Mandatory = true
 	c.Publish.ConfirmDelivery = true
 	c.Consume.Qos.PrefetchCount = prefetch
