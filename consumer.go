@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/lenient"
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -287,7 +288,7 @@ func (c *Consumer) start(d transport.Delivery) inHand {
 	// The id and type as the handler's Envelope reads them, without
 	// copying the headers.
 	info := &DeliveryInfo{Queue: c.queue, Exchange: d.Exchange, RoutingKey: d.RoutingKey, Headers: d.Headers,
-		MessageID: readID(d.Message), Type: readType(d.Headers, d.RoutingKey), Attempt: readCount(d.Headers[contract.HeaderAttempt]),
+		MessageID: readID(d.Message), Type: readType(d.Headers, d.RoutingKey), Attempt: lenient.Count(d.Headers[contract.HeaderAttempt]),
 		Redelivered: d.Redelivered, BodySize: len(d.Body)}
 	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
 }
@@ -324,7 +325,7 @@ func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 func (c *Consumer) republish(h inHand, s settlement) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), DefaultConfirmTimeout)
 	defer cancel()
-	return startPublish(ctx, c.observer, c.transport, republication(h.Message, s), true).wait(ctx)
+	return startPublish(ctx, c.observer, c.transport, republication(h.Message, s), true).Wait(ctx)
 }
 
 func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {

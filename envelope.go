@@ -3,10 +3,8 @@ package acemq
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/lenient"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -110,16 +109,16 @@ func readEnvelope(m transport.Message, routingKey string) Envelope {
 	e := Envelope{
 		ID:          readID(m),
 		Type:        readType(h, routingKey),
-		Version:     readCount(h[contract.HeaderVersion]),
-		Correlation: readString(h[contract.HeaderCorrelation]),
-		Causation:   readString(h[contract.HeaderCausation]),
-		Attempt:     readCount(h[contract.HeaderAttempt]),
-		FirstSeen:   readMillis(h[contract.HeaderFirstSeen]),
-		Origin:      readString(h[contract.HeaderOrigin]),
-		Error:       readString(h[contract.HeaderError]),
-		Claim:       readString(h[contract.HeaderClaim]),
-		ContentType: validString(m.ContentType),
-		ReplyTo:     validString(m.ReplyTo),
+		Version:     lenient.Count(h[contract.HeaderVersion]),
+		Correlation: lenient.String(h[contract.HeaderCorrelation]),
+		Causation:   lenient.String(h[contract.HeaderCausation]),
+		Attempt:     lenient.Count(h[contract.HeaderAttempt]),
+		FirstSeen:   lenient.Millis(h[contract.HeaderFirstSeen]),
+		Origin:      lenient.String(h[contract.HeaderOrigin]),
+		Error:       lenient.String(h[contract.HeaderError]),
+		Claim:       lenient.String(h[contract.HeaderClaim]),
+		ContentType: lenient.Valid(m.ContentType),
+		ReplyTo:     lenient.Valid(m.ReplyTo),
 		Headers:     make(transport.Table, len(h)),
 		Route:       readRoute(h),
 	}
@@ -137,10 +136,10 @@ func readEnvelope(m transport.Message, routingKey string) Envelope {
 // readID reads the id: the x-acemq-id header, else the AMQP message-id, else
 // none (""). A blank id is no id.
 func readID(m transport.Message) string {
-	if id := readString(m.Headers[contract.HeaderID]); !isBlank(id) {
+	if id := lenient.String(m.Headers[contract.HeaderID]); !isBlank(id) {
 		return id
 	}
-	if id := validString(m.MessageID); !isBlank(id) {
+	if id := lenient.Valid(m.MessageID); !isBlank(id) {
 		return id
 	}
 	return ""
@@ -149,10 +148,10 @@ func readID(m transport.Message) string {
 // readType reads the type: the x-acemq-type header, else routingKey, else
 // contract.DefaultType, as Complete would have set it.
 func readType(h transport.Table, routingKey string) string {
-	if t := readString(h[contract.HeaderType]); t != "" {
+	if t := lenient.String(h[contract.HeaderType]); t != "" {
 		return t
 	}
-	if routingKey = validString(routingKey); routingKey != "" {
+	if routingKey = lenient.Valid(routingKey); routingKey != "" {
 		return routingKey
 	}
 	return contract.DefaultType
@@ -162,14 +161,14 @@ func readType(h transport.Table, routingKey string) string {
 // around a name trimmed, empty names kept so that positions still match),
 // a position that reads as 0 when missing, unreadable or negative.
 func readRoute(h transport.Table) Route {
-	r := Route{ID: readString(h[contract.HeaderRouteID])}
-	if steps := readString(h[contract.HeaderRoute]); !isBlank(steps) {
+	r := Route{ID: lenient.String(h[contract.HeaderRouteID])}
+	if steps := lenient.String(h[contract.HeaderRoute]); !isBlank(steps) {
 		r.Steps = strings.Split(steps, ",")
 		for i, s := range r.Steps {
 			r.Steps[i] = strings.TrimSpace(s)
 		}
 	}
-	if n, ok := readInt(h[contract.HeaderRoutePosition]); ok && n > 0 {
+	if n, ok := lenient.Int(h[contract.HeaderRoutePosition]); ok && n > 0 {
 		r.Position = n
 	}
 	return r
@@ -204,10 +203,10 @@ func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
 		e.Correlation = e.ID
 	}
 	e.Attempt = max(e.Attempt, 1)
-	if millis(e.FirstSeen).IsZero() {
+	if lenient.CutToMillis(e.FirstSeen).IsZero() {
 		e.FirstSeen = now
 	}
-	e.FirstSeen = millis(e.FirstSeen)
+	e.FirstSeen = lenient.CutToMillis(e.FirstSeen)
 	if e.Origin == "" {
 		e.Origin = DefaultOrigin()
 	}
@@ -247,7 +246,7 @@ func (e Envelope) Write(m *transport.Message) error {
 	setString(contract.HeaderOrigin, e.Origin)
 	setString(contract.HeaderError, e.Error)
 	setString(contract.HeaderClaim, e.Claim)
-	if t := millis(e.FirstSeen); !t.IsZero() {
+	if t := lenient.CutToMillis(e.FirstSeen); !t.IsZero() {
 		h[contract.HeaderFirstSeen] = t.UnixMilli()
 	}
 	m.Headers = h
@@ -310,118 +309,3 @@ func isReserved(name string) bool {
 }
 
 func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
-
-// validString is s, or "" when s is not valid UTF-8.
-func validString(s string) string {
-	if !utf8.ValidString(s) {
-		return ""
-	}
-	return s
-}
-
-// readString reads a string header: a string or []byte holding valid UTF-8.
-// Anything else reads as "", which callers treat as absent.
-func readString(v any) string {
-	switch v := v.(type) {
-	case string:
-		return validString(v)
-	case []byte:
-		return validString(string(v))
-	}
-	return ""
-}
-
-// readCount reads a header counting from 1 (version, attempt): anything
-// unreadable or below 1 reads as 1.
-func readCount(v any) int {
-	n, ok := readInt(v)
-	if !ok || n < 1 {
-		return 1
-	}
-	return n
-}
-
-// readMillis reads an epoch-milliseconds header. The zero time means
-// missing, unreadable or not after 1970. An AMQP timestamp is accepted too.
-func readMillis(v any) time.Time {
-	if t, ok := v.(time.Time); ok {
-		return millis(t)
-	}
-	ms, ok := readInt(v)
-	if !ok {
-		return time.Time{}
-	}
-	return millis(time.UnixMilli(int64(ms)))
-}
-
-// millis is t in UTC cut to the millisecond, as the first-seen header
-// carries it, or the zero time when t is not after 1970.
-func millis(t time.Time) time.Time {
-	ms := t.UnixMilli()
-	if ms <= 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
-
-// readInt reads an integer of any Go width, an integral float or a decimal
-// string with optional surrounding spaces. Values outside int are unreadable.
-func readInt(v any) (int, bool) {
-	switch v := v.(type) {
-	case int:
-		return v, true
-	case int8:
-		return int(v), true
-	case int16:
-		return int(v), true
-	case int32:
-		return int(v), true
-	case int64:
-		return fitInt(v)
-	case uint:
-		return fitUint(uint64(v))
-	case uint8:
-		return int(v), true
-	case uint16:
-		return int(v), true
-	case uint32:
-		return fitUint(uint64(v))
-	case uint64:
-		return fitUint(v)
-	case float32:
-		return fitFloat(float64(v))
-	case float64:
-		return fitFloat(v)
-	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		return fitInt(n)
-	case []byte:
-		return readInt(string(v))
-	}
-	return 0, false
-}
-
-func fitInt(n int64) (int, bool) {
-	if n < math.MinInt || n > math.MaxInt {
-		return 0, false
-	}
-	return int(n), true
-}
-
-func fitUint(n uint64) (int, bool) {
-	if n > math.MaxInt {
-		return 0, false
-	}
-	return int(n), true
-}
-
-func fitFloat(f float64) (int, bool) {
-	// 2^63 is exact as a float64; NaN fails every comparison.
-	if !(f >= -(1<<63) && f < 1<<63) || f != math.Trunc(f) {
-		return 0, false
-	}
-	return fitInt(int64(f))
-}

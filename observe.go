@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/lenient"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -48,8 +49,10 @@ type PublishInfo struct {
 	Headers   transport.Table
 	MessageID string
 	Type      string
-	// Republish: the library republishes a delivery (a retry or a
-	// set-aside), in the context of that delivery's DeliveryStart.
+	// Republish: the library republishes a message: a delivery's retry or
+	// set-aside, in the context of that delivery's DeliveryStart, or a
+	// dead letter that package deadletter moves (Conn.Republish), in the
+	// context of the move.
 	Republish bool
 }
 
@@ -251,10 +254,10 @@ func (os observers) Event(e Event) {
 	}
 }
 
-// observedPublish is a publish told to an Observer: startPublish tells
-// PublishStart (which may add headers) and sends it; wait waits for the
-// broker's answer and tells PublishEnd.
-type observedPublish struct {
+// Pending is a publish sent and not yet answered, told to the Conn's
+// Observer: PublishStart was told before it was sent (and may have added
+// headers), and Wait tells PublishEnd.
+type Pending struct {
 	ctx      context.Context
 	observer Observer
 	t        transport.Transport
@@ -264,10 +267,10 @@ type observedPublish struct {
 	err      error // the send's
 }
 
-func startPublish(ctx context.Context, observer Observer, t transport.Transport, pub transport.Publishing, republish bool) *observedPublish {
-	op := &observedPublish{observer: observer, t: t, start: time.Now(), info: PublishInfo{
+func startPublish(ctx context.Context, observer Observer, t transport.Transport, pub transport.Publishing, republish bool) *Pending {
+	op := &Pending{observer: observer, t: t, start: time.Now(), info: PublishInfo{
 		Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, Headers: pub.Message.Headers,
-		MessageID: pub.Message.MessageID, Type: readString(pub.Message.Headers[contract.HeaderType]), Republish: republish,
+		MessageID: pub.Message.MessageID, Type: lenient.String(pub.Message.Headers[contract.HeaderType]), Republish: republish,
 	}}
 	op.ctx = observer.PublishStart(ctx, &op.info)
 	pub.Message.Headers = op.info.Headers
@@ -275,8 +278,23 @@ func startPublish(ctx context.Context, observer Observer, t transport.Transport,
 	return op
 }
 
-// wait returns the publish's outcome, its error as confirmErr words it.
-func (op *observedPublish) wait(ctx context.Context) error {
+// answeredAlready is Done of a publish whose send failed.
+var answeredAlready = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Done is closed once the broker has answered: Wait then returns at once.
+func (op *Pending) Done() <-chan struct{} {
+	if op.conf == nil {
+		return answeredAlready
+	}
+	return op.conf.Done()
+}
+
+// Wait waits for the broker's answer, or for ctx, and tells the Observer
+// how the publish ended; call it once. It returns nil once the broker has
+// confirmed the message, else why not, matching the errors PublishError
+// names (ErrTimeout, with ErrBlocked when the broker was blocking the
+// connection, for a ctx that ended first).
+func (op *Pending) Wait(ctx context.Context) error {
 	err := op.err
 	if err == nil {
 		err = op.conf.Wait(ctx)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/acemq-go/acemq/internal/confirm"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -138,7 +140,7 @@ func (p *Publisher[T]) Publish(ctx context.Context, routingKey string, body T, o
 		unsent(ctx, p.observer, p.exchange, routingKey, id, err)
 		return p.fail(routingKey, id, err)
 	}
-	if err := startPublish(ctx, p.observer, p.transport, pub, false).wait(ctx); err != nil {
+	if err := startPublish(ctx, p.observer, p.transport, pub, false).Wait(ctx); err != nil {
 		return p.fail(routingKey, id, err)
 	}
 	return nil
@@ -183,19 +185,18 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 		index int
 		id    string
 		key   string
-		pub   *observedPublish
+		*Pending
 	}
 	var failed []BatchFailure
 	fail := func(i int, key, id string, err error) {
 		failed = append(failed, BatchFailure{Index: i, Err: p.fail(key, id, err).(*PublishError)})
 	}
-	window := make(chan inFlight, p.window)
-	settleOldest := func() {
-		f := <-window
-		if err := f.pub.wait(ctx); err != nil {
+	window := confirm.New(p.window, func(f inFlight) error {
+		if err := f.Wait(ctx); err != nil {
 			fail(f.index, f.key, f.id, err)
 		}
-	}
+		return nil // a failure is the message's; the others go on
+	})
 	for i, m := range msgs {
 		pub, id, err := p.prepare(m.RoutingKey, m.Body, m.Options)
 		if err != nil {
@@ -203,14 +204,9 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 			fail(i, m.RoutingKey, id, err)
 			continue
 		}
-		if len(window) == cap(window) {
-			settleOldest()
-		}
-		window <- inFlight{i, id, m.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, false)}
+		_ = window.Add(inFlight{i, id, m.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, false)})
 	}
-	for len(window) > 0 {
-		settleOldest()
-	}
+	_ = window.Drain()
 	if len(failed) == 0 {
 		return nil
 	}
@@ -241,6 +237,21 @@ func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) 
 		return transport.Publishing{}, env.ID, err
 	}
 	return transport.Publishing{Exchange: p.exchange, RoutingKey: routingKey, Mandatory: true, Message: msg}, env.ID, nil
+}
+
+// Republish publishes m to queue, through the default exchange, as it is
+// (body, properties and headers), mandatory and confirmed, and tells the
+// Conn's Observer of it as a republish (PublishInfo.Republish): package
+// deadletter moves dead letters with it. An error says m was not sent (the
+// broker blocked publishing until ctx ended, say; ErrBlocked); else Wait on
+// the Pending for the broker's answer.
+func (c *Conn) Republish(ctx context.Context, queue string, m transport.Message) (*Pending, error) {
+	m.Headers = maps.Clone(m.Headers) // the Observer may add to them; the caller's stay
+	p := startPublish(ctx, c.observer, c.transport, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m}, true)
+	if p.err != nil {
+		return nil, p.Wait(ctx)
+	}
+	return p, nil
 }
 
 // confirmErr says "timed out" for a publish cut short by its deadline, and

@@ -24,13 +24,13 @@ import (
 type broker struct {
 	// connect opens a connection, named so that a test can have the broker
 	// close it; it is closed when the test ends.
-	connect func(t *testing.T, name string) transport.Transport
+	connect func(t *testing.T, name string, opts ...acemq.Option) *acemq.Conn
 	// queueName makes a source queue name the broker has not seen.
 	queueName func(t *testing.T) string
 	// closeConnection has the broker close the named connection while the
 	// test goes on, as a network failure would; for memory:// the client
 	// closes it.
-	closeConnection func(t *testing.T, name string, tr transport.Transport)
+	closeConnection func(t *testing.T, name string, c *acemq.Conn)
 }
 
 // eachBroker runs test on memory:// and on RabbitMQ.
@@ -39,28 +39,31 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
 		mb := memory.NewBroker()
 		t.Cleanup(mb.Close)
 		test(t, broker{
-			connect: func(t *testing.T, _ string) transport.Transport {
-				tr := mb.Connect()
-				t.Cleanup(func() { tr.Close() })
-				return tr
+			connect: func(t *testing.T, _ string, opts ...acemq.Option) *acemq.Conn {
+				c, err := acemq.New(mb.Connect(), opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				return c
 			},
 			queueName:       func(*testing.T) string { return "orders.new" },
-			closeConnection: func(_ *testing.T, _ string, tr transport.Transport) { tr.Close() },
+			closeConnection: func(_ *testing.T, _ string, c *acemq.Conn) { c.Transport().Close() },
 		})
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
 		url := brokertest.URL(t)
 		test(t, broker{
-			connect: func(t *testing.T, name string) transport.Transport {
-				conn, err := acemq.Connect(t.Context(), url, acemq.WithConnectionName(name))
+			connect: func(t *testing.T, name string, opts ...acemq.Option) *acemq.Conn {
+				conn, err := acemq.Connect(t.Context(), url, append(opts, acemq.WithConnectionName(name))...)
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { conn.Close() })
-				return conn.Transport()
+				return conn
 			},
 			queueName: func(t *testing.T) string { return brokertest.UniqueName(t, "dl") },
-			closeConnection: func(t *testing.T, name string, _ transport.Transport) {
+			closeConnection: func(t *testing.T, name string, _ *acemq.Conn) {
 				brokertest.CloseConnections(t, name)
 			},
 		})
@@ -190,13 +193,14 @@ func fixedClock() time.Time { return replayedAt }
 
 func TestReplay(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		source, dlq, _ := queues(t, b, tr)
 		sent := deadLetters(6)
 		sent[2].Headers[contract.HeaderReplayCount] = int64(1) // replayed once before
 		publish(t, tr, dlq, sent...)
 
-		p, err := deadletter.Replay(t.Context(), tr, dlq, "", deadletter.Options{Now: fixedClock})
+		p, err := deadletter.Replay(t.Context(), conn, dlq, "", deadletter.Options{Now: fixedClock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,14 +233,15 @@ func TestReplay(t *testing.T) {
 
 func TestReplayMatchAndLimitLeaveTheRestInOrder(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		source, dlq, _ := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(10)...)
 		m, err := deadletter.Compile(`reason contains "timeout" && headers["n"] >= 3`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := deadletter.Replay(t.Context(), tr, dlq, "", deadletter.Options{Match: m, Limit: 2})
+		p, err := deadletter.Replay(t.Context(), conn, dlq, "", deadletter.Options{Match: m, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,11 +261,12 @@ func TestReplayMatchAndLimitLeaveTheRestInOrder(t *testing.T) {
 
 func TestDryRunMovesNothing(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		source, dlq, _ := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(5)...)
 		m, _ := deadletter.Compile(`reason contains "timeout"`)
-		p, err := deadletter.Replay(t.Context(), tr, dlq, "", deadletter.Options{Match: m, DryRun: true})
+		p, err := deadletter.Replay(t.Context(), conn, dlq, "", deadletter.Options{Match: m, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +284,8 @@ func TestDryRunMovesNothing(t *testing.T) {
 
 func TestReplayRefusesWithoutTakingAnything(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		source, dlq, _ := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(3)...)
 		tests := []struct {
@@ -293,7 +300,7 @@ func TestReplayRefusesWithoutTakingAnything(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				_, err := deadletter.Replay(t.Context(), tr, tt.from, tt.to, deadletter.Options{})
+				_, err := deadletter.Replay(t.Context(), conn, tt.from, tt.to, deadletter.Options{})
 				if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.text) {
 					t.Errorf("Replay(%s, %q) = %v, want %v saying %q", tt.from, tt.to, err, tt.want, tt.text)
 				}
@@ -309,7 +316,8 @@ func TestReplayRefusesWithoutTakingAnything(t *testing.T) {
 // replay; the refused messages stay in the dead-letter queue.
 func TestReplayStopsAtARefusal(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		_, dlq, _ := queues(t, b, tr)
 		full := b.queueName(t) + ".full"
 		err := tr.DeclareQueue(t.Context(), transport.Queue{Name: full, Type: transport.Classic, Durable: true,
@@ -320,7 +328,7 @@ func TestReplayStopsAtARefusal(t *testing.T) {
 		t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), full) })
 		publish(t, tr, dlq, deadLetters(10)...)
 
-		p, err := deadletter.Replay(t.Context(), tr, dlq, full, deadletter.Options{})
+		p, err := deadletter.Replay(t.Context(), conn, dlq, full, deadletter.Options{})
 		if !errors.Is(err, transport.ErrRefused) {
 			t.Fatalf("Replay into a full queue = %v, want an error matching ErrRefused", err)
 		}
@@ -340,11 +348,12 @@ func TestReplayStopsAtARefusal(t *testing.T) {
 
 func TestPark(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		source, dlq, parked := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(4)...)
 		m, _ := deadletter.Compile(`reason contains "payment"`)
-		p, err := deadletter.Park(t.Context(), tr, dlq, deadletter.Options{Match: m})
+		p, err := deadletter.Park(t.Context(), conn, dlq, deadletter.Options{Match: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,10 +364,10 @@ func TestPark(t *testing.T) {
 		if want := []transport.Message{deadLetter(0), deadLetter(2)}; !reflect.DeepEqual(got, want) {
 			t.Errorf("parked\n%+v\nwant them unchanged:\n%+v", got, want)
 		}
-		if _, err := deadletter.Park(t.Context(), tr, source, deadletter.Options{}); err == nil || !strings.Contains(err.Error(), ".dlq") {
+		if _, err := deadletter.Park(t.Context(), conn, source, deadletter.Options{}); err == nil || !strings.Contains(err.Error(), ".dlq") {
 			t.Errorf("Park(%s) = %v, want a refusal: only a .dlq is parked", source, err)
 		}
-		if _, err := deadletter.Park(t.Context(), tr, parked, deadletter.Options{}); err == nil {
+		if _, err := deadletter.Park(t.Context(), conn, parked, deadletter.Options{}); err == nil {
 			t.Errorf("Park(%s) = nil, want a refusal: only a .dlq is parked", parked)
 		}
 	})
@@ -366,11 +375,12 @@ func TestPark(t *testing.T) {
 
 func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		_, dlq, _ := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(5)...)
 		var seen []transport.Message
-		if err := deadletter.Browse(t.Context(), tr, dlq, 3, func(m transport.Message) error {
+		if err := deadletter.Browse(t.Context(), conn, dlq, 3, func(m transport.Message) error {
 			seen = append(seen, m)
 			return nil
 		}); err != nil {
@@ -379,7 +389,7 @@ func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 		if !reflect.DeepEqual(seen, deadLetters(3)) {
 			t.Errorf("browsed\n%+v\nwant the first 3 as sent", seen)
 		}
-		reasons, err := deadletter.Reasons(t.Context(), tr, dlq)
+		reasons, err := deadletter.Reasons(t.Context(), conn, dlq)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +403,7 @@ func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 		if !reflect.DeepEqual(reasons, want) {
 			t.Errorf("reasons %+v, want %+v", reasons, want)
 		}
-		info, err := deadletter.Describe(t.Context(), tr, dlq, firstSeen.Add(90*time.Minute))
+		info, err := deadletter.Describe(t.Context(), conn, dlq, firstSeen.Add(90*time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,7 +436,8 @@ func richMessage(i int) transport.Message {
 
 func TestExportPurgeImportRestoresEveryByte(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		_, dlq, _ := queues(t, b, tr)
 		var sent []transport.Message
 		for i := range 50 {
@@ -435,7 +446,7 @@ func TestExportPurgeImportRestoresEveryByte(t *testing.T) {
 		publish(t, tr, dlq, sent...)
 		// What the broker holds, as a consumer would read it.
 		var before []transport.Message
-		if err := deadletter.Browse(t.Context(), tr, dlq, 0, func(m transport.Message) error {
+		if err := deadletter.Browse(t.Context(), conn, dlq, 0, func(m transport.Message) error {
 			before = append(before, m)
 			return nil
 		}); err != nil {
@@ -443,7 +454,7 @@ func TestExportPurgeImportRestoresEveryByte(t *testing.T) {
 		}
 
 		var file strings.Builder
-		p, err := deadletter.Export(t.Context(), tr, dlq, &file, false, deadletter.Options{})
+		p, err := deadletter.Export(t.Context(), conn, dlq, &file, false, deadletter.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -453,7 +464,7 @@ func TestExportPurgeImportRestoresEveryByte(t *testing.T) {
 		if n, err := tr.PurgeQueue(t.Context(), dlq); err != nil || n != 50 {
 			t.Fatalf("purge = %d, %v; want 50", n, err)
 		}
-		p, err = deadletter.Import(t.Context(), tr, strings.NewReader(file.String()), dlq, deadletter.Options{})
+		p, err = deadletter.Import(t.Context(), conn, strings.NewReader(file.String()), dlq, deadletter.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,12 +485,13 @@ func TestExportPurgeImportRestoresEveryByte(t *testing.T) {
 
 func TestExportRemoveTakesOnlyWhatIsWritten(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		_, dlq, _ := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(6)...)
 		m, _ := deadletter.Compile(`reason contains "timeout"`)
 		var file strings.Builder
-		p, err := deadletter.Export(t.Context(), tr, dlq, &file, true, deadletter.Options{Match: m})
+		p, err := deadletter.Export(t.Context(), conn, dlq, &file, true, deadletter.Options{Match: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,10 +526,11 @@ func wantNoneLost(t *testing.T, n int, inSource, inDLQ []transport.Message) (bot
 func TestReplayTenThousand(t *testing.T) {
 	const n = 10_000
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		source, dlq, _ := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(n)...)
-		p, err := deadletter.Replay(t.Context(), tr, dlq, "", deadletter.Options{Now: fixedClock})
+		p, err := deadletter.Replay(t.Context(), conn, dlq, "", deadletter.Options{Now: fixedClock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +542,7 @@ func TestReplayTenThousand(t *testing.T) {
 			t.Errorf("%s holds %d messages, %d of them duplicates; want %d, none", source, len(got), dup, n)
 		}
 		for _, m := range got {
-			r := acemq.ReadReplay(m.Headers)
+			r := deadletter.ReadReplayed(m.Headers)
 			if r.From != dlq || r.Count != 1 || !r.At.Equal(replayedAt) {
 				t.Fatalf("message %s has replay headers %+v, want from %s, count 1, at %v", acemq.ReadEnvelope(m).ID, r, dlq, replayedAt)
 			}
@@ -545,17 +558,17 @@ func TestReplayTenThousand(t *testing.T) {
 func TestReplayInterruptedLosesNone(t *testing.T) {
 	const n = 10_000
 	eachBroker(t, func(t *testing.T, b broker) {
-		setup := b.connect(t, "")
+		setup := b.connect(t, "").Transport()
 		source, dlq, _ := queues(t, b, setup)
 		publish(t, setup, dlq, deadLetters(n)...)
 
 		name := "replay-" + b.queueName(t)
-		tr := b.connect(t, name)
+		conn := b.connect(t, name)
 		closed := false
-		p, err := deadletter.Replay(t.Context(), tr, dlq, "", deadletter.Options{Progress: func(p deadletter.Progress) {
+		p, err := deadletter.Replay(t.Context(), conn, dlq, "", deadletter.Options{Progress: func(p deadletter.Progress) {
 			if p.Taken >= n/3 && !closed {
 				closed = true
-				b.closeConnection(t, name, tr)
+				b.closeConnection(t, name, conn)
 			}
 		}})
 		if err == nil {
@@ -571,6 +584,7 @@ func TestReplayInterruptedLosesNone(t *testing.T) {
 		// but only those of moves in flight then, at most a window's worth.
 		const window = 512
 		again := b.connect(t, "")
+		againTr := again.Transport()
 		both := wantNoneLost(t, n, peekAll(t, again, source), peekAll(t, again, dlq))
 		if both > p.Doubtful+window {
 			t.Errorf("%d messages are in both queues; the replay counted %d doubtful, and at most %d more acks can be lost", both, p.Doubtful, window)
@@ -578,9 +592,9 @@ func TestReplayInterruptedLosesNone(t *testing.T) {
 		// The broker puts back what the closed channel held on its own
 		// time: replay until the dead-letter queue stays empty.
 		var rest []deadletter.Progress
-		for deadline := time.Now().Add(30 * time.Second); len(rest) == 0 || depth(t, again, dlq) > 0; {
+		for deadline := time.Now().Add(30 * time.Second); len(rest) == 0 || depth(t, againTr, dlq) > 0; {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s still holds %d after replays %+v", dlq, depth(t, again, dlq), rest)
+				t.Fatalf("%s still holds %d after replays %+v", dlq, depth(t, againTr, dlq), rest)
 			}
 			r, err := deadletter.Replay(t.Context(), again, dlq, "", deadletter.Options{})
 			if err != nil {
@@ -588,7 +602,7 @@ func TestReplayInterruptedLosesNone(t *testing.T) {
 			}
 			rest = append(rest, r)
 		}
-		dup := wantNoneLost(t, n, drain(t, again, source), nil)
+		dup := wantNoneLost(t, n, drain(t, againTr, source), nil)
 		if dup > p.Doubtful+window {
 			t.Errorf("%d duplicates in %s; the replay counted %d doubtful, and at most %d more acks can be lost", dup, source, p.Doubtful, window)
 		}
@@ -597,10 +611,10 @@ func TestReplayInterruptedLosesNone(t *testing.T) {
 }
 
 // peekAll reads a queue's messages, leaving them there.
-func peekAll(t *testing.T, tr transport.Transport, queue string) []transport.Message {
+func peekAll(t *testing.T, c *acemq.Conn, queue string) []transport.Message {
 	t.Helper()
 	var out []transport.Message
-	if err := deadletter.Browse(t.Context(), tr, queue, 0, func(m transport.Message) error {
+	if err := deadletter.Browse(t.Context(), c, queue, 0, func(m transport.Message) error {
 		out = append(out, m)
 		return nil
 	}); err != nil {
@@ -614,12 +628,13 @@ func peekAll(t *testing.T, tr transport.Transport, queue string) []transport.Mes
 func TestReplayStopsWhenItsContextEnds(t *testing.T) {
 	const n = 2000
 	eachBroker(t, func(t *testing.T, b broker) {
-		tr := b.connect(t, "")
+		conn := b.connect(t, "")
+		tr := conn.Transport()
 		source, dlq, _ := queues(t, b, tr)
 		publish(t, tr, dlq, deadLetters(n)...)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		p, err := deadletter.Replay(ctx, tr, dlq, "", deadletter.Options{Progress: func(p deadletter.Progress) {
+		p, err := deadletter.Replay(ctx, conn, dlq, "", deadletter.Options{Progress: func(p deadletter.Progress) {
 			if p.Taken == n/4 {
 				cancel()
 			}
@@ -630,6 +645,77 @@ func TestReplayStopsWhenItsContextEnds(t *testing.T) {
 		inSource, inDLQ := drain(t, tr, source), drain(t, tr, dlq)
 		if both := wantNoneLost(t, n, inSource, inDLQ); both != 0 || len(inSource) != p.Moved {
 			t.Errorf("%d in %s (%d moved), %d in %s, %d in both; want each message once", len(inSource), source, p.Moved, len(inDLQ), dlq, both)
+		}
+	})
+}
+
+// publishes records what the Conn's Observer is told of publishes.
+type publishes struct {
+	acemq.NopObserver
+	started []acemq.PublishInfo
+	ended   []acemq.PublishResult
+}
+
+func (o *publishes) PublishStart(ctx context.Context, p *acemq.PublishInfo) context.Context {
+	o.started = append(o.started, *p)
+	return ctx
+}
+
+func (o *publishes) PublishEnd(_ context.Context, _ *acemq.PublishInfo, r acemq.PublishResult) {
+	o.ended = append(o.ended, r)
+}
+
+// A replay's and a park's publishes go through the Conn: its Observer is
+// told of each moved message as a republish (the metrics, spans and logs
+// of package acemqprom and acemqotel), and each was confirmed before its
+// original was removed.
+func TestMovesAreObserved(t *testing.T) {
+	eachBroker(t, func(t *testing.T, b broker) {
+		obs := &publishes{}
+		conn := b.connect(t, "", acemq.WithObserver(obs))
+		tr := conn.Transport()
+		source, dlq, parked := queues(t, b, tr)
+		publish(t, tr, dlq, deadLetters(7)...)
+		// Moved counts the originals removed: never more than the confirms.
+		confirmedFirst := func(p deadletter.Progress) {
+			confirmed := 0
+			for _, r := range obs.ended {
+				if r.Outcome == contract.PublishConfirmed {
+					confirmed++
+				}
+			}
+			if p.Moved > confirmed {
+				t.Errorf("%d originals removed, but only %d publishes confirmed", p.Moved, confirmed)
+			}
+		}
+		m, err := deadletter.Compile(`headers["n"] < 2`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := deadletter.Park(t.Context(), conn, dlq, deadletter.Options{Match: m, Progress: confirmedFirst}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := deadletter.Replay(t.Context(), conn, dlq, "", deadletter.Options{Progress: confirmedFirst}); err != nil {
+			t.Fatal(err)
+		}
+
+		if len(obs.started) != 7 || len(obs.ended) != 7 {
+			t.Fatalf("told of %d publishes started and %d ended, want 7 of each", len(obs.started), len(obs.ended))
+		}
+		for i, p := range obs.started {
+			wantKey := source
+			if i < 2 {
+				wantKey = parked
+			}
+			if !p.Republish || p.Exchange != "" || p.RoutingKey != wantKey || p.MessageID != deadLetter(i).MessageID || p.Type != "order.created" {
+				t.Errorf("publish %d told as %+v, want a republish of %s to %s through the default exchange", i, p, deadLetter(i).MessageID, wantKey)
+			}
+			if r := obs.ended[i]; r.Outcome != contract.PublishConfirmed || r.Err != nil {
+				t.Errorf("publish %d ended %+v, want confirmed", i, r)
+			}
+		}
+		if got, want := ids(drain(t, tr, source)), ids(deadLetters(7))[2:]; !slices.Equal(got, want) {
+			t.Errorf("%s holds %v, want %v", source, got, want)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/internal/confirm"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -35,18 +36,25 @@ type source func(ctx context.Context) (it item, ok bool, err error)
 
 // sink is where the messages moved go.
 type sink interface {
-	// send starts moving m; the Confirmation resolves once it is safely
-	// there (nil) or certainly not (an error).
-	send(ctx context.Context, m transport.Message) *transport.Confirmation
+	// send starts moving m; its answer is nil once m is safely there, or
+	// an error once it certainly is not.
+	send(ctx context.Context, m transport.Message) answer
 	// flush asks for everything sent to be made safe: the sink may hold
-	// Confirmations back until then (a file until it is synced).
+	// answers back until then (a file until it is synced).
 	flush()
+}
+
+// answer is a move's answer to come: the broker's confirm (an
+// *acemq.Pending) or a file's sync (a *transport.Confirmation).
+type answer interface {
+	Done() <-chan struct{}
+	Wait(ctx context.Context) error
 }
 
 // inFlight is a move sent and not yet settled.
 type inFlight struct {
 	item
-	done *transport.Confirmation
+	answer
 }
 
 // mover moves messages from a source to a sink, removing each original
@@ -59,11 +67,12 @@ type mover struct {
 	now      func() time.Time
 	limiter  *rate.Limiter
 	p        Progress
-	inFlight []inFlight // in the order sent
+	inFlight *confirm.Window[inFlight]
 }
 
 func newMover(o Options, src source, dst sink, max int) *mover {
 	m := &mover{o: o, src: src, dst: dst, max: max, now: o.clock()}
+	m.inFlight = confirm.New(window, m.settle)
 	if o.Rate > 0 {
 		m.limiter = rate.NewLimiter(rate.Limit(o.Rate), 1)
 	}
@@ -76,9 +85,7 @@ func newMover(o Options, src source, dst sink, max int) *mover {
 func (m *mover) run(ctx context.Context) (Progress, error) {
 	err := m.loop(ctx)
 	m.dst.flush()
-	for len(m.inFlight) > 0 {
-		err = cmp.Or(err, m.settleOldest(ctx))
-	}
+	err = cmp.Or(err, m.inFlight.Drain())
 	m.report()
 	if err != nil {
 		return m.p, err
@@ -90,7 +97,7 @@ func (m *mover) run(ctx context.Context) (Progress, error) {
 }
 
 func (m *mover) loop(ctx context.Context) error {
-	for (m.max < 0 || m.p.Taken < m.max) && (m.o.Limit == 0 || m.p.Moved+len(m.inFlight) < m.o.Limit) && ctx.Err() == nil {
+	for (m.max < 0 || m.p.Taken < m.max) && (m.o.Limit == 0 || m.p.Moved+m.inFlight.Len() < m.o.Limit) && ctx.Err() == nil {
 		it, ok, err := m.src(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -120,42 +127,29 @@ func (m *mover) loop(ctx context.Context) error {
 			m.p.Left++ // never sent
 			return nil
 		}
-		m.inFlight = append(m.inFlight, inFlight{it, m.dst.send(ctx, it.msg)})
+		err = m.inFlight.Add(inFlight{it, m.dst.send(ctx, it.msg)})
 		m.report()
-		if len(m.inFlight) == window {
-			m.dst.flush()
-			if err := m.settleOldest(ctx); err != nil {
-				return err
-			}
-		}
 		// Settle what is answered already, so that acks go out steadily.
-		for len(m.inFlight) > 0 && answered(m.inFlight[0].done) {
-			if err := m.settleOldest(ctx); err != nil {
-				return err
-			}
+		if err = cmp.Or(err, m.inFlight.SettleAnswered()); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func answered(c *transport.Confirmation) bool {
+// settle waits for a move in flight to be answered (flushing the sink
+// first when it is not), then removes its original when it is safely at its
+// target. It returns the move's failure, if any. The window settles the
+// moves in the order sent, even once the move's context has ended.
+func (m *mover) settle(f inFlight) error {
 	select {
-	case <-c.Done():
-		return true
+	case <-f.Done():
 	default:
-		return false
+		m.dst.flush()
 	}
-}
-
-// settleOldest waits for the oldest move in flight to be answered, then
-// removes its original when it is safely at its target. It returns the
-// move's failure, if any.
-func (m *mover) settleOldest(ctx context.Context) error {
-	f := m.inFlight[0]
-	m.inFlight = m.inFlight[1:]
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	err := f.done.Wait(wctx)
+	err := f.Wait(ctx)
 	switch {
 	case refused(err):
 		m.p.Left++
@@ -204,7 +198,8 @@ func describe(m transport.Message) string {
 // at the start are taken. The messages not moved stay with the Taker,
 // unacknowledged, and closing it puts them back in their places. With keep,
 // nothing is removed: what the sink has is copied, not moved.
-func fromQueue(ctx context.Context, t transport.Transport, queue string, o Options, dst sink, keep bool) (Progress, error) {
+func fromQueue(ctx context.Context, c *acemq.Conn, queue string, o Options, dst sink, keep bool) (Progress, error) {
+	t := c.Transport() // taking is not publishing: nothing to observe
 	state, err := t.InspectQueue(ctx, queue)
 	if err != nil {
 		return Progress{}, err

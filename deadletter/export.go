@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -14,10 +15,10 @@ import (
 // Exported), and leaves them in the queue, or with remove takes each out of
 // the queue only once its line is written: flushed and, when w is a file
 // (it has Sync), on disk. o selects and bounds them as for a move.
-func Export(ctx context.Context, t transport.Transport, queue string, w io.Writer, remove bool, o Options) (Progress, error) {
+func Export(ctx context.Context, c *acemq.Conn, queue string, w io.Writer, remove bool, o Options) (Progress, error) {
 	s := &fileSink{queue: queue, w: w, buf: bufio.NewWriter(w)}
 	s.enc = NewEncoder(s.buf)
-	p, err := fromQueue(ctx, t, queue, o, s, !remove)
+	p, err := fromQueue(ctx, c, queue, o, s, !remove)
 	if err != nil {
 		return p, fmt.Errorf("export %s: %w", queue, err)
 	}
@@ -34,7 +35,7 @@ type fileSink struct {
 	pending []func(error) // resolves the lines written since the last flush
 }
 
-func (s *fileSink) send(_ context.Context, m transport.Message) *transport.Confirmation {
+func (s *fileSink) send(_ context.Context, m transport.Message) answer {
 	c, resolve := transport.NewConfirmation()
 	if err := s.enc.Encode(Exported{Queue: s.queue, Message: m}); err != nil {
 		resolve(fmt.Errorf("%w: %w", errNotSent, err))
@@ -62,16 +63,16 @@ func (s *fileSink) flush() {
 // first message the broker does not take, or when ctx ends, after the
 // messages in hand: Progress.Moved counts those published, which are the
 // file's first ones but for those Match left out.
-func Import(ctx context.Context, t transport.Transport, r io.Reader, to string, o Options) (Progress, error) {
-	p, err := importFrom(ctx, t, NewDecoder(r), to, o)
+func Import(ctx context.Context, c *acemq.Conn, r io.Reader, to string, o Options) (Progress, error) {
+	p, err := importFrom(ctx, c, NewDecoder(r), to, o)
 	if err != nil {
 		return p, fmt.Errorf("import into %s: %w", to, err)
 	}
 	return p, nil
 }
 
-func importFrom(ctx context.Context, t transport.Transport, dec *Decoder, to string, o Options) (Progress, error) {
-	if err := mustExist(ctx, t, to); err != nil {
+func importFrom(ctx context.Context, c *acemq.Conn, dec *Decoder, to string, o Options) (Progress, error) {
+	if err := mustExist(ctx, c, to); err != nil {
 		return Progress{}, err
 	}
 	src := func(context.Context) (item, bool, error) {
@@ -81,5 +82,5 @@ func importFrom(ctx context.Context, t transport.Transport, dec *Decoder, to str
 		}
 		return item{msg: x.Message, queue: x.Queue, ack: func() error { return nil }}, err == nil, err
 	}
-	return newMover(o, src, &brokerSink{t: t, queue: to, rewrite: func(*transport.Message) {}}, -1).run(ctx)
+	return newMover(o, src, &brokerSink{c: c, queue: to, rewrite: func(*transport.Message) {}}, -1).run(ctx)
 }

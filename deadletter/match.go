@@ -83,7 +83,7 @@ func FieldsOf(queue string, msg transport.Message, now time.Time) Fields {
 		Origin:      e.Origin,
 		Correlation: e.Correlation,
 		Age:         e.Age(now),
-		ReplayCount: acemq.ReadReplay(msg.Headers).Count,
+		ReplayCount: ReadReplayed(msg.Headers).Count,
 		ContentType: msg.ContentType,
 		Headers:     e.Headers,
 		Body:        string(msg.Body),

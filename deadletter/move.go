@@ -64,7 +64,7 @@ type Progress struct {
 // again: attempt 1, the first-seen time kept, x-acemq-error removed, and the
 // replay headers of CONTRACT.md section 6 set (from, at, count one higher).
 // Everything else travels byte for byte.
-func Replay(ctx context.Context, t transport.Transport, from, to string, o Options) (Progress, error) {
+func Replay(ctx context.Context, c *acemq.Conn, from, to string, o Options) (Progress, error) {
 	if to == "" {
 		source, ok := Source(from)
 		if !ok {
@@ -73,7 +73,7 @@ func Replay(ctx context.Context, t transport.Transport, from, to string, o Optio
 		to = source
 	}
 	now := o.clock()
-	return move(ctx, t, from, to, o, func(m *transport.Message) {
+	return move(ctx, c, from, to, o, func(m *transport.Message) {
 		m.Persistent = true
 		h := maps.Clone(m.Headers)
 		if h == nil {
@@ -81,7 +81,7 @@ func Replay(ctx context.Context, t transport.Transport, from, to string, o Optio
 		}
 		h[contract.HeaderAttempt] = int64(1)
 		delete(h, contract.HeaderError)
-		acemq.Replay{From: from, At: now(), Count: acemq.ReadReplay(h).Count + 1}.Write(h)
+		Replayed{From: from, At: now(), Count: ReadReplayed(h).Count + 1}.Write(h)
 		m.Headers = h
 	})
 }
@@ -89,25 +89,25 @@ func Replay(ctx context.Context, t transport.Transport, from, to string, o Optio
 // Park moves the messages of a dead-letter queue Q.dlq to Q.parked,
 // unchanged: they are kept aside for a person, out of the way of replays of
 // the dead-letter queue.
-func Park(ctx context.Context, t transport.Transport, from string, o Options) (Progress, error) {
+func Park(ctx context.Context, c *acemq.Conn, from string, o Options) (Progress, error) {
 	source, ok := Source(from)
 	if !ok || !IsDeadLetterQueue(from) {
 		return Progress{}, fmt.Errorf("park from %s: only a dead-letter queue (a name ending in .dlq) is parked", from)
 	}
-	return move(ctx, t, from, contract.ParkedQueue(source), o, func(m *transport.Message) { m.Persistent = true })
+	return move(ctx, c, from, contract.ParkedQueue(source), o, func(m *transport.Message) { m.Persistent = true })
 }
 
 // move moves from's messages to the queue to, rewriting each with rewrite.
-func move(ctx context.Context, t transport.Transport, from, to string, o Options, rewrite func(*transport.Message)) (Progress, error) {
+func move(ctx context.Context, c *acemq.Conn, from, to string, o Options, rewrite func(*transport.Message)) (Progress, error) {
 	if from == to {
 		return Progress{}, fmt.Errorf("move %s to %s: %w", from, to, ErrSameQueue)
 	}
 	// A publish to a missing queue would only come back unroutable after
 	// the first message was taken: say so before taking any.
-	if err := mustExist(ctx, t, to); err != nil {
+	if err := mustExist(ctx, c, to); err != nil {
 		return Progress{}, fmt.Errorf("move %s to %s: %w", from, to, err)
 	}
-	p, err := fromQueue(ctx, t, from, o, &brokerSink{t: t, queue: to, rewrite: rewrite}, false)
+	p, err := fromQueue(ctx, c, from, o, &brokerSink{c: c, queue: to, rewrite: rewrite}, false)
 	if err != nil {
 		return p, fmt.Errorf("move %s to %s: %w", from, to, err)
 	}
@@ -115,32 +115,32 @@ func move(ctx context.Context, t transport.Transport, from, to string, o Options
 }
 
 // mustExist fails, saying what to do, when queue does not exist.
-func mustExist(ctx context.Context, t transport.Transport, queue string) error {
-	_, err := t.InspectQueue(ctx, queue)
+func mustExist(ctx context.Context, c *acemq.Conn, queue string) error {
+	_, err := c.Transport().InspectQueue(ctx, queue)
 	if errors.Is(err, transport.ErrNotFound) {
 		return fmt.Errorf("the queue %s does not exist; declare it first (acemq topology apply): %w", queue, err)
 	}
 	return err
 }
 
-// brokerSink publishes to a queue, mandatory and confirmed, through the
-// default exchange as every AceMQ republish does.
+// brokerSink republishes to a queue through the Conn, mandatory, confirmed
+// and observed, as every AceMQ republish is.
 type brokerSink struct {
-	t       transport.Transport
+	c       *acemq.Conn
 	queue   string
 	rewrite func(*transport.Message)
 }
 
-func (s *brokerSink) send(ctx context.Context, m transport.Message) *transport.Confirmation {
+func (s *brokerSink) send(ctx context.Context, m transport.Message) answer {
 	s.rewrite(&m)
-	c, err := s.t.Publish(ctx, transport.Publishing{RoutingKey: s.queue, Mandatory: true, Message: m})
+	p, err := s.c.Republish(ctx, s.queue, m)
 	if err != nil {
-		// Publish fails only before the message is written: it is not sent.
-		var resolve func(error)
-		c, resolve = transport.NewConfirmation()
+		// Republish fails only before the message is written: it is not sent.
+		c, resolve := transport.NewConfirmation()
 		resolve(fmt.Errorf("%w: %w", errNotSent, err))
+		return c
 	}
-	return c
+	return p
 }
 
 // flush has nothing to do: the broker confirms by itself.

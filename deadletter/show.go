@@ -16,7 +16,8 @@ import (
 // them (0: every one it held at the start), and removes none: they go back
 // to their places, which RabbitMQ then marks redelivered. An error from
 // visit stops it and is returned.
-func Browse(ctx context.Context, t transport.Transport, queue string, limit int, visit func(transport.Message) error) error {
+func Browse(ctx context.Context, c *acemq.Conn, queue string, limit int, visit func(transport.Message) error) error {
+	t := c.Transport()
 	state, err := t.InspectQueue(ctx, queue)
 	if err != nil {
 		return fmt.Errorf("browse %s: %w", queue, err)
@@ -66,9 +67,9 @@ type ReasonCounts struct {
 
 // Reasons counts the messages of queue by reason (ReasonOf) and by class,
 // without removing any.
-func Reasons(ctx context.Context, t transport.Transport, queue string) (ReasonCounts, error) {
+func Reasons(ctx context.Context, c *acemq.Conn, queue string) (ReasonCounts, error) {
 	reasons, classes := map[Reason]int{}, map[contract.ReasonClass]int{}
-	err := Browse(ctx, t, queue, 0, func(m transport.Message) error {
+	err := Browse(ctx, c, queue, 0, func(m transport.Message) error {
 		r := ReasonOf(queue, m)
 		reasons[r]++
 		classes[r.Class]++
@@ -109,15 +110,15 @@ type QueueInfo struct {
 // Describe reports on a dead-letter or parked queue, looking at the message
 // at its head (which goes back to its place, marked redelivered) for its age
 // and reason.
-func Describe(ctx context.Context, t transport.Transport, queue string, now time.Time) (QueueInfo, error) {
+func Describe(ctx context.Context, c *acemq.Conn, queue string, now time.Time) (QueueInfo, error) {
 	source, _ := Source(queue)
 	info := QueueInfo{Name: queue, Source: source, Oldest: acemq.UnknownAge}
-	state, err := t.InspectQueue(ctx, queue)
+	state, err := c.Transport().InspectQueue(ctx, queue)
 	if err != nil {
 		return info, fmt.Errorf("describe %s: %w", queue, err)
 	}
 	info.Messages, info.Consumers = state.Messages, state.Consumers
-	err = Browse(ctx, t, queue, 1, func(m transport.Message) error {
+	err = Browse(ctx, c, queue, 1, func(m transport.Message) error {
 		info.Oldest = acemq.ReadEnvelope(m).Age(now)
 		info.HeadClass = ReasonOf(queue, m).Class
 		return nil
@@ -154,7 +155,7 @@ type RungInfo struct {
 // List describes every dead-letter and parked queue among queues (the names
 // of a vhost's queues, from the management API say), in their order, and
 // the rungs among queues, of either kind, of each one's source queue.
-func List(ctx context.Context, t transport.Transport, queues []string, now time.Time) (Listing, error) {
+func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (Listing, error) {
 	l := Listing{Queues: []QueueInfo{}, Sources: []SourceInfo{}}
 	sources := map[string]*SourceInfo{}
 	var order []string
@@ -163,7 +164,7 @@ func List(ctx context.Context, t transport.Transport, queues []string, now time.
 		if !ok {
 			continue
 		}
-		info, err := Describe(ctx, t, q, now)
+		info, err := Describe(ctx, c, q, now)
 		if err != nil {
 			return l, err
 		}
@@ -179,7 +180,7 @@ func List(ctx context.Context, t transport.Transport, queues []string, now time.
 		if !ok {
 			continue
 		}
-		state, err := t.InspectQueue(ctx, q)
+		state, err := c.Transport().InspectQueue(ctx, q)
 		if err != nil {
 			return l, fmt.Errorf("describe %s: %w", q, err)
 		}

@@ -110,7 +110,7 @@ management API counts it in the rung's messages_dlx.`,
 			for i, q := range state.Queues {
 				names[i] = q.Name
 			}
-			l, err := deadletter.List(ctx, conn.Transport(), names, time.Now())
+			l, err := deadletter.List(ctx, conn, names, time.Now())
 			if err != nil {
 				return err
 			}
@@ -214,7 +214,7 @@ no word from anyone the class is unknown.`,
 			}
 			defer conn.Close()
 			if reasons {
-				counts, err := deadletter.Reasons(ctx, conn.Transport(), queue)
+				counts, err := deadletter.Reasons(ctx, conn, queue)
 				if err != nil {
 					return err
 				}
@@ -222,7 +222,7 @@ no word from anyone the class is unknown.`,
 			}
 			now := time.Now()
 			shown := []shownMessage{}
-			err = deadletter.Browse(ctx, conn.Transport(), queue, limit, func(m transport.Message) error {
+			err = deadletter.Browse(ctx, conn, queue, limit, func(m transport.Message) error {
 				shown = append(shown, showMessage(queue, m, now))
 				return nil
 			})
@@ -247,17 +247,17 @@ const previewBytes = 200
 
 // shownMessage is a message as show prints it.
 type shownMessage struct {
-	ID          string          `json:"id"`
-	Type        string          `json:"type"`
-	Attempt     int             `json:"attempt"`
-	FirstSeen   *time.Time      `json:"firstSeen,omitempty"`
-	AgeSeconds  *float64        `json:"ageSeconds,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	ReasonClass string          `json:"reasonClass,omitempty"`
-	Replay      *acemq.Replay   `json:"replay,omitempty"`
-	Headers     transport.Table `json:"headers"`
-	ContentType string          `json:"contentType,omitempty"`
-	BodyBytes   int             `json:"bodyBytes"`
+	ID          string               `json:"id"`
+	Type        string               `json:"type"`
+	Attempt     int                  `json:"attempt"`
+	FirstSeen   *time.Time           `json:"firstSeen,omitempty"`
+	AgeSeconds  *float64             `json:"ageSeconds,omitempty"`
+	Reason      string               `json:"reason,omitempty"`
+	ReasonClass string               `json:"reasonClass,omitempty"`
+	Replay      *deadletter.Replayed `json:"replay,omitempty"`
+	Headers     transport.Table      `json:"headers"`
+	ContentType string               `json:"contentType,omitempty"`
+	BodyBytes   int                  `json:"bodyBytes"`
 	// BodyPreview is the body's first bytes when they are text.
 	BodyPreview string `json:"bodyPreview,omitempty"`
 }
@@ -270,7 +270,7 @@ func showMessage(queue string, m transport.Message, now time.Time) shownMessage 
 		first, age := e.FirstSeen.UTC(), e.Age(now).Round(time.Millisecond).Seconds()
 		s.FirstSeen, s.AgeSeconds = &first, &age
 	}
-	if r := acemq.ReadReplay(m.Headers); r != (acemq.Replay{}) {
+	if r := deadletter.ReadReplayed(m.Headers); r != (deadletter.Replayed{}) {
 		s.Replay = &r
 	}
 	return s
@@ -424,8 +424,8 @@ that message and the rest where they were.`,
 			}
 			return nil
 		}, func(cmd *cobra.Command, args []string) error {
-			return runMove(cmd, o, "replay", args[0], func(ctx context.Context, t transport.Transport, opts deadletter.Options) (deadletter.Progress, error) {
-				return deadletter.Replay(ctx, t, args[0], to, opts)
+			return runMove(cmd, o, "replay", args[0], func(ctx context.Context, c *acemq.Conn, opts deadletter.Options) (deadletter.Progress, error) {
+				return deadletter.Replay(ctx, c, args[0], to, opts)
 			})
 		}),
 	}
@@ -454,8 +454,8 @@ mandatory and confirmed before its original is acknowledged.`,
 			}
 			return nil
 		}, func(cmd *cobra.Command, args []string) error {
-			return runMove(cmd, o, "park", args[0], func(ctx context.Context, t transport.Transport, opts deadletter.Options) (deadletter.Progress, error) {
-				return deadletter.Park(ctx, t, args[0], opts)
+			return runMove(cmd, o, "park", args[0], func(ctx context.Context, c *acemq.Conn, opts deadletter.Options) (deadletter.Progress, error) {
+				return deadletter.Park(ctx, c, args[0], opts)
 			})
 		}),
 	}
@@ -491,8 +491,8 @@ that import restores them exactly. The messages stay in the queue, unless
 			if err != nil {
 				return err
 			}
-			err = runMove(cmd, o, "export", args[0], func(ctx context.Context, t transport.Transport, opts deadletter.Options) (deadletter.Progress, error) {
-				return deadletter.Export(ctx, t, args[0], f, remove, opts)
+			err = runMove(cmd, o, "export", args[0], func(ctx context.Context, c *acemq.Conn, opts deadletter.Options) (deadletter.Progress, error) {
+				return deadletter.Export(ctx, c, args[0], f, remove, opts)
 			})
 			return errors.Join(err, f.Close())
 		}),
@@ -533,8 +533,8 @@ before it.`,
 				defer f.Close()
 				in = f
 			}
-			return runMove(cmd, o, "import", args[0], func(ctx context.Context, t transport.Transport, opts deadletter.Options) (deadletter.Progress, error) {
-				return deadletter.Import(ctx, t, in, to, opts)
+			return runMove(cmd, o, "import", args[0], func(ctx context.Context, c *acemq.Conn, opts deadletter.Options) (deadletter.Progress, error) {
+				return deadletter.Import(ctx, c, in, to, opts)
 			})
 		}),
 	}
@@ -582,7 +582,7 @@ export the queue first to keep a copy.`,
 
 // runMove connects, runs a move with progress on stderr and reports what it
 // did on stdout, also when it stopped early.
-func runMove(cmd *cobra.Command, o moveOptions, verb, queue string, move func(context.Context, transport.Transport, deadletter.Options) (deadletter.Progress, error)) error {
+func runMove(cmd *cobra.Command, o moveOptions, verb, queue string, move func(context.Context, *acemq.Conn, deadletter.Options) (deadletter.Progress, error)) error {
 	ctx := cmd.Context()
 	conn, err := o.connect(ctx, verb)
 	if err != nil {
@@ -590,7 +590,7 @@ func runMove(cmd *cobra.Command, o moveOptions, verb, queue string, move func(co
 	}
 	defer conn.Close()
 	progress := newProgress(cmd.ErrOrStderr(), verb+" "+queue)
-	p, err := move(ctx, conn.Transport(), o.options(progress))
+	p, err := move(ctx, conn, o.options(progress))
 	progress.finish()
 	if err == nil || p.Taken > 0 {
 		if _, werr := io.WriteString(cmd.OutOrStdout(), summary(verb, queue, o.dryRun, p)); werr != nil {

@@ -23,8 +23,9 @@ import (
 )
 
 // deadLetters puts n dead letters of source in source.dlq, declaring
-// source, source.dlq and source.parked on the broker at url.
-func deadLetters(t *testing.T, url, source string, n int) transport.Transport {
+// source, source.dlq and source.parked on the broker at url, through the
+// connection it returns.
+func deadLetters(t *testing.T, url, source string, n int) *acemq.Conn {
 	t.Helper()
 	ctx := t.Context()
 	conn, err := connect(ctx, url, "")
@@ -58,7 +59,7 @@ func deadLetters(t *testing.T, url, source string, n int) transport.Transport {
 			t.Fatal(err)
 		}
 	}
-	return tr
+	return conn
 }
 
 func depthOf(t *testing.T, tr transport.Transport, queue string) int {
@@ -80,7 +81,7 @@ func wantRun(t *testing.T, r result, code int, stdout string) {
 // Every dlq verb on memory://, as an operator runs them one after another.
 func TestDLQVerbs(t *testing.T) {
 	url := "memory://cli-dlq-verbs"
-	tr := deadLetters(t, url, "orders.new", 30)
+	tr := deadLetters(t, url, "orders.new", 30).Transport()
 	at := []string{"--url", url}
 
 	r := run(t, "", append([]string{"dlq", "show", "orders.new.dlq", "--limit", "2"}, at...)...)
@@ -260,7 +261,7 @@ func declareLadder(t *testing.T, tr transport.Transport, source string, policy a
 func TestDLQOnBroker(t *testing.T) {
 	url := brokertest.URL(t)
 	source := brokertest.UniqueName(t, "cli-dlq")
-	tr := deadLetters(t, url, source, 12)
+	tr := deadLetters(t, url, source, 12).Transport()
 	at := []string{"--url", url}
 	mgmt := append([]string{"--management-url", brokertest.ManagementURL()}, at...)
 
@@ -359,7 +360,7 @@ func TestDLQOnBroker(t *testing.T) {
 // a text no template knows would be classed rejected and parked.
 func TestDLQReasonsOfOtherLibraries(t *testing.T) {
 	url := "memory://cli-dlq-other-libraries"
-	tr := deadLetters(t, url, "orders.new", 0)
+	tr := deadLetters(t, url, "orders.new", 0).Transport()
 	texts := []string{
 		"gave up after 3 attempts: Timeout::Error",
 		"gave up on a message older than 120.0 seconds: slow",
@@ -402,7 +403,8 @@ COUNT  CLASS      REASON
 // memory:// at a fixed time.
 func TestDLQGolden(t *testing.T) {
 	url := "memory://cli-dlq-golden"
-	tr := deadLetters(t, url, "orders.new", 2)
+	conn := deadLetters(t, url, "orders.new", 2)
+	tr := conn.Transport()
 	ctx := t.Context()
 	first := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
 	died := time.Date(2026, 11, 1, 8, 3, 0, 0, time.UTC)
@@ -451,7 +453,7 @@ func TestDLQGolden(t *testing.T) {
 
 	var shown []shownMessage
 	for _, q := range []string{"orders.new.dlq", "orders.new.parked"} {
-		if err := deadletter.Browse(ctx, tr, q, 0, func(m transport.Message) error {
+		if err := deadletter.Browse(ctx, conn, q, 0, func(m transport.Message) error {
 			shown = append(shown, showMessage(q, m, now))
 			return nil
 		}); err != nil {
@@ -470,7 +472,7 @@ func TestDLQGolden(t *testing.T) {
 
 	text.Reset()
 	js.Reset()
-	counts, err := deadletter.Reasons(ctx, tr, "orders.new.dlq")
+	counts, err := deadletter.Reasons(ctx, conn, "orders.new.dlq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +491,7 @@ func TestDLQGolden(t *testing.T) {
 	// dead-letter queues is left out.
 	names := []string{"orders.new", "orders.new.dlq", "orders.new.parked", "orders.new.retry.160s", "orders.new.retry.40s",
 		"orders.new.retry.5m", "orders.new.retry.80s", "orders.new.retry.quorum.1h", "shipments.retry.1m"}
-	l, err := deadletter.List(ctx, tr, names, now)
+	l, err := deadletter.List(ctx, conn, names, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +534,7 @@ func TestProgressLines(t *testing.T) {
 // with exit status 130 and what it did.
 func TestDLQReplayInterrupted(t *testing.T) {
 	url := "memory://cli-dlq-interrupted"
-	tr := deadLetters(t, url, "orders.new", 30)
+	tr := deadLetters(t, url, "orders.new", 30).Transport()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan result)

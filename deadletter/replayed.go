@@ -1,17 +1,19 @@
-package acemq
+package deadletter
 
 import (
 	"strings"
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/lenient"
 	"github.com/acemq-go/acemq/transport"
 )
 
-// Replay records that an operator moved a message back from a dead-letter or
-// parked queue. Its headers are application headers, not reserved ones, so
-// a handler sees them and a replay keeps the rest of the envelope untouched.
-type Replay struct {
+// Replayed records that an operator moved a message back from a dead-letter
+// or parked queue (Replay writes it). Its headers are application headers,
+// not reserved ones, so a handler sees them and a replay keeps the rest of
+// the envelope untouched.
+type Replayed struct {
 	// From is the queue the replay took the message from.
 	From string
 	// At is when the message was replayed; the zero time means unknown.
@@ -20,15 +22,15 @@ type Replay struct {
 	Count int
 }
 
-// ReadReplay reads the replay headers of h, leniently: acemq-replayed-at may
-// be an RFC 3339 string or epoch milliseconds, and a missing or unreadable
-// value reads as the zero value.
-func ReadReplay(h transport.Table) Replay {
-	r := Replay{
-		From: readString(h[contract.HeaderReplayedFrom]),
+// ReadReplayed reads the replay headers of h, leniently: acemq-replayed-at
+// may be an RFC 3339 string or epoch milliseconds, and a missing or
+// unreadable value reads as the zero value.
+func ReadReplayed(h transport.Table) Replayed {
+	r := Replayed{
+		From: lenient.String(h[contract.HeaderReplayedFrom]),
 		At:   readReplayedAt(h[contract.HeaderReplayedAt]),
 	}
-	if n, ok := readInt(h[contract.HeaderReplayCount]); ok && n > 0 {
+	if n, ok := lenient.Int(h[contract.HeaderReplayCount]); ok && n > 0 {
 		r.Count = n
 	}
 	return r
@@ -36,8 +38,8 @@ func ReadReplay(h transport.Table) Replay {
 
 // Write sets the replay headers in h, and removes those whose value is
 // empty (From ""), unknown (At zero) or 0 (Count), so that h describes r
-// exactly. h must not be nil unless r is the zero Replay.
-func (r Replay) Write(h transport.Table) {
+// exactly. h must not be nil unless r is the zero Replayed.
+func (r Replayed) Write(h transport.Table) {
 	if r.From != "" {
 		h[contract.HeaderReplayedFrom] = r.From
 	} else {
@@ -58,10 +60,10 @@ func (r Replay) Write(h transport.Table) {
 // readReplayedAt reads an RFC 3339 string (any offset, any precision) or
 // epoch milliseconds, as a number or a numeric string.
 func readReplayedAt(v any) time.Time {
-	if s := readString(v); s != "" {
+	if s := lenient.String(v); s != "" {
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(s)); err == nil {
 			return t.UTC()
 		}
 	}
-	return readMillis(v)
+	return lenient.Millis(v)
 }
