@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/retry"
@@ -128,7 +129,7 @@ func depth(t *testing.T, conn *acemq.Conn, queue string) int {
 
 func publish(t *testing.T, conn *acemq.Conn, queue string, items ...item) {
 	t.Helper()
-	p := mustPublisher[item](t, conn, "")
+	p := acemqtest.NewPublisher[item](t, conn, "")
 	for _, it := range items {
 		if err := p.Publish(context.Background(), queue, it, acemq.WithHeaders(transport.Table{"tenant": "acme"})); err != nil {
 			t.Fatal(err)
@@ -297,7 +298,7 @@ func TestSetAsides(t *testing.T) {
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
 	publish(t, conn, q, item{N: 1, Fail: "retry"}, item{N: 2, Fail: "fatal"}, item{N: 3, Fail: "reject"}, item{N: 4, Fail: "panic"})
-	raw := mustPublisher[[]byte](t, conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
+	raw := acemqtest.NewPublisher[[]byte](t, conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
 	if err := raw.Publish(context.Background(), q, []byte("{not json"), acemq.WithMessageID("garbled"),
 		acemq.WithHeaders(transport.Table{"tenant": "acme"})); err != nil {
 		t.Fatal(err)
@@ -504,7 +505,7 @@ func TestRecovery(t *testing.T) {
 		mu.Unlock()
 		return acemq.Accept()
 	}, acemq.WithConcurrency(4))
-	p := mustPublisher[item](t, conn, "")
+	p := acemqtest.NewPublisher[item](t, conn, "")
 	confirmed := map[int]bool{}
 	for n := range 200 {
 		if n == 100 {
@@ -529,14 +530,4 @@ func TestRecovery(t *testing.T) {
 		}
 		return true
 	})
-}
-
-// mustPublisher is acemq.NewPublisher, failing the test on an error.
-func mustPublisher[T any](t testing.TB, c *acemq.Conn, exchange string, opts ...acemq.Option) *acemq.Publisher[T] {
-	t.Helper()
-	p, err := acemq.NewPublisher[T](c, exchange, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -57,7 +57,7 @@ func TestHealthBlocked(t *testing.T) {
 	if err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	pub := mustPublisher[item](t, conn, "")
+	pub := acemqtest.NewPublisher[item](t, conn, "")
 	b.SetAlarm("low on memory")
 	if conn.Health(t.Context()).Blocked {
 		t.Error("Health says blocked before the Conn published: RabbitMQ tells only a connection that publishes")

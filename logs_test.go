@@ -77,13 +77,13 @@ func TestLogsOneLinePerSetAside(t *testing.T) {
 		}
 		return acemq.Accept()
 	})
-	pub := mustPublisher[item](t, conn, "")
+	pub := acemqtest.NewPublisher[item](t, conn, "")
 	for n := range 5 {
 		if err := pub.Publish(ctx, "orders", item{N: n}, acemq.WithMessageID("m-"+string(rune('0'+n)))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := mustPublisher[[]byte](t, conn, "", acemq.WithCodec(jsonBytes{})).Publish(ctx, "orders", []byte("not json"), acemq.WithMessageID("m-x")); err != nil {
+	if err := acemqtest.NewPublisher[[]byte](t, conn, "", acemq.WithCodec(jsonBytes{})).Publish(ctx, "orders", []byte("not json"), acemq.WithMessageID("m-x")); err != nil {
 		t.Fatal(err)
 	}
 	acemqtest.WaitFor(t, c, "every message settled", func(s acemq.Stats) bool { return s.Accepted == 4 && s.DeadLettered == 1 && s.Parked == 1 })

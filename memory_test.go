@@ -31,7 +31,7 @@ func TestLadderOnMemory(t *testing.T) {
 	c := consume(t, conn, "orders", func(_ context.Context, m acemq.Message[item]) acemq.Decision {
 		return acemq.Retry(fmt.Errorf("attempt %d failed", m.Envelope.Attempt))
 	}, acemq.WithPolicy(policy))
-	if err := mustPublisher[item](t, conn, "").Publish(ctx, "orders", item{N: 1}); err != nil {
+	if err := acemqtest.NewPublisher[item](t, conn, "").Publish(ctx, "orders", item{N: 1}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -75,7 +75,7 @@ func TestParkedOnMemory(t *testing.T) {
 	c := consume(t, conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision {
 		return acemq.Reject(errors.New("unreachable: the body does not decode"))
 	})
-	raw := mustPublisher[[]byte](t, conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
+	raw := acemqtest.NewPublisher[[]byte](t, conn, "", acemq.WithCodec(jsonClaim{acemq.Bytes}))
 	if err := raw.Publish(ctx, "orders", []byte("{oops")); err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func publishToMissingExchange(t *testing.T, conn *acemq.Conn, missing, queue str
 			t.Errorf("%s: %v matches ErrNotConfirmed; the message was certainly not routed", what, err)
 		}
 	}
-	p := mustPublisher[item](t, conn, missing)
+	p := acemqtest.NewPublisher[item](t, conn, missing)
 	wantNotRouted("Publish", p.Publish(ctx, "k", item{N: 1}, acemq.WithMessageID("m-1")), "m-1")
 
 	// A batch: the failing message and every one after it, in flight on the
@@ -69,7 +69,7 @@ func publishToMissingExchange(t *testing.T, conn *acemq.Conn, missing, queue str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), queue) })
-	if err := mustPublisher[item](t, conn, "").Publish(ctx, queue, item{N: 9}); err != nil {
+	if err := acemqtest.NewPublisher[item](t, conn, "").Publish(ctx, queue, item{N: 9}); err != nil {
 		t.Fatalf("Publish after the failures: %v", err)
 	}
 	if st, err := tr.InspectQueue(ctx, queue); err != nil || st.Messages != 1 {

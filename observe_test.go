@@ -91,7 +91,7 @@ func TestObserverIsToldEverything(t *testing.T) {
 		}
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
-	if err := mustPublisher[item](t, conn, "").Publish(ctx, "orders", item{N: 1}); err != nil {
+	if err := acemqtest.NewPublisher[item](t, conn, "").Publish(ctx, "orders", item{N: 1}); err != nil {
 		t.Fatal(err)
 	}
 	acemqtest.WaitFor(t, c, "the wait in the consumer", func(s acemq.Stats) bool { return s.Waiting == 1 })
@@ -102,7 +102,7 @@ func TestObserverIsToldEverything(t *testing.T) {
 	if _, err := c.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err := mustPublisher[func()](t, conn, "").Publish(ctx, "orders", func() {})
+	err := acemqtest.NewPublisher[func()](t, conn, "").Publish(ctx, "orders", func() {})
 	if err == nil {
 		t.Fatal("a func published as JSON")
 	}

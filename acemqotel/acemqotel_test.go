@@ -115,7 +115,7 @@ func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*
 	}
 	t.Cleanup(func() { _, _ = c.Close(context.Background()) })
 	pctx, parent := tr.provider.Tracer("test").Start(ctx, "parent")
-	if err := mustPublisher[string](t, conn, "").Publish(pctx, q, "hello", acemq.WithMessageID("m-1")); err != nil {
+	if err := acemqtest.NewPublisher[string](t, conn, "").Publish(pctx, q, "hello", acemq.WithMessageID("m-1")); err != nil {
 		t.Fatal(err)
 	}
 	parent.End()
@@ -265,7 +265,7 @@ func TestUntracedMessageStartsATrace(t *testing.T) {
 	conn := b.Connect(t, tr.observer())
 	declare(t, conn, "orders")
 	ctx := context.Background()
-	if err := mustPublisher[string](t, b.Connect(t), "").Publish(ctx, "orders", "hello"); err != nil {
+	if err := acemqtest.NewPublisher[string](t, b.Connect(t), "").Publish(ctx, "orders", "hello"); err != nil {
 		t.Fatal(err)
 	}
 	if m := b.Messages(t, "orders"); len(m) != 1 || m[0].Headers["traceparent"] != nil {
@@ -311,7 +311,7 @@ func TestUnroutablePublish(t *testing.T) {
 	tr := newTracing(t)
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t, tr.observer())
-	err := mustPublisher[string](t, conn, "").Publish(context.Background(), "nowhere", "hello")
+	err := acemqtest.NewPublisher[string](t, conn, "").Publish(context.Background(), "nowhere", "hello")
 	if !errors.Is(err, acemq.ErrUnroutable) {
 		t.Fatalf("publish: %v", err)
 	}
@@ -387,14 +387,4 @@ func TestDestinationName(t *testing.T) {
 			t.Errorf("exchange %q, routing key %q, queue %q: %q, want %q", c.exchange, c.key, c.queue, got, c.want)
 		}
 	}
-}
-
-// mustPublisher is acemq.NewPublisher, failing the test on an error.
-func mustPublisher[T any](t testing.TB, c *acemq.Conn, exchange string, opts ...acemq.Option) *acemq.Publisher[T] {
-	t.Helper()
-	p, err := acemq.NewPublisher[T](c, exchange, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

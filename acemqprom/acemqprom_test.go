@@ -216,18 +216,18 @@ func runScenario(t *testing.T, w world) {
 		t.Fatalf("the consumer did not declare its rung %s: %v", rung, err)
 	}
 
-	err = mustPublisher[item](t, w.conn, x).Publish(ctx, "nowhere", item{Do: "accept"}, acemq.WithMessageID(unroutableID))
+	err = acemqtest.NewPublisher[item](t, w.conn, x).Publish(ctx, "nowhere", item{Do: "accept"}, acemq.WithMessageID(unroutableID))
 	if !errors.Is(err, acemq.ErrUnroutable) {
 		t.Fatalf("publishing to %s without a binding: %v, want ErrUnroutable", x, err)
 	}
-	pub := mustPublisher[item](t, w.conn, "")
+	pub := acemqtest.NewPublisher[item](t, w.conn, "")
 	for _, m := range script {
 		if err := pub.Publish(ctx, q, item{Do: m.do}, acemq.WithMessageID(m.id)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Bytes are not JSON: the consumer parks them undecoded.
-	if err := mustPublisher[[]byte](t, w.conn, "").Publish(ctx, q, []byte("{not json"), acemq.WithMessageID(rawID)); err != nil {
+	if err := acemqtest.NewPublisher[[]byte](t, w.conn, "").Publish(ctx, q, []byte("{not json"), acemq.WithMessageID(rawID)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -436,7 +436,7 @@ func TestRungMissingOnMemory(t *testing.T) {
 	if _, err := conn.Transport().DeleteQueue(ctx, rung); err != nil {
 		t.Fatal(err)
 	}
-	if err := mustPublisher[item](t, conn, "").Publish(ctx, "orders", item{Do: "retry"}, acemq.WithMessageID("id-retry")); err != nil {
+	if err := acemqtest.NewPublisher[item](t, conn, "").Publish(ctx, "orders", item{Do: "retry"}, acemq.WithMessageID("id-retry")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -531,7 +531,7 @@ func TestConnectionEventsOnMemory(t *testing.T) {
 	b.SetAlarm("memory low")
 	cut, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := mustPublisher[item](t, conn, "").Publish(cut, "orders", item{Do: "accept"}); !errors.Is(err, acemq.ErrBlocked) {
+	if err := acemqtest.NewPublisher[item](t, conn, "").Publish(cut, "orders", item{Do: "accept"}); !errors.Is(err, acemq.ErrBlocked) {
 		t.Fatalf("a publish during the alarm: %v, want ErrBlocked", err)
 	}
 	eventually(t, reg, "blocked", including(connectionEvents("blocked", 0, 0, 1, 0)))
@@ -596,14 +596,4 @@ func TestRegistration(t *testing.T) {
 	if _, err := acemqprom.New(nil); err == nil {
 		t.Error("New(nil) succeeded")
 	}
-}
-
-// mustPublisher is acemq.NewPublisher, failing the test on an error.
-func mustPublisher[T any](t testing.TB, c *acemq.Conn, exchange string, opts ...acemq.Option) *acemq.Publisher[T] {
-	t.Helper()
-	p, err := acemq.NewPublisher[T](c, exchange, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -87,6 +87,16 @@ func (b *Broker) Connect(t testing.TB, opts ...acemq.Option) *acemq.Conn {
 	return conn
 }
 
+// NewPublisher is acemq.NewPublisher, failing t on an error.
+func NewPublisher[T any](t testing.TB, conn *acemq.Conn, exchange string, opts ...acemq.Option) *acemq.Publisher[T] {
+	t.Helper()
+	p, err := acemq.NewPublisher[T](conn, exchange, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // Advance moves the clock on by d, running every expiry and wait that falls
 // due, in order.
 func (b *Broker) Advance(d time.Duration) { b.Clock.Advance(d) }
