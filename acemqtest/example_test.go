@@ -8,7 +8,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // checkoutTest is a test as a user writes one: a five-minute retry on a rung
@@ -33,7 +32,7 @@ func checkoutTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if err := acemqtest.NewPublisher[string](t, conn, "").Publish(ctx, "jobs", "build", acemq.WithHeaders(transport.Table{"team": "a"})); err != nil {
+	if err := acemqtest.NewPublisher[string](t, conn, "").Publish(ctx, "jobs", "build", acemq.WithHeaders(map[string]any{"team": "a"})); err != nil {
 		t.Fatal(err)
 	}
 	acemqtest.WaitFor(t, c, "the retry on the rung", func(s acemq.Stats) bool { return s.RetriedOnRung == 1 })
