@@ -36,11 +36,11 @@ var (
 	Text Codec = textCodec{}
 )
 
-// CodecFor picks the codec for a content type, ignoring case and parameters:
+// codecFor picks the codec for a content type, ignoring case and parameters:
 // application/json, text/json and any */*+json read as JSON, text/plain as
 // Text, application/octet-stream as Bytes. Any other type, and a missing or
 // unparsable one, has no codec: the body cannot be read safely.
-func CodecFor(contentType string) (Codec, bool) {
+func codecFor(contentType string) (Codec, bool) {
 	mediaType, _, err := mime.ParseMediaType(contentType)
 	// A bad parameter still yields the media type, and parameters are ignored.
 	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
@@ -66,7 +66,7 @@ const jsonReadable = "it reads application/json, text/json, */*+json, text/plain
 
 // jsonContentType says whether a JSON consumer decodes a body sent with this
 // content type, and whether the type declares JSON. It accepts the JSON
-// types CodecFor knows, none (every AceMQ library's JSON reads a body
+// types codecFor knows, none (every AceMQ library's JSON reads a body
 // without one), and the two that JSON is most often sent as by mistake:
 // text/plain (with no charset, or UTF-8 or its subset US-ASCII) and
 // application/octet-stream. The body must still parse.
@@ -74,7 +74,7 @@ func jsonContentType(contentType string) (declared, accepted bool) {
 	if isBlank(contentType) {
 		return false, true
 	}
-	switch c, ok := CodecFor(contentType); {
+	switch c, ok := codecFor(contentType); {
 	case !ok:
 		return false, false
 	case c == JSON:
@@ -82,7 +82,7 @@ func jsonContentType(contentType string) (declared, accepted bool) {
 	case c == Bytes:
 		return false, true
 	}
-	// Text's text/plain. A bad parameter yields no params, as CodecFor
+	// Text's text/plain. A bad parameter yields no params, as codecFor
 	// ignores it.
 	_, params, _ := mime.ParseMediaType(contentType)
 	charset, set := params["charset"]

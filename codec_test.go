@@ -24,8 +24,8 @@ func TestCodecContentTypes(t *testing.T) {
 			t.Errorf("ContentType = %q, want %q", got, tt.want)
 		}
 		// A codec reads what it writes.
-		if got, ok := CodecFor(tt.want); !ok || got != tt.codec {
-			t.Errorf("CodecFor(%q) = %v, %v", tt.want, got, ok)
+		if got, ok := codecFor(tt.want); !ok || got != tt.codec {
+			t.Errorf("codecFor(%q) = %v, %v", tt.want, got, ok)
 		}
 	}
 }
@@ -66,9 +66,9 @@ func TestCodecFor(t *testing.T) {
 		{"\xff\xfe", nil},
 	}
 	for _, tt := range tests {
-		got, ok := CodecFor(tt.contentType)
+		got, ok := codecFor(tt.contentType)
 		if got != tt.want || ok != (tt.want != nil) {
-			t.Errorf("CodecFor(%q) = %v, %v, want %v", tt.contentType, got, ok, tt.want)
+			t.Errorf("codecFor(%q) = %v, %v, want %v", tt.contentType, got, ok, tt.want)
 		}
 	}
 }
@@ -171,9 +171,9 @@ func FuzzCodecFor(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, contentType string) {
-		c, ok := CodecFor(contentType)
+		c, ok := codecFor(contentType)
 		if ok != (c != nil) {
-			t.Fatalf("CodecFor(%q) = %v, %v", contentType, c, ok)
+			t.Fatalf("codecFor(%q) = %v, %v", contentType, c, ok)
 		}
 		if !ok {
 			return
@@ -181,7 +181,7 @@ func FuzzCodecFor(f *testing.F) {
 		// Whatever picks a codec names a media type.
 		mediaType, _, err := mime.ParseMediaType(contentType)
 		if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) || !strings.Contains(mediaType, "/") {
-			t.Errorf("CodecFor(%q) picked %v for media type %q (%v)", contentType, c.ContentType(), mediaType, err)
+			t.Errorf("codecFor(%q) picked %v for media type %q (%v)", contentType, c.ContentType(), mediaType, err)
 		}
 	})
 }
@@ -207,7 +207,7 @@ func TestJSONContentType(t *testing.T) {
 		{"TEXT/PLAIN; CHARSET=UTF-8", false, true},
 		{"text/plain; charset=us-ascii", false, true},
 		{"text/plain; format=flowed", false, true},
-		{"text/plain; charset", false, true}, // a bad parameter is ignored, as in CodecFor
+		{"text/plain; charset", false, true}, // a bad parameter is ignored, as in codecFor
 		{"application/octet-stream", false, true},
 		{"application/octet-stream; x=y", false, true},
 		{"text/plain; charset=iso-8859-1", false, false},

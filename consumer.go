@@ -223,7 +223,7 @@ func (c *Consumer) declareLadder(ctx context.Context, d transport.Declarer) erro
 // handleDelivery decodes d, runs the handler (a panic becomes a rejection
 // with the panic as its reason) and says what the settlement depends on.
 func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Handler[T], d transport.Delivery, now time.Time) (in delivered, panicErr error) {
-	env := ReadDelivery(d)
+	env := readDelivery(d)
 	in = delivered{Source: queue, Attempt: env.Attempt, Age: env.Age(now)}
 	var body T
 	if in.DecodeErr = decodeBody(codec, d.Message, &body); in.DecodeErr != nil {

@@ -3,7 +3,6 @@ package acemq
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -96,13 +95,13 @@ func (r Route) Current() (string, bool) {
 // width, as integral floats or as numeric strings, and strings as []byte.
 // Headers always holds a table, without any x-acemq-* header. A message
 // alone has no routing key, so a missing type reads as "message";
-// ReadDelivery uses the delivery's routing key first.
+// readDelivery uses the delivery's routing key first.
 func ReadEnvelope(m transport.Message) Envelope { return readEnvelope(m, "") }
 
-// ReadDelivery reads the envelope of d as ReadEnvelope does, except that a
+// readDelivery reads the envelope of d as ReadEnvelope does, except that a
 // missing type reads as d's routing key (then "message"), as a first
 // publish would have set it. That is what a consumer's handler sees.
-func ReadDelivery(d transport.Delivery) Envelope { return readEnvelope(d.Message, d.RoutingKey) }
+func readDelivery(d transport.Delivery) Envelope { return readEnvelope(d.Message, d.RoutingKey) }
 
 func readEnvelope(m transport.Message, routingKey string) Envelope {
 	h := m.Headers
@@ -185,7 +184,7 @@ func (e Envelope) Age(now time.Time) time.Duration {
 
 // Complete returns e with every missing value filled in as a first publish
 // sets it: a new UUID v4 id, routingKey (or "message") as type, version 1,
-// the id as correlation, attempt 1, now as first-seen and DefaultOrigin.
+// the id as correlation, attempt 1, now as first-seen and defaultOrigin.
 // Values already set are kept; first-seen is cut to the millisecond the
 // header carries.
 func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
@@ -208,7 +207,7 @@ func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
 	}
 	e.FirstSeen = lenient.CutToMillis(e.FirstSeen)
 	if e.Origin == "" {
-		e.Origin = DefaultOrigin()
+		e.Origin = defaultOrigin()
 	}
 	return e
 }
@@ -289,17 +288,9 @@ func (e Envelope) check() error {
 	return nil
 }
 
-// DefaultOrigin is "acemq@<hostname>", or "acemq@unknown" when the host name
+// defaultOrigin is "acemq@<hostname>", or "acemq@unknown" when the host name
 // cannot be read. The host name is looked up once.
-func DefaultOrigin() string { return defaultOrigin() }
-
-var defaultOrigin = sync.OnceValue(func() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	return "acemq@" + host
-})
+var defaultOrigin = sync.OnceValue(func() string { return contract.DefaultOriginService + "@" + hostname() })
 
 // isReserved reports whether a header name starts with ReservedHeaderPrefix,
 // in any case.

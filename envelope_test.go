@@ -366,7 +366,7 @@ func TestComplete(t *testing.T) {
 	}
 	want := Envelope{
 		ID: e.ID, Type: "orders.new", Version: 1, Correlation: e.ID, Attempt: 1,
-		FirstSeen: firstSeen, Origin: DefaultOrigin(),
+		FirstSeen: firstSeen, Origin: defaultOrigin(),
 	}
 	if !reflect.DeepEqual(e, want) {
 		t.Errorf("Complete = %+v\nwant       %+v", e, want)
@@ -403,8 +403,8 @@ func TestDefaultOrigin(t *testing.T) {
 	if err != nil || host == "" {
 		host = "unknown"
 	}
-	if got := DefaultOrigin(); got != "acemq@"+host {
-		t.Errorf("DefaultOrigin = %q, want acemq@%s", got, host)
+	if got := defaultOrigin(); got != "acemq@"+host {
+		t.Errorf("defaultOrigin = %q, want acemq@%s", got, host)
 	}
 }
 
@@ -604,7 +604,7 @@ func TestRewriteIsCanonical(t *testing.T) {
 		contract.HeaderCorrelation: "m-1",
 		contract.HeaderAttempt:     int64(3),
 		contract.HeaderFirstSeen:   firstSeenMillis,
-		contract.HeaderOrigin:      DefaultOrigin(),
+		contract.HeaderOrigin:      defaultOrigin(),
 		"tenant":                   "acme",
 	}
 	if !reflect.DeepEqual(out.Headers, want) {
@@ -802,8 +802,8 @@ func TestReadTypeDefault(t *testing.T) {
 				h[contract.HeaderType] = tt.typ
 			}
 			d := transport.Delivery{Message: transport.Message{Headers: h, Body: []byte("{}")}, RoutingKey: tt.routingKey}
-			if got := ReadDelivery(d).Type; got != tt.want {
-				t.Errorf("ReadDelivery Type = %q, want %q", got, tt.want)
+			if got := readDelivery(d).Type; got != tt.want {
+				t.Errorf("readDelivery Type = %q, want %q", got, tt.want)
 			}
 			if got := ReadEnvelope(d.Message).Type; got != tt.wantAlone {
 				t.Errorf("ReadEnvelope Type = %q, want %q", got, tt.wantAlone)
@@ -868,7 +868,7 @@ func TestDeliveryInfoID(t *testing.T) {
 		{transport.Message{MessageID: "m\xff"}, ""},
 	} {
 		d := transport.Delivery{Message: tt.m}
-		if got, env := c.start(d).info.MessageID, ReadDelivery(d).ID; got != tt.want || env != tt.want {
+		if got, env := c.start(d).info.MessageID, readDelivery(d).ID; got != tt.want || env != tt.want {
 			t.Errorf("%+v: DeliveryInfo.MessageID %q, Envelope.ID %q, want %q", tt.m, got, env, tt.want)
 		}
 	}

@@ -162,8 +162,8 @@ func TestEnvelopeFixtureReads(t *testing.T) {
 						want.Headers[k] = v
 					}
 				}
-				if got := ReadDelivery(d); !reflect.DeepEqual(got, want) {
-					t.Errorf("ReadDelivery = %+v\nwant         %+v", got, want)
+				if got := readDelivery(d); !reflect.DeepEqual(got, want) {
+					t.Errorf("readDelivery = %+v\nwant         %+v", got, want)
 				}
 				if got := ReadEnvelope(d.Message); !reflect.DeepEqual(got, want) {
 					t.Errorf("ReadEnvelope = %+v\nwant         %+v", got, want)
@@ -675,8 +675,8 @@ func TestContractFixtureQueueTypeDefaults(t *testing.T) {
 	// Java cannot be asked (the fixture says so); CONTRACT.md section 5 says
 	// an exclusive, auto-delete or transient queue is classic.
 	for _, q := range []QueueSpec{{Exclusive: true}, {AutoDelete: true}, {Transient: true}} {
-		if q.QueueType() != transport.Classic {
-			t.Errorf("%+v is %s, want classic", q, q.QueueType())
+		if q.queueType() != transport.Classic {
+			t.Errorf("%+v is %s, want classic", q, q.queueType())
 		}
 	}
 }

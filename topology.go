@@ -92,7 +92,7 @@ func (t Topology) deadLetterExchange() string {
 }
 
 // QueueType is the type the queue is declared with once defaults apply.
-func (q QueueSpec) QueueType() transport.QueueType {
+func (q QueueSpec) queueType() transport.QueueType {
 	switch {
 	case q.Type != "":
 		return q.Type
@@ -117,7 +117,7 @@ func (q QueueSpec) declaration(deadLetterExchange string) transport.Queue {
 	if len(args) == 0 {
 		args = nil
 	}
-	return transport.Queue{Name: q.Name, Type: q.QueueType(), Durable: !q.Transient,
+	return transport.Queue{Name: q.Name, Type: q.queueType(), Durable: !q.Transient,
 		Exclusive: q.Exclusive, AutoDelete: q.AutoDelete, Arguments: args}
 }
 
@@ -203,7 +203,7 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 			continue
 		}
 		queues[q.Name] = true
-		typ := q.QueueType()
+		typ := q.queueType()
 		switch typ {
 		case transport.Classic, transport.Quorum, transport.Stream:
 		default:
