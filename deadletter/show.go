@@ -3,6 +3,7 @@ package deadletter
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -154,7 +155,9 @@ type RungInfo struct {
 
 // List describes every dead-letter and parked queue among queues (the names
 // of a vhost's queues, from the management API say), in their order, and
-// the rungs among queues, of either kind, of each one's source queue.
+// the rungs among queues, of either kind, of each one's source queue. A
+// queue deleted since its name was listed is left out, as it would be from
+// a listing made a moment later: on a busy vhost queues come and go.
 func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (Listing, error) {
 	l := Listing{Queues: []QueueInfo{}, Sources: []SourceInfo{}}
 	sources := map[string]*SourceInfo{}
@@ -165,6 +168,9 @@ func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (L
 			continue
 		}
 		info, err := Describe(ctx, c, q, now)
+		if errors.Is(err, acemq.ErrNotFound) {
+			continue // deleted since the names were listed
+		}
 		if err != nil {
 			return l, err
 		}
@@ -181,6 +187,9 @@ func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (L
 			continue
 		}
 		state, err := c.Transport().InspectQueue(ctx, q)
+		if errors.Is(err, acemq.ErrNotFound) {
+			continue
+		}
 		if err != nil {
 			return l, fmt.Errorf("describe %s: %w", q, err)
 		}

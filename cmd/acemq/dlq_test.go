@@ -307,7 +307,7 @@ func TestDLQOnBroker(t *testing.T) {
 		Sources []deadletter.SourceInfo
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil {
-		t.Fatalf("list --json: %v\n%s", err, r.stdout)
+		t.Fatalf("list --json: exit %d, %v\nstdout:\n%s\nstderr:\n%s", r.code, err, r.stdout, r.stderr)
 	}
 	found := map[string]map[string]any{}
 	for _, q := range listed.Queues {
