@@ -82,7 +82,7 @@ func CredentialsFromFiles(usernameFile, passwordFile string) Credentials {
 // pass it to New: a program that only uses RabbitMQ never links the others.
 func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) {
 	redacted := rabbitmq.RedactURL(rawURL)
-	o, err := newConnectOptions(opts, forDialing|forConn, "connect to "+redacted)
+	o, err := newConnectOptions(opts, "Connect", forDialing|forConn, "connect to "+redacted)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func New(t transport.Transport, opts ...Option) (*Conn, error) {
 	if t == nil {
 		return nil, errors.New("acemq: new: the transport is nil")
 	}
-	o, err := newConnectOptions(opts, forConn, "new on "+t.String())
+	o, err := newConnectOptions(opts, "New", forConn, "new on "+t.String())
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +123,9 @@ func New(t transport.Transport, opts ...Option) (*Conn, error) {
 
 // newConnectOptions applies opts over the defaults: no logging, the system
 // clock, no observer.
-func newConnectOptions(opts []Option, accepts scope, subject string) (connectOptions, error) {
+func newConnectOptions(opts []Option, by string, accepts scope, subject string) (connectOptions, error) {
 	var all options
-	if err := all.apply(opts, accepts, subject); err != nil {
+	if err := all.apply(opts, by, accepts, subject); err != nil {
 		return connectOptions{}, err
 	}
 	o := all.conn

@@ -215,7 +215,7 @@ func TestConnCloseTwiceTellsOnce(t *testing.T) {
 func applied(t *testing.T, opts ...Option) connectOptions {
 	t.Helper()
 	var o options
-	if err := o.apply(opts, forDialing|forConn, "test"); err != nil {
+	if err := o.apply(opts, "Connect", forDialing|forConn, "test"); err != nil {
 		t.Fatal(err)
 	}
 	return o.conn

@@ -154,7 +154,7 @@ type wait struct {
 func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...Option) (*Consumer, error) {
 	all := options{cons: consumeOptions{policy: NoRetry(), prefetch: DefaultPrefetch, concurrency: DefaultConcurrency,
 		drainTimeout: DefaultDrainTimeout, codec: defaultCodec[T](), random: rand.Float64, backoff: defaultRequeueBackoff}}
-	if err := all.apply(opts, forConsumer, "consume "+queue); err != nil {
+	if err := all.apply(opts, "Consume", forConsumer, "consume "+queue); err != nil {
 		return nil, err
 	}
 	o := all.cons

@@ -34,17 +34,21 @@ const (
 	forConsumer                    // Consume
 )
 
+// String names the constructors that take an option of scope s.
 func (s scope) String() string {
-	var parts []string
-	for _, p := range []struct {
-		s    scope
-		name string
-	}{{forDialing, "Connect"}, {forConn, "Connect and New"}, {forPublisher, "NewPublisher"}, {forConsumer, "Consume"}} {
-		if s&p.s != 0 {
-			parts = append(parts, p.name)
+	var names []string
+	for _, c := range []struct {
+		takes scope
+		name  string
+	}{{forDialing | forConn, "Connect"}, {forConn, "New"}, {forPublisher, "NewPublisher"}, {forConsumer, "Consume"}} {
+		if s&c.takes != 0 {
+			names = append(names, c.name)
 		}
 	}
-	return strings.Join(parts, " and ")
+	if len(names) > 1 {
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return strings.Join(names, "")
 }
 
 type options struct {
@@ -86,16 +90,17 @@ type consumeOptions struct {
 	backoff      time.Duration
 }
 
-// apply applies opts to o for a constructor that takes the options of
-// accepts, and joins every problem into one error naming subject.
-func (o *options) apply(opts []Option, accepts scope, subject string) error {
+// apply applies opts to o for the constructor named by, which takes the
+// options of accepts, and joins every problem into one error naming
+// subject.
+func (o *options) apply(opts []Option, by string, accepts scope, subject string) error {
 	var errs []error
 	for _, opt := range opts {
 		switch {
 		case opt.apply == nil:
 			errs = append(errs, errors.New("the zero Option: build options with the With functions"))
 		case opt.scope&accepts == 0:
-			errs = append(errs, fmt.Errorf("%s configures %s, not %s", opt.name, opt.scope, accepts))
+			errs = append(errs, fmt.Errorf("%s configures %s, not %s", opt.name, opt.scope, by))
 		default:
 			if err := opt.apply(o); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", opt.name, err))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // An option out of range is an error at the constructor, naming the option
@@ -78,5 +79,22 @@ func TestOptionsBelongWhereTheySay(t *testing.T) {
 	var zero acemq.Option
 	if _, err := acemq.NewPublisher[string](conn, "", zero); err == nil || !strings.Contains(err.Error(), "the zero Option") {
 		t.Errorf("NewPublisher(the zero Option) = %v", err)
+	}
+}
+
+// The error names every constructor an option belongs to, once.
+func TestOptionErrorsNameTheConstructors(t *testing.T) {
+	conn := acemqtest.NewBroker(t).Connect(t)
+	_, err := acemq.NewPublisher[string](conn, "", acemq.WithLogger(nil))
+	if err == nil || !strings.Contains(err.Error(), "WithLogger configures Connect and New, not NewPublisher") {
+		t.Errorf("NewPublisher(WithLogger) = %v", err)
+	}
+	_, err = acemq.New(memory.NewBroker().Connect(), acemq.WithCodec(acemq.JSON))
+	if err == nil || !strings.Contains(err.Error(), "WithCodec configures NewPublisher and Consume, not New") {
+		t.Errorf("New(WithCodec) = %v", err)
+	}
+	_, err = acemq.New(memory.NewBroker().Connect(), acemq.WithTLS(nil))
+	if err == nil || !strings.Contains(err.Error(), "WithTLS configures Connect, not New") {
+		t.Errorf("New(WithTLS) = %v", err)
 	}
 }

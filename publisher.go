@@ -40,7 +40,7 @@ type Publisher[T any] struct {
 // not a Publisher's or whose value is out of range.
 func NewPublisher[T any](c *Conn, exchange string, opts ...Option) (*Publisher[T], error) {
 	all := options{pub: publisherOptions{codec: defaultCodec[T](), timeout: DefaultConfirmTimeout, window: DefaultBatchWindow}}
-	if err := all.apply(opts, forPublisher, "publisher to "+exchangeName(exchange)); err != nil {
+	if err := all.apply(opts, "NewPublisher", forPublisher, "publisher to "+exchangeName(exchange)); err != nil {
 		return nil, err
 	}
 	o := all.pub
