@@ -7,21 +7,30 @@ import (
 	"fmt"
 	"mime"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/acemq-go/acemq/contract"
 )
 
-// Codec turns message values into bodies and back, and names the content
-// type it writes, so that a consumer in any language can pick the same codec.
+// Codec turns message values into bodies and back. It names the content
+// type it writes, so that a consumer in any language can pick the same
+// codec, and says which content types it reads, as the AceMQ libraries pick
+// a decoder by the message's (docs/contract.md, "Content types").
 //
 // Unmarshal errors describe the body, so that a caller can set a message
 // aside with "could not be decoded: " followed by the error.
 type Codec interface {
+	// ContentType is what Marshal's bodies are sent as.
 	ContentType() string
+	// Reads reports whether Unmarshal decodes a body sent as contentType,
+	// "" being a message without one. A consumer parks a message whose
+	// content type its codec does not read.
+	Reads(contentType string) bool
 	Marshal(v any) ([]byte, error)
-	Unmarshal(data []byte, v any) error
+	// Unmarshal decodes data, a body sent as contentType, into v.
+	Unmarshal(contentType string, data []byte, v any) error
 }
 
 // The codecs every AceMQ library understands.
@@ -101,11 +110,24 @@ func (jsonCodec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-func (jsonCodec) Unmarshal(data []byte, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("acemq: JSON codec: %w", err)
+// Reads is what jsonContentType accepts.
+func (jsonCodec) Reads(contentType string) bool {
+	_, accepted := jsonContentType(contentType)
+	return accepted
+}
+
+// Unmarshal says which content type a body that does not parse came as,
+// when that was not a JSON one.
+func (jsonCodec) Unmarshal(contentType string, data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
 	}
-	return nil
+	err = fmt.Errorf("acemq: JSON codec: %w", err)
+	if declared, _ := jsonContentType(contentType); !declared && !isBlank(contentType) {
+		return fmt.Errorf("the body sent as %q is not JSON: %w", contentType, err)
+	}
+	return err
 }
 
 type bytesCodec struct{}
@@ -120,7 +142,10 @@ func (bytesCodec) Marshal(v any) ([]byte, error) {
 	return bytes.Clone(b), nil
 }
 
-func (bytesCodec) Unmarshal(data []byte, v any) error {
+// Reads is true: bytes are bytes, whatever they were sent as.
+func (bytesCodec) Reads(string) bool { return true }
+
+func (bytesCodec) Unmarshal(_ string, data []byte, v any) error {
 	p, ok := v.(*[]byte)
 	if !ok || p == nil {
 		return wrongType("Bytes", "unmarshal into", v, "*[]byte")
@@ -150,7 +175,13 @@ func (textCodec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-func (textCodec) Unmarshal(data []byte, v any) error {
+// Reads takes any text/* type, and no message without a content type.
+func (textCodec) Reads(contentType string) bool {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return (err == nil || errors.Is(err, mime.ErrInvalidMediaParameter)) && strings.HasPrefix(mediaType, contract.ContentTypeTextPrefix)
+}
+
+func (textCodec) Unmarshal(_ string, data []byte, v any) error {
 	p, ok := v.(*string)
 	if !ok || p == nil {
 		return wrongType("Text", "unmarshal into", v, "*string")
@@ -169,4 +200,48 @@ func wrongType(codec, op string, v any, want string) error {
 		got = "a nil " + got
 	}
 	return fmt.Errorf("acemq: %s codec cannot %s %s, want %s", codec, op, got, want)
+}
+
+// Codecs is a codec of several formats, as a consumer that accepts more than
+// one uses it: it reads what any of them reads, and decodes a body with each
+// codec that reads its content type, in order, until one succeeds; the error
+// of a body none decodes names every codec tried. It writes as first.
+func Codecs(first Codec, more ...Codec) Codec {
+	return composite(append([]Codec{first}, more...))
+}
+
+type composite []Codec
+
+func (c composite) ContentType() string           { return c[0].ContentType() }
+func (c composite) Marshal(v any) ([]byte, error) { return c[0].Marshal(v) }
+
+func (c composite) Reads(contentType string) bool {
+	return slices.ContainsFunc(c, func(m Codec) bool { return m.Reads(contentType) })
+}
+
+func (c composite) Unmarshal(contentType string, data []byte, v any) error {
+	var errs []string
+	for _, m := range c {
+		if !m.Reads(contentType) {
+			continue
+		}
+		err := m.Unmarshal(contentType, data, v)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, m.ContentType()+": "+err.Error())
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("no codec reads %q (%s)", contentType, c.names())
+	}
+	return fmt.Errorf("no codec decoded it: %s", strings.Join(errs, "; "))
+}
+
+// names lists what the codecs write, to say which were there.
+func (c composite) names() string {
+	names := make([]string, len(c))
+	for i, m := range c {
+		names[i] = m.ContentType()
+	}
+	return "the codecs are " + strings.Join(names, ", ")
 }

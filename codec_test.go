@@ -3,11 +3,13 @@ package acemq
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -83,19 +85,19 @@ func TestJSONCodec(t *testing.T) {
 		t.Fatalf("Marshal = %s, %v", b, err)
 	}
 	var o order
-	if err := JSON.Unmarshal(b, &o); err != nil || o != (order{"o-1", 42}) {
+	if err := JSON.Unmarshal(contract.ContentTypeJSON, b, &o); err != nil || o != (order{"o-1", 42}) {
 		t.Fatalf("Unmarshal = %+v, %v", o, err)
 	}
 
 	if _, err := JSON.Marshal(make(chan int)); err == nil || !strings.Contains(err.Error(), "JSON codec") {
 		t.Errorf("Marshal(chan) = %v, want an error naming the JSON codec", err)
 	}
-	err = JSON.Unmarshal([]byte("{not json"), &o)
+	err = JSON.Unmarshal(contract.ContentTypeJSON, []byte("{not json"), &o)
 	var syntax *json.SyntaxError
 	if !errors.As(err, &syntax) || !strings.Contains(err.Error(), "JSON codec") {
 		t.Errorf("Unmarshal(garbage) = %v, want a wrapped *json.SyntaxError", err)
 	}
-	if err := JSON.Unmarshal([]byte(`{}`), o); err == nil {
+	if err := JSON.Unmarshal(contract.ContentTypeJSON, []byte(`{}`), o); err == nil {
 		t.Error("Unmarshal into a non-pointer succeeded")
 	}
 }
@@ -107,7 +109,7 @@ func TestBytesCodec(t *testing.T) {
 		t.Fatalf("Marshal = %v, %v", b, err)
 	}
 	var out []byte
-	if err := Bytes.Unmarshal(in, &out); err != nil || !reflect.DeepEqual(out, in) {
+	if err := Bytes.Unmarshal(contract.ContentTypeBytes, in, &out); err != nil || !reflect.DeepEqual(out, in) {
 		t.Fatalf("Unmarshal = %v, %v", out, err)
 	}
 	in[0] = 9
@@ -122,9 +124,9 @@ func TestBytesCodec(t *testing.T) {
 	}{
 		{"marshal string", second(Bytes.Marshal("text")), "Bytes codec cannot marshal string, want []byte"},
 		{"marshal nil", second(Bytes.Marshal(nil)), "Bytes codec cannot marshal <nil>, want []byte"},
-		{"unmarshal into []byte", Bytes.Unmarshal(in, out), "Bytes codec cannot unmarshal into []byte, want *[]byte"},
-		{"unmarshal into *string", Bytes.Unmarshal(in, new(string)), "Bytes codec cannot unmarshal into *string, want *[]byte"},
-		{"unmarshal into nil", Bytes.Unmarshal(in, (*[]byte)(nil)), "Bytes codec cannot unmarshal into a nil *[]byte, want *[]byte"},
+		{"unmarshal into []byte", Bytes.Unmarshal(contract.ContentTypeBytes, in, out), "Bytes codec cannot unmarshal into []byte, want *[]byte"},
+		{"unmarshal into *string", Bytes.Unmarshal(contract.ContentTypeBytes, in, new(string)), "Bytes codec cannot unmarshal into *string, want *[]byte"},
+		{"unmarshal into nil", Bytes.Unmarshal(contract.ContentTypeBytes, in, (*[]byte)(nil)), "Bytes codec cannot unmarshal into a nil *[]byte, want *[]byte"},
 	} {
 		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, tt.err, tt.want)
@@ -140,10 +142,10 @@ func TestTextCodec(t *testing.T) {
 		}
 	}
 	var s string
-	if err := Text.Unmarshal([]byte("héllo ☃"), &s); err != nil || s != "héllo ☃" {
+	if err := Text.Unmarshal(contract.ContentTypeText, []byte("héllo ☃"), &s); err != nil || s != "héllo ☃" {
 		t.Fatalf("Unmarshal = %q, %v", s, err)
 	}
-	if err := Text.Unmarshal(nil, &s); err != nil || s != "" {
+	if err := Text.Unmarshal(contract.ContentTypeText, nil, &s); err != nil || s != "" {
 		t.Errorf("Unmarshal(empty) = %q, %v", s, err)
 	}
 
@@ -154,9 +156,9 @@ func TestTextCodec(t *testing.T) {
 	}{
 		{"marshal int", second(Text.Marshal(42)), "Text codec cannot marshal int, want string or []byte"},
 		{"marshal invalid UTF-8", second(Text.Marshal("a\xff")), "not valid UTF-8"},
-		{"unmarshal invalid UTF-8", Text.Unmarshal([]byte{'a', 0xc3}, &s), "Text codec: body is not valid UTF-8"},
-		{"unmarshal into *[]byte", Text.Unmarshal([]byte("a"), new([]byte)), "Text codec cannot unmarshal into *[]byte, want *string"},
-		{"unmarshal into nil", Text.Unmarshal([]byte("a"), (*string)(nil)), "Text codec cannot unmarshal into a nil *string"},
+		{"unmarshal invalid UTF-8", Text.Unmarshal(contract.ContentTypeText, []byte{'a', 0xc3}, &s), "Text codec: body is not valid UTF-8"},
+		{"unmarshal into *[]byte", Text.Unmarshal(contract.ContentTypeText, []byte("a"), new([]byte)), "Text codec cannot unmarshal into *[]byte, want *string"},
+		{"unmarshal into nil", Text.Unmarshal(contract.ContentTypeText, []byte("a"), (*string)(nil)), "Text codec cannot unmarshal into a nil *string"},
 	} {
 		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, tt.err, tt.want)
@@ -272,9 +274,49 @@ func TestDecodeBody(t *testing.T) {
 	if !errors.As(err, &syntax) {
 		t.Errorf("error %v does not wrap a *json.SyntaxError", err)
 	}
-	// Other codecs are not affected: Text reads its own body, whatever it is.
+	// Text reads any text/* (section 8 of the contract), and nothing else.
 	var s string
-	if err := decodeBody(Text, transport.Message{ContentType: "application/xml", Body: []byte("<a/>")}, &s); err != nil || s != "<a/>" {
+	if err := decodeBody(Text, transport.Message{ContentType: "text/xml", Body: []byte("<a/>")}, &s); err != nil || s != "<a/>" {
 		t.Errorf("Text decoded %q, %v", s, err)
+	}
+	for _, ct := range []string{"application/xml", ""} {
+		err := decodeBody(Text, transport.Message{ContentType: ct, Body: []byte("<a/>")}, &s)
+		if want := fmt.Sprintf("the content type %q is not one the consumer's codec (text/plain; charset=utf-8) reads", ct); err == nil || err.Error() != want {
+			t.Errorf("Text given %q: %v, want %q", ct, err, want)
+		}
+	}
+}
+
+// A composite reads what any member reads, decodes with each member that
+// reads the content type until one succeeds, writes as its first, and a body
+// none decodes says what every codec tried said.
+func TestCodecs(t *testing.T) {
+	c := Codecs(JSON, Text, Bytes)
+	if c.ContentType() != contract.ContentTypeJSON {
+		t.Errorf("ContentType = %q, want the first codec's", c.ContentType())
+	}
+	var s string
+	if err := c.Unmarshal("text/plain", []byte("hi"), &s); err != nil || s != "hi" {
+		t.Errorf("text/plain into a string: %q, %v; want Text's after JSON failed", s, err)
+	}
+	var o struct {
+		ID string `json:"id"`
+	}
+	if err := c.Unmarshal("", []byte(`{"id":"o-1"}`), &o); err != nil || o.ID != "o-1" {
+		t.Errorf("no content type: %+v, %v; want JSON's", o, err)
+	}
+	err := c.Unmarshal("text/plain", []byte("not json"), &o)
+	for _, want := range []string{"no codec decoded it: ", "application/json: ", "text/plain; charset=utf-8: ", "application/octet-stream: "} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a body no codec decodes: %v; want it to say %q", err, want)
+		}
+	}
+	only := Codecs(Text)
+	if only.Reads("application/xml") || !only.Reads("text/csv") {
+		t.Error("Codecs(Text) reads what Text does not, or not what it does")
+	}
+	err = decodeBody(only, transport.Message{ContentType: "application/xml"}, &s)
+	if want := `the content type "application/xml" is not one any of its codecs reads (the codecs are text/plain; charset=utf-8)`; err == nil || err.Error() != want {
+		t.Errorf("refusal = %v, want %q", err, want)
 	}
 }

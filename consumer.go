@@ -241,22 +241,24 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Han
 	return in, nil
 }
 
-// decodeBody decodes m's body into v. A JSON decoder takes what
-// jsonContentType accepts, and says which content type a body that does
-// not parse came as when that was not a JSON one.
+// decodeBody decodes m's body into v with codec, refusing a content type the
+// codec does not read.
 func decodeBody(codec Codec, m transport.Message, v any) error {
-	if codec != JSON {
-		return codec.Unmarshal(m.Body, v)
+	if !codec.Reads(m.ContentType) {
+		return fmt.Errorf("the content type %q is not one %s", m.ContentType, readsWhat(codec))
 	}
-	declared, accepted := jsonContentType(m.ContentType)
-	if !accepted {
-		return fmt.Errorf("the content type %q is not one a JSON consumer reads (%s)", m.ContentType, jsonReadable)
+	return codec.Unmarshal(m.ContentType, m.Body, v)
+}
+
+// readsWhat says what codec reads, for a refusal.
+func readsWhat(codec Codec) string {
+	switch c := codec.(type) {
+	case jsonCodec:
+		return "a JSON consumer reads (" + jsonReadable + ")"
+	case composite:
+		return "any of its codecs reads (" + c.names() + ")"
 	}
-	err := codec.Unmarshal(m.Body, v)
-	if err != nil && !declared && !isBlank(m.ContentType) {
-		return fmt.Errorf("the body sent as %q is not JSON: %w", m.ContentType, err)
-	}
-	return err
+	return "the consumer's codec (" + codec.ContentType() + ") reads"
 }
 
 func (c *Consumer) work() {

@@ -114,9 +114,12 @@ func TestLogsOneLinePerSetAside(t *testing.T) {
 // struct cannot decode them.
 type jsonBytes struct{}
 
-func (jsonBytes) ContentType() string                { return "application/json" }
-func (jsonBytes) Marshal(v any) ([]byte, error)      { return acemq.Bytes.Marshal(v) }
-func (jsonBytes) Unmarshal(data []byte, v any) error { return acemq.Bytes.Unmarshal(data, v) }
+func (jsonBytes) ContentType() string           { return "application/json" }
+func (jsonBytes) Reads(string) bool             { return true }
+func (jsonBytes) Marshal(v any) ([]byte, error) { return acemq.Bytes.Marshal(v) }
+func (jsonBytes) Unmarshal(ct string, data []byte, v any) error {
+	return acemq.Bytes.Unmarshal(ct, data, v)
+}
 
 // A lost connection and its recovery are a line each, with no password.
 func TestLogsConnectionEvents(t *testing.T) {

@@ -368,7 +368,10 @@ func (rawJSON) Marshal(v any) ([]byte, error) {
 	}
 	return b, nil
 }
-func (rawJSON) Unmarshal(data []byte, v any) error { return errors.New("rawJSON only publishes") }
+func (rawJSON) Reads(string) bool { return false }
+func (rawJSON) Unmarshal(string, []byte, any) error {
+	return errors.New("rawJSON only publishes")
+}
 
 func messageID(n int) string { return "chaos-" + strconv.Itoa(n) }
 
