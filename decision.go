@@ -85,3 +85,27 @@ func IsFatal(err error) bool {
 	var f fatalError
 	return errors.As(err, &f)
 }
+
+// temporaryError marks a codec's error that may pass.
+type temporaryError struct{ err error }
+
+func (e temporaryError) Error() string { return e.err.Error() }
+func (e temporaryError) Unwrap() error { return e.err }
+
+// Temporary marks a codec's Unmarshal error as one that may pass, such as a
+// claim-check store out of reach: the consumer retries the message under its
+// policy, as for Retry, instead of parking it; when the policy gives up, it
+// is dead-lettered. Any other decoding error parks the message at once.
+func Temporary(err error) error {
+	if err == nil {
+		return nil
+	}
+	return temporaryError{err}
+}
+
+// IsTemporary reports whether err, or an error it wraps, was marked with
+// Temporary.
+func IsTemporary(err error) bool {
+	var t temporaryError
+	return errors.As(err, &t)
+}

@@ -1,6 +1,7 @@
 package acemq
 
 import (
+	"fmt"
 	"maps"
 	"time"
 
@@ -55,7 +56,12 @@ func settle(in delivered, policy RetryPolicy, ladder retry.Ladder, random func()
 		return settlement{Outcome: contract.DeadLettered, Target: contract.DeadLetterQueue(in.Source), Reason: reason, Class: class}
 	}
 	if in.DecodeErr != nil {
-		return park(contract.ReasonTextUndecodable+in.DecodeErr.Error(), contract.ReasonUndecodable)
+		if !IsTemporary(in.DecodeErr) {
+			return park(contract.ReasonTextUndecodable+in.DecodeErr.Error(), contract.ReasonUndecodable)
+		}
+		// A body that may decode later (its claim-check store is out of
+		// reach) is retried as a handler's failure would be.
+		in.Decision = Retry(fmt.Errorf("%s%w", contract.ReasonTextUndecodable, in.DecodeErr))
 	}
 	d := in.Decision
 	switch {

@@ -22,6 +22,10 @@ func TestSettle(t *testing.T) {
 	}{
 		{"undecodable is parked", delivered{DecodeErr: errors.New("invalid character 'x'"), Decision: Accept(), Attempt: 1},
 			settlement{Outcome: contract.Parked, Target: "orders.parked", Reason: "could not be decoded: invalid character 'x'", Class: contract.ReasonUndecodable}},
+		{"a temporary decoding failure is retried", delivered{DecodeErr: Temporary(errors.New("the store is unreachable")), Attempt: 1, Age: UnknownAge},
+			settlement{Outcome: contract.RetriedInConsumer, Target: "orders", Attempt: 2, Wait: 10 * sec, Delay: 10 * sec, Class: contract.ReasonRetry}},
+		{"and dead-lettered when the policy gives up", delivered{DecodeErr: fmt.Errorf("claim: %w", Temporary(errors.New("the store is unreachable"))), Attempt: 4},
+			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "exhausted 4 attempts: could not be decoded: claim: the store is unreachable", Class: contract.ReasonExhausted}},
 		{"accept acks", delivered{Decision: Accept(), Attempt: 3}, settlement{Outcome: contract.Accepted}},
 		{"reject dead-letters", delivered{Decision: Reject(boom), Attempt: 1},
 			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "boom", Class: contract.ReasonRejected}},
