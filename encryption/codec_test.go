@@ -1,0 +1,71 @@
+package encryption_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/encryption"
+)
+
+type order struct {
+	ID    string `json:"id"`
+	Total int    `json:"total"`
+}
+
+func TestCodec(t *testing.T) {
+	f := readInterop(t)
+	kr := fixtureKeyring(t)
+	c := encryption.Codec(kr, acemq.JSON)
+	if c.ContentType() != "application/vnd.acemq.encrypted" {
+		t.Errorf("ContentType = %q", c.ContentType())
+	}
+	for ct, want := range map[string]bool{
+		"application/vnd.acemq.encrypted":                         true,
+		"Application/VND.AceMQ.Encrypted":                         true,
+		"application/vnd.acemq.encrypted; inner=application/json": true,
+		"application/vnd.acemq.encrypted+json":                    true,
+		"application/vnd.acemq.encrypte":                          false,
+		"application/json":                                        false,
+		"":                                                        false,
+	} {
+		if c.Reads(ct) != want {
+			t.Errorf("Reads(%q) = %v", ct, !want)
+		}
+	}
+	body, err := c.Marshal(order{"A-1", 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err := kr.Decrypt(body); err != nil || string(plain) != `{"id":"A-1","total":1}` {
+		t.Errorf("Marshal's body decrypts to %q, %v", plain, err)
+	}
+	// Every library's JSON sample decodes.
+	for _, s := range f.Samples {
+		if s.Note != "a JSON body" {
+			continue
+		}
+		var o order
+		if err := c.Unmarshal("application/vnd.acemq.encrypted", decodeBase64(t, s.Body), &o); err != nil || o != (order{"A-1", 1}) {
+			t.Errorf("%s: %+v, %v", s.Library, o, err)
+		}
+	}
+	var o order
+	if err := c.Unmarshal("application/vnd.acemq.encrypted", decodeBase64(t, f.Samples[0].Body), &o); err == nil ||
+		!strings.HasPrefix(err.Error(), "encryption: the decrypted body: acemq: JSON codec:") {
+		t.Errorf(`"hello" as an order: %v`, err)
+	}
+	if err := c.Unmarshal("application/vnd.acemq.encrypted", []byte(`{"id":"A-1"}`), &o); !errors.Is(err, encryption.ErrNotEncrypted) {
+		t.Errorf("a plain body: %v", err)
+	}
+	if _, err := c.Marshal(make(chan int)); err == nil {
+		t.Error("the inner codec's error was lost")
+	}
+	// Text inside: the inner codec decodes as its own content type.
+	text := encryption.Codec(kr, acemq.Text)
+	var s string
+	if err := text.Unmarshal("application/vnd.acemq.encrypted", decodeBase64(t, f.Samples[0].Body), &s); err != nil || s != "hello" {
+		t.Errorf("Text inside: %q, %v", s, err)
+	}
+}
