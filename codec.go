@@ -221,6 +221,7 @@ func (c composite) Reads(contentType string) bool {
 
 func (c composite) Unmarshal(contentType string, data []byte, v any) error {
 	var errs []string
+	temporary := false
 	for _, m := range c {
 		if !m.Reads(contentType) {
 			continue
@@ -230,11 +231,18 @@ func (c composite) Unmarshal(contentType string, data []byte, v any) error {
 			return nil
 		}
 		errs = append(errs, m.ContentType()+": "+err.Error())
+		temporary = temporary || IsTemporary(err)
 	}
 	if len(errs) == 0 {
 		return fmt.Errorf("no codec reads %q (%s)", contentType, c.names())
 	}
-	return fmt.Errorf("no codec decoded it: %s", strings.Join(errs, "; "))
+	err := fmt.Errorf("no codec decoded it: %s", strings.Join(errs, "; "))
+	if temporary {
+		// One member may decode it later (its store or registry is out of
+		// reach): the message is retried, not parked.
+		return Temporary(err)
+	}
+	return err
 }
 
 // names lists what the codecs write, to say which were there.

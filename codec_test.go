@@ -311,6 +311,17 @@ func TestCodecs(t *testing.T) {
 			t.Errorf("a body no codec decodes: %v; want it to say %q", err, want)
 		}
 	}
+	if IsTemporary(err) {
+		t.Errorf("%v is marked temporary; no member's error was", err)
+	}
+	later := Codecs(temporaryCodec{}, Bytes)
+	var b []byte
+	if err := later.Unmarshal("application/x-later", []byte{1}, &b); err != nil {
+		t.Errorf("Bytes after a temporary failure: %v", err)
+	}
+	if err := Codecs(temporaryCodec{}, Text).Unmarshal("text/plain", []byte{0xff}, &s); !IsTemporary(err) {
+		t.Errorf("%v is not temporary, though one member's error was: the message would be parked, not retried", err)
+	}
 	only := Codecs(Text)
 	if only.Reads("application/xml") || !only.Reads("text/csv") {
 		t.Error("Codecs(Text) reads what Text does not, or not what it does")
@@ -319,4 +330,14 @@ func TestCodecs(t *testing.T) {
 	if want := `the content type "application/xml" is not one any of its codecs reads (the codecs are text/plain; charset=utf-8)`; err == nil || err.Error() != want {
 		t.Errorf("refusal = %v, want %q", err, want)
 	}
+}
+
+// temporaryCodec reads everything and fails as a store out of reach does.
+type temporaryCodec struct{}
+
+func (temporaryCodec) ContentType() string         { return "application/x-later" }
+func (temporaryCodec) Reads(string) bool           { return true }
+func (temporaryCodec) Marshal(any) ([]byte, error) { return nil, errors.New("not for writing") }
+func (temporaryCodec) Unmarshal(string, []byte, any) error {
+	return Temporary(errors.New("the store is out of reach"))
 }

@@ -2,6 +2,7 @@ package contract_test
 
 import (
 	"bufio"
+	"fmt"
 	"go/ast"
 	"go/constant"
 	"go/importer"
@@ -91,6 +92,10 @@ func render(c *types.Const) string {
 	if named, ok := c.Type().(*types.Named); ok && named.Obj().Pkg().Path() == "time" && named.Obj().Name() == "Duration" {
 		n, _ := constant.Int64Val(c.Val())
 		return time.Duration(n).String()
+	}
+	if basic, ok := c.Type().(*types.Basic); ok && basic.Kind() == types.Byte {
+		n, _ := constant.Int64Val(c.Val())
+		return fmt.Sprintf("0x%02X", n) // a framing's byte, as the contract writes it
 	}
 	if c.Val().Kind() == constant.Float {
 		f, _ := constant.Float64Val(c.Val())

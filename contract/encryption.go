@@ -10,9 +10,9 @@ const (
 	// reads any content type starting with it.
 	ContentTypeEncrypted = "application/vnd.acemq.encrypted"
 	// EncryptedMagic is an encrypted body's first byte, 0xAE.
-	EncryptedMagic = 0xAE
+	EncryptedMagic byte = 0xAE
 	// EncryptedVersion is its second byte.
-	EncryptedVersion = 0x01
+	EncryptedVersion byte = 0x01
 	// EncryptedNonceSize is the length of the GCM nonce after the key id.
 	EncryptedNonceSize = 12
 	// EncryptedTagSize is the length of the GCM tag ending the body: 128
