@@ -157,6 +157,10 @@ lint:
 	@# The core stays free of telemetry SDKs: only the adapters import them.
 	@sdks=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin | grep -E '^(github.com/prometheus|go.opentelemetry.io)/' || true); \
 	if [ -n "$$sdks" ]; then echo "the core imports a telemetry SDK:"; echo "$$sdks"; exit 1; fi
+	@# The core links no format library: codec/protobuf and codec/avro each
+	@# bring their own, to a service that imports them.
+	@formats=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./schemaregistry | grep -E '^(google.golang.org/protobuf|github.com/hamba/avro)/' || true); \
+	if [ -n "$$formats" ]; then echo "the core imports a format library:"; echo "$$formats"; exit 1; fi
 	@# A service that only uses amqp:// does not link the in-process broker.
 	@inproc=$$($(GO) list -deps . | grep -E '/transport/(memory|transporttest)$$' || true); \
 	if [ -n "$$inproc" ]; then echo "the root package links the in-process broker:"; echo "$$inproc"; exit 1; fi
