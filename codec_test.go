@@ -320,3 +320,17 @@ func TestCodecs(t *testing.T) {
 		t.Errorf("refusal = %v, want %q", err, want)
 	}
 }
+
+// readableCodec says what it reads, as codec/yaml's and the others' do.
+type readableCodec struct{ textCodec }
+
+func (readableCodec) Readable() string { return "it reads text/x-mine" }
+
+// A refusal names what a codec that says so reads.
+func TestDecodeBodyNamesWhatIsRead(t *testing.T) {
+	var s string
+	err := decodeBody(readableCodec{}, transport.Message{ContentType: "application/json"}, &s)
+	if want := `the content type "application/json" is not one the consumer's codec reads (it reads text/x-mine)`; err == nil || err.Error() != want {
+		t.Errorf("refusal = %v, want %q", err, want)
+	}
+}
