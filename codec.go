@@ -33,6 +33,13 @@ type Codec interface {
 	Unmarshal(contentType string, data []byte, v any) error
 }
 
+// readable is a codec that says what it reads, for a consumer's refusal of
+// a content type: the codecs of codec/yaml, codec/toml and codec/xml say
+// "it reads application/yaml, application/x-yaml, ...".
+type readable interface {
+	Readable() string
+}
+
 // The codecs every AceMQ library understands.
 var (
 	// JSON encodes with encoding/json as application/json.

@@ -341,3 +341,17 @@ func (temporaryCodec) Marshal(any) ([]byte, error) { return nil, errors.New("not
 func (temporaryCodec) Unmarshal(string, []byte, any) error {
 	return Temporary(errors.New("the store is out of reach"))
 }
+
+// readableCodec says what it reads, as codec/yaml's and the others' do.
+type readableCodec struct{ textCodec }
+
+func (readableCodec) Readable() string { return "it reads text/x-mine" }
+
+// A refusal names what a codec that says so reads.
+func TestDecodeBodyNamesWhatIsRead(t *testing.T) {
+	var s string
+	err := decodeBody(readableCodec{}, transport.Message{ContentType: "application/json"}, &s)
+	if want := `the content type "application/json" is not one the consumer's codec reads (it reads text/x-mine)`; err == nil || err.Error() != want {
+		t.Errorf("refusal = %v, want %q", err, want)
+	}
+}

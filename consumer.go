@@ -257,6 +257,8 @@ func readsWhat(codec Codec) string {
 		return "a JSON consumer reads (" + jsonReadable + ")"
 	case composite:
 		return "any of its codecs reads (" + c.names() + ")"
+	case readable:
+		return "the consumer's codec reads (" + c.Readable() + ")"
 	}
 	return "the consumer's codec (" + codec.ContentType() + ") reads"
 }

@@ -18,13 +18,13 @@
 // Java's, Ruby's and Python's refuse a body of 5 or more bytes starting
 // 0x00 sent without an Avro content type): given application/avro or
 // */*+avro, which both codecs read, it decodes a framed body as Avro of its
-// own schema, which most often fails (bytes are left over) but may not. A consumer of both puts the registered codec first:
+// own schema, which most often fails (bytes are left over) but may not. A
+// consumer of both puts the registered codec first:
 //
 //	acemq.WithCodec(acemq.Codecs(registered, fixed))
 //
-// (acemq.Codecs joins its members' errors as text, so that under it a
-// registry out of reach parks the message instead of retrying it; a
-// consumer of the registered codec alone retries.)
+// A registry out of reach is retried under the policy, by the registered
+// codec alone or in acemq.Codecs.
 //
 // Values are what hamba/avro encodes: a struct with `avro:"name"` field
 // tags, or a map[string]any. A body must hold exactly one value of the
