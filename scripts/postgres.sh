@@ -14,8 +14,8 @@
 #
 # The server is Debian's `postgresql` (bookworm: PostgreSQL 15), installed
 # with apt-get when no initdb is found under /usr/lib/postgresql/*/bin
-# (ACEMQ_POSTGRES_BIN names another directory); never the Debian service,
-# whose cluster the package makes is left alone. It listens on localhost
+# (ACEMQ_POSTGRES_BIN names another directory), without the "main" cluster
+# the package would make; never the Debian service. It listens on localhost
 # only, on ACEMQ_POSTGRES_PORT (default 5433, beside a system server on
 # 5432), with its unix socket in a private directory, and keeps everything
 # under ACEMQ_POSTGRES_DIR (default .postgres/test, gitignored: a fresh
@@ -98,6 +98,13 @@ BIN=$(pg_bin)
 install_postgres() {
 	[[ -n $BIN ]] && return
 	[[ -z ${ACEMQ_POSTGRES_BIN:-} ]] || { log "no initdb in ACEMQ_POSTGRES_BIN=$ACEMQ_POSTGRES_BIN"; exit 1; }
+	# The package's postinst would make (and try to start) a "main" cluster
+	# this script never uses; a drop-in that postgresql-common reads (the
+	# directory is no package's, so dpkg asks nothing) says not to.
+	if [[ ! -e /etc/postgresql-common/createcluster.d/acemq.conf ]]; then
+		mkdir -p /etc/postgresql-common/createcluster.d
+		echo 'create_main_cluster = false' >/etc/postgresql-common/createcluster.d/acemq.conf
+	fi
 	apt_install postgresql
 	BIN=$(pg_bin)
 	[[ -n $BIN ]] || { log "installed postgresql, but found no initdb under /usr/lib/postgresql/*/bin"; exit 1; }
