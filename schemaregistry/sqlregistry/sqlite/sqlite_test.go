@@ -103,3 +103,31 @@ func TestOpenRefusesEmptyPath(t *testing.T) {
 		t.Error("Open(\"\") opened something")
 	}
 }
+
+// New refuses what it cannot build a registry of, before any SQL is sent:
+// a table name is spliced into the statements, so only plain identifiers
+// pass.
+func TestNewRefuses(t *testing.T) {
+	db, err := sqlite.OpenDB(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := sqlregistry.New(nil, sqlregistry.SQLite); err == nil {
+		t.Error("New took no database")
+	}
+	if _, err := sqlregistry.New(db, sqlregistry.Dialect{}); err == nil {
+		t.Error("New took no dialect")
+	}
+	for _, name := range []string{"", "1schemas", "schemas; DROP TABLE x", `"schemas"`, "a.b.c", "schemas-2"} {
+		if _, err := sqlregistry.New(db, sqlregistry.SQLite, sqlregistry.WithTable(name)); err == nil {
+			t.Errorf("New took the table name %q", name)
+		}
+	}
+	for _, name := range []string{"schemas", "_s2", "main.acemq_schemas"} {
+		r, err := sqlregistry.New(db, sqlregistry.SQLite, sqlregistry.WithTable(name))
+		if err != nil || r.Table() != name {
+			t.Errorf("New with the table name %q: %v", name, err)
+		}
+	}
+}
