@@ -21,23 +21,28 @@ TEST_BROKER4 := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS)
 	ACEMQ_RABBITMQ_MGMT_PORT=15674 \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5674/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15674
+# The test run's private PostgreSQL server (scripts/postgres.sh), for the SQL
+# schema registry's tests: its own port and data directory.
+TEST_POSTGRES := ACEMQ_POSTGRES_PORT=5433 ACEMQ_POSTGRES_DIR=$(CURDIR)/.postgres/test
 # staticcheck is pinned in its own module (tools/go.mod) so the library's go.mod
 # stays free of tool dependencies; `go tool` builds it from the module proxy.
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 # Go files as `go list ./...` sees them: skip testdata, _* and .* dirs (.rabbitmq).
 GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prune -o -type f -name '*.go' -print
 
-.PHONY: demo test conformance test-unit lint fuzz tidy rabbitmq rabbitmq-stop
+.PHONY: demo test conformance test-unit lint fuzz tidy rabbitmq rabbitmq-stop postgres postgres-stop
 
 demo:
 	$(GO) run ./cmd/acemq demo
 
 # Everything: every test against a private RabbitMQ 3.10 node (installed
-# when missing, started for the run and stopped after it), the conformance
-# counts, then the short memory alarm scenario alone on that node (an alarm
-# blocks every publisher on it); then every test again against a private
-# RabbitMQ 4.0 node, one after the other (2 cores), with its conformance
-# counts; then the short failover scenarios on a three-node cluster (the
+# when missing, started for the run and stopped after it) and a private
+# PostgreSQL server (Debian's, installed when missing, started for each
+# `go test ./...` part and stopped after it), the conformance counts, then
+# the short memory alarm scenario alone on that node (an alarm blocks every
+# publisher on it); then every test again against a private RabbitMQ 4.0
+# node (and the PostgreSQL server), one after the other (2 cores), with its
+# conformance counts; then the short failover scenarios on a three-node cluster (the
 # waits in the consumer, and at-least-once rungs) and the short restart
 # scenario (a quorum source, at-least-once rungs) on a 3.10 and a 4.0 chaos
 # node, each failing on any loss; then the benchmark harness's own tests
@@ -48,9 +53,9 @@ demo:
 CHAOS_SHORT_RETRY_MS := 20000
 test:
 	@t0=$$SECONDS; \
-	$(TEST_BROKER) bash scripts/rabbitmq.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
+	$(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
 	t1=$$SECONDS; \
-	$(TEST_BROKER4) bash scripts/rabbitmq.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
+	$(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
 	t2=$$SECONDS; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)' CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
@@ -58,7 +63,7 @@ test:
 	t3=$$SECONDS; \
 	$(GO) -C bench test -count=1 ./...; \
 	$(MAKE) --no-print-directory lint; \
-	echo "make test: RabbitMQ 3.10 $$((t1 - t0))s, RabbitMQ 4.0 $$((t2 - t1))s, failover and restart scenarios $$((t3 - t2))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"
+	echo "make test: RabbitMQ 3.10 and PostgreSQL $$((t1 - t0))s, RabbitMQ 4.0 and PostgreSQL $$((t2 - t1))s, failover and restart scenarios $$((t3 - t2))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"
 
 # The transport conformance suite, with its counts per target (go test shows
 # t.Logf only with -v): memory:// in each RabbitMQ version it emulates, and
@@ -147,9 +152,10 @@ chaos:
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST=TestChaosRestart || status=$$?; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; exit $$status
 
-# No broker: integration tests skip when ACEMQ_TEST_URL is unset.
+# No broker and no PostgreSQL: their tests skip when ACEMQ_TEST_URL and
+# ACEMQ_TEST_POSTGRES_URL are unset.
 test-unit:
-	env -u ACEMQ_TEST_URL $(GO) test -race ./...
+	env -u ACEMQ_TEST_URL -u ACEMQ_TEST_POSTGRES_URL $(GO) test -race ./...
 
 lint:
 	@unformatted=$$($(GOFILES) | xargs -r gofmt -l); \
@@ -164,6 +170,9 @@ lint:
 	@# A service that only uses amqp:// does not link the in-process broker.
 	@inproc=$$($(GO) list -deps . | grep -E '/transport/(memory|transporttest)$$' || true); \
 	if [ -n "$$inproc" ]; then echo "the root package links the in-process broker:"; echo "$$inproc"; exit 1; fi
+	@# Database drivers only in the packages that open a database with them.
+	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
+	if [ -n "$$drivers" ]; then echo "a package outside sqlregistry/sqlite and sqlregistry/postgres links a database driver:"; echo "$$drivers"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 	$(GO) -C bench vet ./...
@@ -190,6 +199,12 @@ rabbitmq:
 
 rabbitmq-stop:
 	@bash scripts/rabbitmq.sh stop
+
+postgres:
+	@$(TEST_POSTGRES) bash scripts/postgres.sh
+
+postgres-stop:
+	@$(TEST_POSTGRES) bash scripts/postgres.sh stop
 
 # Benchmarks (bench/, a module of its own so Watermill stays out of go.mod;
 # docs/benchmarks.md): raw amqp091-go, AceMQ and Watermill in alternating

@@ -1,0 +1,85 @@
+// Package sqlite opens a schema registry (package sqlregistry) in a SQLite
+// database, through modernc.org/sqlite: SQLite compiled to Go, so neither
+// cgo nor a C toolchain is needed. It is the embedded default, for a
+// service (or a test) that has no database server; services that share
+// schemas across machines use sqlregistry/postgres.
+//
+// It is a package of its own so that only a program importing it links and
+// downloads modernc.org/sqlite (several megabytes of generated Go).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
+
+	_ "modernc.org/sqlite" // registers the driver "sqlite"
+)
+
+// BusyTimeoutMillis is how long a connection waits for another writer to
+// the same file (another process, or another connection of the pool)
+// before failing with SQLITE_BUSY.
+const BusyTimeoutMillis = 10000
+
+// Open opens (creating it if need be) the SQLite database at path, a file
+// name, ":memory:", or a modernc.org/sqlite DSN ("file:..." with query
+// parameters), and returns a migrated registry in it that owns it: its
+// Close closes the database. Files are put in WAL mode, so that readers do
+// not wait for a writer. An in-memory database lives in one connection
+// (SQLite gives each connection its own), so the pool is held to that one:
+// it holds its schemas for as long as the registry is open.
+func Open(ctx context.Context, path string, opts ...sqlregistry.Option) (*sqlregistry.Registry, error) {
+	db, err := OpenDB(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := sqlregistry.New(db, sqlregistry.SQLite, append(opts, sqlregistry.OwnDB())...)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := r.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
+	}
+	return r, nil
+}
+
+// OpenDB opens the SQLite database at path (as Open takes it) with the
+// settings Open uses, for sqlregistry.New with sqlregistry.SQLite.
+func OpenDB(path string) (*sql.DB, error) {
+	if path == "" {
+		return nil, fmt.Errorf("schema registry: SQLite needs a file name or %q", ":memory:")
+	}
+	memory := isMemory(path)
+	params := fmt.Sprintf("_pragma=busy_timeout(%d)", BusyTimeoutMillis)
+	if !memory {
+		params += "&_pragma=journal_mode(WAL)"
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	db, err := sql.Open("sqlite", path+sep+params)
+	if err != nil {
+		return nil, fmt.Errorf("schema registry: open SQLite database %s: %w", path, err)
+	}
+	if memory {
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+	}
+	return db, nil
+}
+
+// isMemory reports whether path names an in-memory database, which every
+// connection would have a new one of (shared-cache memory databases are
+// shared, but lock whole tables without waiting, so they are held to one
+// connection too).
+func isMemory(path string) bool {
+	return path == ":memory:" || strings.HasPrefix(path, "file::memory:") || strings.Contains(path, "mode=memory")
+}
