@@ -351,15 +351,7 @@ func TestMemoryStore(t *testing.T) {
 	if err != nil || string(got) != "payload" {
 		t.Errorf("Get = %q, %v", got, err)
 	}
-	if err := m.Delete(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Get(ctx, key); !errors.Is(err, claimcheck.ErrNotFound) || !strings.Contains(err.Error(), key) {
-		t.Errorf("Get after Delete: %v; want ErrNotFound naming the key", err)
-	}
-	if err := m.Delete(ctx, key); err != nil {
-		t.Errorf("deleting a key already gone: %v", err)
-	}
+	deleted(t, &m, key)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := m.Put(cancelled, p); !errors.Is(err, context.Canceled) {

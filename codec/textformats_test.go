@@ -5,20 +5,17 @@
 package codec_test
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/codec/internal/codectest"
 	"github.com/acemq-go/acemq/codec/toml"
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/codecinterop"
+	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -45,7 +42,7 @@ type body struct {
 // them and as the other content types read as format.
 func samples(t *testing.T, format string, also ...string) []body {
 	var out []body
-	for _, s := range codecinterop.Samples(t, format) {
+	for _, s := range codectest.Load(t).Of(t, format) {
 		out = append(out, body{id: format + "-" + s.Producer, contentType: s.ContentType, data: s.Body})
 		for i, ct := range also {
 			out = append(out, body{id: fmt.Sprintf("%s-%s-%d", format, s.Producer, i), contentType: ct, data: s.Body})
@@ -95,11 +92,7 @@ func cases(t *testing.T) []struct {
 func TestTextFormatsOnMemory(t *testing.T) {
 	for _, tc := range cases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			conn := acemqtest.NewBroker(t).Connect(t)
-			if err := conn.Transport().DeclareQueue(context.Background(), transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
-				t.Fatal(err)
-			}
-			check(t, conn, "orders", tc.codec, tc.bodies)
+			check(t, deliverytest.Memory(t, "orders"), "orders", tc.codec, tc.bodies)
 		})
 	}
 }
@@ -107,24 +100,8 @@ func TestTextFormatsOnMemory(t *testing.T) {
 func TestTextFormatsOnRabbitMQ(t *testing.T) {
 	for _, tc := range cases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			conn, err := acemq.Connect(ctx, brokertest.URL(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { conn.Close() })
 			q := brokertest.UniqueName(t, "acemq.test.codec")
-			tr := conn.Transport()
-			if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)} {
-					_, _ = tr.DeleteQueue(context.Background(), name)
-				}
-			})
-			check(t, conn, q, tc.codec, tc.bodies)
+			check(t, deliverytest.RabbitMQ(t, q), q, tc.codec, tc.bodies)
 		})
 	}
 }
@@ -133,69 +110,30 @@ func TestTextFormatsOnRabbitMQ(t *testing.T) {
 // read by a consumer with codec as want, or parked with its reason.
 func check(t *testing.T, conn *acemq.Conn, q string, codec acemq.Codec, bodies []body) {
 	t.Helper()
-	ctx := context.Background()
-	var mu sync.Mutex
-	got := map[string]order{}
-	c, err := acemq.Consume(ctx, conn, q, func(_ context.Context, m acemq.Message[order]) acemq.Decision {
-		mu.Lock()
-		defer mu.Unlock()
-		got[m.Envelope.ID] = m.Body
-		return acemq.Accept()
-	}, acemq.WithCodec(codec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = c.Close(context.Background()) })
-
-	var read, parked int64
-	for _, b := range bodies {
-		conf, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: q, Mandatory: true,
-			Message: transport.Message{MessageID: b.id, ContentType: b.contentType, Body: b.data, Persistent: true}})
-		if err == nil {
-			err = conf.Wait(ctx)
-		}
-		if err != nil {
-			t.Fatalf("publishing %s: %v", b.id, err)
-		}
-		if b.reason == "" {
-			read++
-		} else {
+	msgs := make([]transport.Message, len(bodies))
+	parked := 0
+	for i, b := range bodies {
+		msgs[i] = transport.Message{MessageID: b.id, ContentType: b.contentType, Body: b.data, Persistent: true}
+		if b.reason != "" {
 			parked++
 		}
 	}
-	acemqtest.WaitFor(t, c, fmt.Sprintf("%d read, %d parked", read, parked), func(s acemq.Stats) bool {
-		return s.Accepted == read && s.Parked == parked
-	})
-
-	reasons := map[string]string{}
-	for {
-		d, ok, err := conn.Transport().Get(ctx, contract.ParkedQueue(q))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		reasons[d.MessageID] = acemq.ReadEnvelope(d.Message).Error
-		_ = d.Ack()
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	out := deliverytest.Deliver[order](t, conn, q, codec, msgs)
 	for _, b := range bodies {
 		if b.reason == "" {
-			if o, ok := got[b.id]; !ok || !codecinterop.Same(t, o, want) {
+			if o, ok := out.Accepted[b.id]; !ok || !codectest.Same(t, o, want) {
 				t.Errorf("%s (%s): read %+v (%v), want %+v", b.id, b.contentType, o, ok, want)
 			}
 			continue
 		}
-		if reasons[b.id] != b.reason {
-			t.Errorf("%s (%q) parked as\n%q\nwant\n%q", b.id, b.contentType, reasons[b.id], b.reason)
+		if out.Parked[b.id] != b.reason {
+			t.Errorf("%s (%q) parked as\n%q\nwant\n%q", b.id, b.contentType, out.Parked[b.id], b.reason)
 		}
-		if _, ok := got[b.id]; ok {
+		if _, ok := out.Accepted[b.id]; ok {
 			t.Errorf("%s reached the handler", b.id)
 		}
 	}
-	if len(reasons) != int(parked) {
-		t.Errorf("%d parked messages, want %d", len(reasons), parked)
+	if len(out.Parked) != parked || len(out.DeadLettered) != 0 {
+		t.Errorf("%d parked messages, %d dead-lettered (%v); want %d parked, none dead-lettered", len(out.Parked), len(out.DeadLettered), out.DeadLettered, parked)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/encryption"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -25,34 +26,19 @@ import (
 func TestConsumeEncrypted(t *testing.T) {
 	for _, version := range []string{"4.0", "3.10"} {
 		t.Run("memory "+version, func(t *testing.T) {
-			conn := acemqtest.NewBroker(t, memory.WithRabbitMQVersion(version)).Connect(t)
-			consumeEncrypted(t, conn, "orders")
+			consumeEncrypted(t, deliverytest.Memory(t, "orders", memory.WithRabbitMQVersion(version)), "orders")
 		})
 	}
 	t.Run("RabbitMQ", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := acemq.Connect(ctx, brokertest.URL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		consumeEncrypted(t, conn, brokertest.UniqueName(t, "acemq.test.encryption"))
+		q := brokertest.UniqueName(t, "acemq.test.encryption")
+		consumeEncrypted(t, deliverytest.RabbitMQ(t, q), q)
 	})
 }
 
 func consumeEncrypted(t *testing.T, conn *acemq.Conn, q string) {
 	ctx := context.Background()
 	tr := conn.Transport()
-	if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
-		t.Fatal(err)
-	}
 	parked := contract.ParkedQueue(q)
-	t.Cleanup(func() {
-		for _, name := range []string{q, contract.DeadLetterQueue(q), parked} {
-			_, _ = tr.DeleteQueue(context.Background(), name)
-		}
-	})
 	f := readInterop(t)
 	got := make(chan order, 1)
 	c, err := acemq.Consume(ctx, conn, q, func(_ context.Context, m acemq.Message[order]) acemq.Decision {

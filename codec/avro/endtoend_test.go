@@ -7,6 +7,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/codec/internal/codectest"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -31,7 +32,7 @@ func endToEnd(t *testing.T, conn func(t *testing.T, queue string) (*acemq.Conn, 
 	t.Run("fixed", func(t *testing.T) {
 		s := f.Of(t, "avro")[0]
 		c, q := conn(t, "fixed")
-		out := codectest.Deliver[orderPlaced](t, c, q, fixed(t, f.AvroSchema), []transport.Message{
+		out := deliverytest.Deliver[orderPlaced](t, c, q, fixed(t, f.AvroSchema), []transport.Message{
 			msg("binary", s.ContentType, s.Body),
 			msg("application", "application/avro", s.Body),
 			msg("suffix", "application/vnd.acme.order+avro", s.Body),
@@ -53,7 +54,7 @@ func endToEnd(t *testing.T, conn func(t *testing.T, queue string) (*acemq.Conn, 
 		reg.down[8] = true
 		withID := func(id byte) []byte { b := []byte(string(s.Body)); b[4] = id; return b }
 		c, q := conn(t, "registered")
-		out := codectest.Deliver[orderPlaced](t, c, q, registered(t, f.AvroSchema, reg), []transport.Message{
+		out := deliverytest.Deliver[orderPlaced](t, c, q, registered(t, f.AvroSchema, reg), []transport.Message{
 			msg("registered", s.ContentType, s.Body),
 			msg("application", "application/avro", s.Body),
 			msg("unknown id", s.ContentType, withID(9)),
@@ -78,12 +79,12 @@ func endToEnd(t *testing.T, conn func(t *testing.T, queue string) (*acemq.Conn, 
 }
 
 func TestEndToEndOnMemory(t *testing.T) {
-	endToEnd(t, func(t *testing.T, name string) (*acemq.Conn, string) { return codectest.Memory(t, name), name })
+	endToEnd(t, func(t *testing.T, name string) (*acemq.Conn, string) { return deliverytest.Memory(t, name), name })
 }
 
 func TestEndToEndOnRabbitMQ(t *testing.T) {
 	endToEnd(t, func(t *testing.T, name string) (*acemq.Conn, string) {
 		q := brokertest.UniqueName(t, "acemq.test.avro."+name)
-		return codectest.RabbitMQ(t, q), q
+		return deliverytest.RabbitMQ(t, q), q
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/acemq-go/acemq/codec/protobuf"
 	"github.com/acemq-go/acemq/codec/protobuf/internal/testpb"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -130,7 +131,7 @@ func TestErrors(t *testing.T) {
 // by a raw client under each content type it reads; one without a content
 // type or under another codec's is parked, naming what it was sent as.
 
-func endToEnd(t *testing.T, deliver func([]transport.Message) codectest.Outcome[*testpb.OrderPlaced]) {
+func endToEnd(t *testing.T, deliver func([]transport.Message) deliverytest.Outcome[*testpb.OrderPlaced]) {
 	s := codectest.Load(t).Of(t, "protobuf")[0]
 	want := expected(t, s)
 	msg := func(id, ct string) transport.Message {
@@ -156,17 +157,17 @@ func endToEnd(t *testing.T, deliver func([]transport.Message) codectest.Outcome[
 }
 
 func TestEndToEndOnMemory(t *testing.T) {
-	conn := codectest.Memory(t, "orders")
-	endToEnd(t, func(msgs []transport.Message) codectest.Outcome[*testpb.OrderPlaced] {
-		return codectest.Deliver[*testpb.OrderPlaced](t, conn, "orders", protobuf.Codec, msgs)
+	conn := deliverytest.Memory(t, "orders")
+	endToEnd(t, func(msgs []transport.Message) deliverytest.Outcome[*testpb.OrderPlaced] {
+		return deliverytest.Deliver[*testpb.OrderPlaced](t, conn, "orders", protobuf.Codec, msgs)
 	})
 }
 
 func TestEndToEndOnRabbitMQ(t *testing.T) {
 	q := brokertest.UniqueName(t, "acemq.test.protobuf")
-	conn := codectest.RabbitMQ(t, q)
-	endToEnd(t, func(msgs []transport.Message) codectest.Outcome[*testpb.OrderPlaced] {
-		return codectest.Deliver[*testpb.OrderPlaced](t, conn, q, protobuf.Codec, msgs)
+	conn := deliverytest.RabbitMQ(t, q)
+	endToEnd(t, func(msgs []transport.Message) deliverytest.Outcome[*testpb.OrderPlaced] {
+		return deliverytest.Deliver[*testpb.OrderPlaced](t, conn, q, protobuf.Codec, msgs)
 	})
 }
 

@@ -19,7 +19,6 @@ package toml
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	gotoml "github.com/pelletier/go-toml/v2"
 
@@ -44,7 +43,7 @@ func (codec) Reads(contentType string) bool {
 
 // Readable says what Reads accepts, for a consumer's refusal.
 func (codec) Readable() string {
-	return "it reads " + strings.Join(reads, ", ") + ", */*" + contract.ContentTypeTOMLSuffix + "; not a message without a content type"
+	return mediatype.Readable(reads, contract.ContentTypeTOMLSuffix)
 }
 
 func (codec) Marshal(v any) ([]byte, error) {

@@ -8,9 +8,9 @@ import (
 
 	gotoml "github.com/pelletier/go-toml/v2"
 
+	"github.com/acemq-go/acemq/codec/internal/codectest"
 	"github.com/acemq-go/acemq/codec/toml"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/codecinterop"
 )
 
 // order is the fixtures' message.
@@ -44,15 +44,15 @@ func TestContentTypes(t *testing.T) {
 // Every TOML sample, Java's and Go's, decodes to its expected value, into a
 // struct and into a map.
 func TestFixtures(t *testing.T) {
-	for _, s := range codecinterop.Samples(t, "toml") {
+	for _, s := range codectest.Load(t).Of(t, "toml") {
 		t.Run(s.Producer, func(t *testing.T) {
 			var o order
-			if err := toml.Codec.Unmarshal(s.ContentType, s.Body, &o); err != nil || !codecinterop.Same(t, o, want) {
+			if err := toml.Codec.Unmarshal(s.ContentType, s.Body, &o); err != nil || !codectest.Same(t, o, want) {
 				t.Errorf("into a struct: %+v, %v", o, err)
 			}
 			var m map[string]any
-			if err := toml.Codec.Unmarshal(s.ContentType, s.Body, &m); err != nil || !codecinterop.Same(t, m, s.Expected) {
-				t.Errorf("into a map: %v, %v; want %v", m, err, s.Expected)
+			if err := toml.Codec.Unmarshal(s.ContentType, s.Body, &m); err != nil || !codectest.Same(t, m, s.Expected) {
+				t.Errorf("into a map: %v, %v; want %s", m, err, s.Expected)
 			}
 		})
 	}
@@ -62,8 +62,8 @@ func TestFixtures(t *testing.T) {
 // Jackson does, in single quotes). The Go peer's BurntSushi/toml writes
 // double quotes, so its bytes differ, in the quotes only.
 func TestMarshalWritesJavasBytes(t *testing.T) {
-	samples := codecinterop.Samples(t, "toml")
-	java, goPeer := codecinterop.By(t, samples, "java"), codecinterop.By(t, samples, "go")
+	samples := codectest.Load(t).Of(t, "toml")
+	java, goPeer := codectest.By(t, samples, "java"), codectest.By(t, samples, "go")
 	got, err := toml.Codec.Marshal(want)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var o order
-	if err := toml.Codec.Unmarshal(contract.ContentTypeTOML, b, &o); err != nil || !codecinterop.Same(t, o, want) {
+	if err := toml.Codec.Unmarshal(contract.ContentTypeTOML, b, &o); err != nil || !codectest.Same(t, o, want) {
 		t.Errorf("%+v, %v", o, err)
 	}
 }
@@ -133,7 +133,7 @@ func TestMarshalError(t *testing.T) {
 // FuzzUnmarshal: no body panics the decoder, into a struct or a map, and a
 // map it reads is written again.
 func FuzzUnmarshal(f *testing.F) {
-	for _, s := range codecinterop.Samples(f, "toml") {
+	for _, s := range codectest.Load(f).Of(f, "toml") {
 		f.Add(s.Body)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -83,7 +83,7 @@ func (codec) Reads(contentType string) bool {
 
 // Readable says what Reads accepts, for a consumer's refusal.
 func (codec) Readable() string {
-	return "it reads " + strings.Join(reads, ", ") + ", */*" + contract.ContentTypeXMLSuffix + "; not a message without a content type"
+	return mediatype.Readable(reads, contract.ContentTypeXMLSuffix)
 }
 
 func (codec) Marshal(v any) ([]byte, error) {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acemq-go/acemq/codec/internal/codectest"
 	acemqxml "github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/codecinterop"
 )
 
 // OrderPlaced is the fixtures' message; with no XMLName, its root is its
@@ -46,19 +46,19 @@ func TestContentTypes(t *testing.T) {
 // Every XML sample decodes to its expected value, into a struct and into a
 // map (where XML's values are text: "4250").
 func TestFixtures(t *testing.T) {
-	for _, s := range codecinterop.Samples(t, "xml") {
+	for _, s := range codectest.Load(t).Of(t, "xml") {
 		t.Run(s.Producer, func(t *testing.T) {
 			var o OrderPlaced
-			if err := codec.Unmarshal(s.ContentType, s.Body, &o); err != nil || !codecinterop.Same(t, o, want) {
+			if err := codec.Unmarshal(s.ContentType, s.Body, &o); err != nil || !codectest.Same(t, o, want) {
 				t.Errorf("into a struct: %+v, %v", o, err)
 			}
 			var m map[string]any
-			if err := codec.Unmarshal(s.ContentType, s.Body, &m); err != nil || !codecinterop.Same(t, m, s.Expected) {
-				t.Errorf("into a map: %v, %v; want %v", m, err, s.Expected)
+			if err := codec.Unmarshal(s.ContentType, s.Body, &m); err != nil || !codectest.Same(t, m, s.Expected) {
+				t.Errorf("into a map: %v, %v; want %s", m, err, s.Expected)
 			}
 			var a any
-			if err := codec.Unmarshal(s.ContentType, s.Body, &a); err != nil || !codecinterop.Same(t, a, s.Expected) {
-				t.Errorf("into an any: %v, %v; want %v", a, err, s.Expected)
+			if err := codec.Unmarshal(s.ContentType, s.Body, &a); err != nil || !codectest.Same(t, a, s.Expected) {
+				t.Errorf("into an any: %v, %v; want %s", a, err, s.Expected)
 			}
 		})
 	}
@@ -66,13 +66,13 @@ func TestFixtures(t *testing.T) {
 
 // Java and the Go peer write the same bytes, and so does Marshal.
 func TestMarshalWritesJavasAndGosBytes(t *testing.T) {
-	samples := codecinterop.Samples(t, "xml")
+	samples := codectest.Load(t).Of(t, "xml")
 	got, err := codec.Marshal(want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, producer := range []string{"java", "go"} {
-		if s := codecinterop.By(t, samples, producer); !bytes.Equal(got, s.Body) {
+		if s := codectest.By(t, samples, producer); !bytes.Equal(got, s.Body) {
 			t.Errorf("Marshal wrote\n%s\n%s wrote\n%s", got, producer, s.Body)
 		}
 	}
@@ -124,13 +124,13 @@ func TestMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	m["totalCents"] = "4250" // XML has no numbers
-	if !codecinterop.Same(t, back, m) {
+	if !codectest.Same(t, back, m) {
 		t.Errorf("read back %v", back)
 	}
 	// Attributes are read as children; text beside children as "".
 	var attrs map[string]any
 	err = codec.Unmarshal(contract.ContentTypeXML, []byte(`<message xmlns:a="urn:a" id="7"><a:item n="1">x</a:item>loose</message>`), &attrs)
-	if want := map[string]any{"id": "7", "item": map[string]any{"n": "1", "": "x"}, "": "loose"}; err != nil || !codecinterop.Same(t, attrs, want) {
+	if want := map[string]any{"id": "7", "item": map[string]any{"n": "1", "": "x"}, "": "loose"}; err != nil || !codectest.Same(t, attrs, want) {
 		t.Errorf("attributes: %v, %v; want %v", attrs, err, want)
 	}
 	for _, bad := range []map[string]any{{"1st": "x"}, {"a b": "x"}, {"": 1}} {
@@ -224,7 +224,7 @@ func TestUnmarshalErrors(t *testing.T) {
 // FuzzUnmarshal: no body panics the decoder, into a struct or a map, and a
 // map it reads writes and reads back the same.
 func FuzzUnmarshal(f *testing.F) {
-	for _, s := range codecinterop.Samples(f, "xml") {
+	for _, s := range codectest.Load(f).Of(f, "xml") {
 		f.Add(s.Body)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -239,7 +239,7 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("%q read as %v, which does not write: %v", body, m, err)
 		}
 		var back map[string]any
-		if err := codec.Unmarshal(contract.ContentTypeXML, b, &back); err != nil || !codecinterop.Same(t, back, m) {
+		if err := codec.Unmarshal(contract.ContentTypeXML, b, &back); err != nil || !codectest.Same(t, back, m) {
 			t.Fatalf("%q read as %v, written as %q, read back as %v, %v", body, m, b, back, err)
 		}
 	})

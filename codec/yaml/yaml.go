@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
 
@@ -54,7 +53,7 @@ func (codec) Reads(contentType string) bool {
 
 // Readable says what Reads accepts, for a consumer's refusal.
 func (codec) Readable() string {
-	return "it reads " + strings.Join(reads, ", ") + ", */*" + contract.ContentTypeYAMLSuffix + "; not a message without a content type"
+	return mediatype.Readable(reads, contract.ContentTypeYAMLSuffix)
 }
 
 // Marshal returns an error for what go.yaml.in panics on (a func, a

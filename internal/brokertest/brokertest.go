@@ -19,11 +19,11 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	mgmt "github.com/acemq-go/acemq/internal/management"
+	"github.com/acemq-go/acemq/internal/reachtest"
 )
 
 // DefaultURL is the broker scripts/rabbitmq.sh starts.
@@ -31,14 +31,12 @@ const DefaultURL = "amqp://guest:guest@localhost:5672/"
 
 const howToStart = "start one with `make test` (or `bash scripts/rabbitmq.sh` and ACEMQ_TEST_URL=" + DefaultURL + ")"
 
-func inCI() bool { return os.Getenv("CI") == "true" }
-
 // configuredURL is ACEMQ_TEST_URL, else DefaultURL under CI, else "".
 func configuredURL() string {
 	if u := os.Getenv("ACEMQ_TEST_URL"); u != "" {
 		return u
 	}
-	if inCI() {
+	if reachtest.InCI() {
 		return DefaultURL
 	}
 	return ""
@@ -47,16 +45,7 @@ func configuredURL() string {
 // unavailable fails the test under CI and skips it elsewhere.
 func unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if inCI() {
-		t.Fatalf("%s (CI=true: a broker test must not skip)", msg)
-	}
-	t.Skip(msg)
-}
-
-var reach struct {
-	sync.Mutex
-	checked map[string]error
+	reachtest.Unavailable(t, "broker", fmt.Sprintf(format, args...))
 }
 
 // URL returns the AMQP URL of the test broker: ACEMQ_TEST_URL, or DefaultURL
@@ -68,18 +57,8 @@ func URL(t testing.TB) string {
 	if u == "" {
 		t.Skip("ACEMQ_TEST_URL is not set, so there is no broker to test against; " + howToStart)
 	}
-	reach.Lock()
-	if reach.checked == nil {
-		reach.checked = map[string]error{}
-	}
-	err, done := reach.checked[u]
-	if !done {
-		err = probe(u)
-		reach.checked[u] = err
-	}
-	reach.Unlock()
-	if err != nil {
-		unavailable(t, "no RabbitMQ broker at %s: %v; %s", redact(u), err, howToStart)
+	if err := reachtest.Probe(u, probe); err != nil {
+		unavailable(t, "no RabbitMQ broker at %s: %v; %s", reachtest.Redact(u), err, howToStart)
 	}
 	return u
 }
@@ -118,14 +97,6 @@ func probe(u string) error {
 		return fmt.Errorf("the server does not speak AMQP 0-9-1")
 	}
 	return nil
-}
-
-func redact(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	return p.Redacted()
 }
 
 // UniqueName returns a queue or exchange name no other test (nor an earlier
@@ -351,7 +322,7 @@ func endpoint() (mgmt.Endpoint, error) {
 func management(ctx context.Context, base, method, path string) (*http.Response, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("cannot parse the management URL %q", redact(base))
+		return nil, fmt.Errorf("cannot parse the management URL %q", reachtest.Redact(base))
 	}
 	user := u.User
 	u.User = nil

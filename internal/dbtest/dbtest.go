@@ -17,22 +17,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/acemq-go/acemq/internal/reachtest"
 )
 
 // DefaultPostgresURL is the server scripts/postgres.sh starts.
 const DefaultPostgresURL = "postgres://acemq@localhost:5433/acemq?sslmode=disable"
 
 const howToStart = "start one with `make test` (or `bash scripts/postgres.sh run go test ./...`, or `bash scripts/postgres.sh` and ACEMQ_TEST_POSTGRES_URL=" + DefaultPostgresURL + ")"
-
-func inCI() bool { return os.Getenv("CI") == "true" }
-
-var reach struct {
-	sync.Mutex
-	checked map[string]error
-}
 
 // PostgresURL returns the URL of the test PostgreSQL server:
 // ACEMQ_TEST_POSTGRES_URL, or DefaultPostgresURL under CI. It skips the
@@ -41,28 +35,14 @@ var reach struct {
 func PostgresURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("ACEMQ_TEST_POSTGRES_URL")
-	if u == "" && inCI() {
+	if u == "" && reachtest.InCI() {
 		u = DefaultPostgresURL
 	}
 	if u == "" {
 		t.Skip("ACEMQ_TEST_POSTGRES_URL is not set, so there is no PostgreSQL to test against; " + howToStart)
 	}
-	reach.Lock()
-	if reach.checked == nil {
-		reach.checked = map[string]error{}
-	}
-	err, done := reach.checked[u]
-	if !done {
-		err = probe(u)
-		reach.checked[u] = err
-	}
-	reach.Unlock()
-	if err != nil {
-		msg := fmt.Sprintf("no PostgreSQL at %s: %v; %s", redact(u), err, howToStart)
-		if inCI() {
-			t.Fatalf("%s (CI=true: a database test must not skip)", msg)
-		}
-		t.Skip(msg)
+	if err := reachtest.Probe(u, probe); err != nil {
+		reachtest.Unavailable(t, "database", fmt.Sprintf("no PostgreSQL at %s: %v; %s", reachtest.Redact(u), err, howToStart))
 	}
 	return u
 }
@@ -119,14 +99,6 @@ func address(u string) (network, addr string, err error) {
 		host = "localhost"
 	}
 	return "tcp", net.JoinHostPort(host, port), nil
-}
-
-func redact(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	return p.Redacted()
 }
 
 // UniqueName returns a SQL identifier no other test (nor an earlier run on

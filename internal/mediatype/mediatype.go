@@ -35,3 +35,9 @@ func Matches(contentType string, types []string, suffix string) bool {
 	top, subtype, ok := strings.Cut(mediaType, "/")
 	return ok && top != "" && len(subtype) > len(suffix) && strings.HasSuffix(subtype, suffix)
 }
+
+// Readable says what Matches(_, types, suffix) accepts, for a codec's
+// Readable: the consumer's refusal of a content type quotes it.
+func Readable(types []string, suffix string) string {
+	return "it reads " + strings.Join(types, ", ") + ", */*" + suffix + "; not a message without a content type"
+}

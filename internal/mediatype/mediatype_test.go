@@ -25,3 +25,10 @@ func TestMatches(t *testing.T) {
 		}
 	}
 }
+
+func TestReadable(t *testing.T) {
+	got := Readable([]string{"application/yaml", "text/yaml"}, "+yaml")
+	if want := "it reads application/yaml, text/yaml, */*+yaml; not a message without a content type"; got != want {
+		t.Errorf("Readable = %q, want %q", got, want)
+	}
+}
