@@ -93,25 +93,8 @@ amqp_up() (
 	[[ $c == $'\x01' ]]
 ) 2>/dev/null
 
-port_open() ( exec 3<>"/dev/tcp/127.0.0.1/$1" ) 2>/dev/null
-
-# apt_install PKG...: Debian packages on the host, keeping their postinst from
-# starting a system service (invoke-rc.d honours policy-rc.d exit 101; the
-# file is only added if the image lacks one).
-apt_install() {
-	[[ $(id -u) == 0 ]] || { log "$* missing; run as root to install"; exit 1; }
-	log "installing $* with apt-get"
-	local t0=$SECONDS
-	if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-		chmod +x /usr/sbin/policy-rc.d
-		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get -q update
-	apt-get -q install -y --no-install-recommends -o DPkg::Lock::Timeout=300 "$@"
-	log "installed $* in $((SECONDS - t0))s"
-}
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 install_rabbitmq() {
 	command -v rabbitmq-server >/dev/null && command -v rabbitmqctl >/dev/null && return
