@@ -39,6 +39,8 @@ type config struct {
 	noEnvelope   bool
 	noObservers  bool
 	micro        bool
+	codecs       bool
+	microOnly    bool
 	benchtime    string
 	out          string
 	root         string
@@ -61,7 +63,9 @@ func main() {
 	flag.BoolVar(&c.noEnvelope, "no-raw-envelope", false, "leave out raw+envelope (raw amqp091-go sending AceMQ's headers)")
 	flag.BoolVar(&c.noObservers, "no-observers", false, "leave out acemq+observers (AceMQ with the Prometheus and OpenTelemetry adapters)")
 	flag.BoolVar(&c.micro, "micro", true, "run the root package's Go benchmarks too")
-	flag.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime for the micro benchmarks (default 1s, quick 2000x)")
+	flag.BoolVar(&c.codecs, "codecs", true, "time each codec's Marshal and Unmarshal of one message too (in this process)")
+	flag.BoolVar(&c.microOnly, "micro-only", false, "run no broker scenario, only the micro and codec benchmarks (-micro, -codecs): no broker needed")
+	flag.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime for the micro and codec benchmarks (default 1s, quick 2000x)")
 	flag.StringVar(&c.out, "out", "results/latest.json", "where to write the JSON report")
 	flag.StringVar(&c.root, "root", "..", "the acemq module's directory (for the micro benchmarks and the git commit)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the broker scenarios (all implementations) to this file")
@@ -101,17 +105,55 @@ func (c *config) defaults() {
 }
 
 func run(ctx context.Context, c config, stdout, log io.Writer) error {
-	if c.url == "" {
-		return fmt.Errorf("no broker: set ACEMQ_TEST_URL or pass -url")
+	if c.url == "" && !c.microOnly {
+		return fmt.Errorf("no broker: set ACEMQ_TEST_URL or pass -url (or -micro-only)")
 	}
 	rep := report.Report{Started: time.Now(), Mode: "full", Machine: report.ThisMachine(), GitCommit: report.GitCommit(c.root), Notes: notes(c)}
 	switch {
+	case c.microOnly:
+		rep.Mode, rep.Notes = "micro", nil
 	case c.resized:
 		rep.Mode = "custom"
 	case c.quick:
 		rep.Mode = "quick"
 	}
+	if !c.microOnly {
+		if err := runScenarios(ctx, c, &rep, log); err != nil {
+			return err
+		}
+	}
 
+	if c.micro {
+		fmt.Fprintln(log, "micro benchmarks in", c.root)
+		var err error
+		if rep.Micro, err = micro.Run(ctx, c.root, c.benchtime, log); err != nil {
+			return err
+		}
+	}
+	if c.codecs {
+		fmt.Fprintln(log, "codec benchmarks")
+		var err error
+		if rep.Codecs, err = micro.RunCodecs(c.benchtime); err != nil {
+			return err
+		}
+	}
+	if err := rep.WriteJSON(c.out); err != nil {
+		return err
+	}
+	if err := rep.WriteMarkdown(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintln(log, "wrote", filepath.Clean(c.out))
+	for _, row := range rep.Rows {
+		if len(row.Errors) > 0 {
+			return fmt.Errorf("%s / %s failed", row.Scenario, row.Implementation)
+		}
+	}
+	return nil
+}
+
+// runScenarios runs the broker scenarios -only names into rep.Rows.
+func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writer) error {
 	broker, err := harness.Dial(c.url)
 	if err != nil {
 		return err
@@ -174,25 +216,6 @@ func run(ctx context.Context, c config, stdout, log io.Writer) error {
 		return err
 	}
 	rep.Rows = report.Summarize(series, rowNotes)
-
-	if c.micro {
-		fmt.Fprintln(log, "micro benchmarks in", c.root)
-		if rep.Micro, err = micro.Run(ctx, c.root, c.benchtime, log); err != nil {
-			return err
-		}
-	}
-	if err := rep.WriteJSON(c.out); err != nil {
-		return err
-	}
-	if err := rep.WriteMarkdown(stdout); err != nil {
-		return err
-	}
-	fmt.Fprintln(log, "wrote", filepath.Clean(c.out))
-	for _, row := range rep.Rows {
-		if len(row.Errors) > 0 {
-			return fmt.Errorf("%s / %s failed", row.Scenario, row.Implementation)
-		}
-	}
 	return nil
 }
 

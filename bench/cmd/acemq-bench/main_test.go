@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,5 +35,27 @@ func TestOnly(t *testing.T) {
 		if _, err := only(bad); err == nil || !strings.Contains(err.Error(), "no scenario is named") {
 			t.Errorf("only(%q): %v, want a refusal", bad, err)
 		}
+	}
+}
+
+// -micro-only runs the codec benchmarks without a broker; without it, no
+// broker is a refusal.
+func TestMicroOnlyNeedsNoBroker(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "latest.json")
+	c := config{microOnly: true, codecs: true, benchtime: "1x", out: out, root: filepath.Join("..", "..", "..")}
+	var stdout strings.Builder
+	if err := run(context.Background(), c, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "| BenchmarkCodec/json/marshal | application/json |") || strings.Contains(stdout.String(), "| scenario |") {
+		t.Errorf("the Markdown of a micro-only run:\n%s", stdout.String())
+	}
+	if data, err := os.ReadFile(out); err != nil || !strings.Contains(string(data), `"codecs"`) {
+		t.Errorf("the JSON report: %v\n%s", err, data)
+	}
+
+	c.microOnly = false
+	if err := run(context.Background(), c, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no broker") {
+		t.Errorf("run without a broker or -micro-only: %v, want a refusal", err)
 	}
 }

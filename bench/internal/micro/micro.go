@@ -1,5 +1,7 @@
 // Package micro runs the Go benchmarks of the root package and of the
-// telemetry adapters, and reads their results from `go test -bench` output.
+// telemetry adapters, and reads their results from `go test -bench` output;
+// and it times each codec's Marshal and Unmarshal of one message in this
+// process (RunCodecs).
 package micro
 
 import (
@@ -28,6 +30,10 @@ type Result struct {
 	NsPerOp     float64 `json:"ns_per_op"`
 	BytesPerOp  int64   `json:"bytes_per_op"`
 	AllocsPerOp int64   `json:"allocs_per_op"`
+	// ContentType and BodyBytes are a codec benchmark's (RunCodecs): the
+	// body's content type and its length in bytes.
+	ContentType string `json:"content_type,omitempty"`
+	BodyBytes   int    `json:"body_bytes,omitempty"`
 }
 
 // Run runs `go test -run '^$' -bench . -benchmem` on each of Packages in

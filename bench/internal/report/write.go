@@ -21,7 +21,9 @@ type Report struct {
 	GitCommit string         `json:"git_commit"`
 	Rows      []Row          `json:"scenarios"`
 	Micro     []micro.Result `json:"micro,omitempty"`
-	Notes     []string       `json:"notes,omitempty"`
+	// Codecs are micro.RunCodecs's rows: each format's Marshal and Unmarshal.
+	Codecs []micro.Result `json:"codecs,omitempty"`
+	Notes  []string       `json:"notes,omitempty"`
 }
 
 // WriteJSON writes r, indented, to path, creating its directory.
@@ -39,10 +41,16 @@ func (r Report) WriteJSON(path string) error {
 // WriteMarkdown writes r's tables and notes.
 func (r Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s run, %s: %d cores (%s), %s, %s, commit %s\n\n",
-		r.Mode, r.Started.UTC().Format(time.RFC3339), r.Machine.Cores, r.Machine.CPU, r.Machine.GoVersion, r.Broker, r.GitCommit)
-	b.WriteString("| scenario | implementation | messages | rounds | median s | msgs/s (median) | msgs/s min..max | × raw (median) | × raw min..max | late p50 / p99 / max ms |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	broker := r.Broker
+	if broker == "" {
+		broker = "no broker"
+	}
+	fmt.Fprintf(&b, "%s run, %s: %d cores (%s), %s, %s, commit %s\n",
+		r.Mode, r.Started.UTC().Format(time.RFC3339), r.Machine.Cores, r.Machine.CPU, r.Machine.GoVersion, broker, r.GitCommit)
+	if len(r.Rows) > 0 {
+		b.WriteString("\n| scenario | implementation | messages | rounds | median s | msgs/s (median) | msgs/s min..max | × raw (median) | × raw min..max | late p50 / p99 / max ms |\n")
+		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	}
 	for _, row := range r.Rows {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.0f | %.0f..%.0f | %s | %s | %s |\n",
 			row.Scenario, row.Implementation, row.Messages, row.Rounds, row.Seconds,
@@ -62,6 +70,12 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 				name = strings.TrimPrefix(m.Package, "./") + " " + name
 			}
 			fmt.Fprintf(&b, "| %s | %.1f | %d | %d |\n", name, m.NsPerOp, m.BytesPerOp, m.AllocsPerOp)
+		}
+	}
+	if len(r.Codecs) > 0 {
+		b.WriteString("\n| codec benchmark | content type | body B | ns/op | B/op | allocs/op |\n|---|---|--:|--:|--:|--:|\n")
+		for _, m := range r.Codecs {
+			fmt.Fprintf(&b, "| %s | %s | %d | %.1f | %d | %d |\n", m.Name, m.ContentType, m.BodyBytes, m.NsPerOp, m.BytesPerOp, m.AllocsPerOp)
 		}
 	}
 	if len(r.Notes) > 0 {
