@@ -16,6 +16,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
 	"github.com/acemq-go/acemq/deadletter"
+	"github.com/acemq-go/acemq/internal/preview"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -174,12 +175,13 @@ func formatAge(d time.Duration) string {
 func newDLQShowCmd() *cobra.Command {
 	var (
 		o       brokerOptions
+		po      previewOptions
 		limit   int
 		jsonOut bool
 		reasons bool
 	)
 	cmd := &cobra.Command{
-		Use:   "show QUEUE [--limit N] [--json] [--reasons]",
+		Use:   "show QUEUE [--limit N] [--json] [--reasons] [--keys FILE] [--avro-schema FILE] [--schema-registry PATH|URL] [--claim-store DIR]",
 		Short: "Show the messages of a queue without removing them",
 		Long: `show prints the messages of QUEUE in order, the first --limit of them (10
 by default; 0 for all): id, type, attempt, age since first seen, why it was
@@ -195,10 +197,23 @@ dead-lettered by the broker itself; the reason then says from which queue
 and why, after x-death: delivery_limit (returned to a quorum queue more
 times than its delivery limit allows; RabbitMQ 4 gives every quorum queue a
 limit of 20), maxlen, expired or rejected (a plain consumer's reject). With
-no word from anyone the class is unknown.`,
+no word from anyone the class is unknown.
+
+The body is read through its layers and shown as text: JSON, YAML, TOML,
+XML and text as they are; protobuf, without its schema, as a dump of its
+wire format ({1: "o-1", 2: 4250}); fixed-schema Avro (avro/*) as JSON with
+--avro-schema FILE; registered Avro (application/vnd.acemq.avro) by the
+schema id it carries, decoded with --schema-registry (a SQLite file or a
+postgres:// URL); an encrypted body (application/vnd.acemq.encrypted) by
+its key id, decrypted with the keyring of --keys FILE or $ACEMQ_KEYS
+(lines of "id base64-key [current]") and its plaintext read by these
+rules; a claim check unwrapped when inline, and fetched from --claim-store
+DIR when offloaded. "decoded:" says how it was read, and what is missing
+when it could not be. No key is ever printed: only key ids.`,
 		Example: `  acemq dlq show orders.new.dlq
   acemq dlq show orders.new.dlq --reasons
-  acemq dlq show orders.new.dlq --limit 0 --json`,
+  acemq dlq show orders.new.dlq --limit 0 --json
+  ACEMQ_KEYS="$(cat keys.txt)" acemq dlq show payments.parked --schema-registry registry.db`,
 		Args:                  exactArgs("QUEUE"),
 		DisableFlagsInUseLine: true,
 		RunE: runE(func(*cobra.Command, []string) error {
@@ -208,6 +223,11 @@ no word from anyone the class is unknown.`,
 			return nil
 		}, func(cmd *cobra.Command, args []string) error {
 			ctx, queue := cmd.Context(), args[0]
+			reader, closeReader, err := po.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeReader()
 			conn, err := o.connect(ctx, "show")
 			if err != nil {
 				return err
@@ -223,7 +243,7 @@ no word from anyone the class is unknown.`,
 			now := time.Now()
 			shown := []shownMessage{}
 			err = deadletter.Browse(ctx, conn, queue, limit, func(m transport.Message) error {
-				shown = append(shown, showMessage(queue, m, now))
+				shown = append(shown, showMessage(ctx, reader, queue, m, now))
 				return nil
 			})
 			if err != nil {
@@ -236,6 +256,7 @@ no word from anyone the class is unknown.`,
 		}),
 	}
 	o.addFlags(cmd)
+	po.addFlags(cmd)
 	cmd.Flags().IntVar(&limit, "limit", 10, "show at most `N` messages; 0 shows all")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&reasons, "reasons", false, "count the messages per reason class and per reason instead")
@@ -243,7 +264,7 @@ no word from anyone the class is unknown.`,
 }
 
 // previewBytes is how much of a body show prints.
-const previewBytes = 200
+const previewBytes = preview.DefaultLimit
 
 // shownMessage is a message as show prints it.
 type shownMessage struct {
@@ -258,14 +279,17 @@ type shownMessage struct {
 	Headers     transport.Table      `json:"headers"`
 	ContentType string               `json:"contentType,omitempty"`
 	BodyBytes   int                  `json:"bodyBytes"`
-	// BodyPreview is the body's first bytes when they are text.
+	// BodyPreview is the body's own first bytes when they are text, as
+	// show printed before it read bodies through their layers.
 	BodyPreview string `json:"bodyPreview,omitempty"`
+	shownBody
 }
 
-func showMessage(queue string, m transport.Message, now time.Time) shownMessage {
+func showMessage(ctx context.Context, reader *preview.Reader, queue string, m transport.Message, now time.Time) shownMessage {
 	e, r := acemq.ReadEnvelope(m), deadletter.ReasonOf(queue, m)
 	s := shownMessage{ID: e.ID, Type: e.Type, Attempt: e.Attempt, Reason: r.Text, ReasonClass: string(r.Class),
-		Headers: e.Headers, ContentType: m.ContentType, BodyBytes: len(m.Body), BodyPreview: preview(m.Body)}
+		Headers: e.Headers, ContentType: m.ContentType, BodyBytes: len(m.Body), BodyPreview: bodyStart(m.Body),
+		shownBody: showBody(reader.Body(ctx, m.ContentType, m.Body))}
 	if !e.FirstSeen.IsZero() {
 		first, age := e.FirstSeen.UTC(), e.Age(now).Round(time.Millisecond).Seconds()
 		s.FirstSeen, s.AgeSeconds = &first, &age
@@ -276,8 +300,8 @@ func showMessage(queue string, m transport.Message, now time.Time) shownMessage 
 	return s
 }
 
-// preview is the start of body when it is text, else "".
-func preview(body []byte) string {
+// bodyStart is the start of body when it is text, else "".
+func bodyStart(body []byte) string {
 	cut := body[:min(len(body), previewBytes)]
 	for len(cut) > 0 && !utf8.Valid(cut) && len(body) > previewBytes {
 		cut = cut[:len(cut)-1] // a rune split at the cut
@@ -309,14 +333,7 @@ func writeShown(w io.Writer, queue string, shown []shownMessage) error {
 		if len(s.Headers) > 0 {
 			fmt.Fprintf(&b, "   headers: %s\n", transport.FormatTable(s.Headers))
 		}
-		switch {
-		case s.BodyPreview != "" && s.BodyBytes > previewBytes:
-			fmt.Fprintf(&b, "   body:    %q... (%s, %d bytes)\n", s.BodyPreview, orDefault(s.ContentType, "no content type"), s.BodyBytes)
-		case s.BodyPreview != "" || s.BodyBytes == 0:
-			fmt.Fprintf(&b, "   body:    %q (%s)\n", s.BodyPreview, orDefault(s.ContentType, "no content type"))
-		default:
-			fmt.Fprintf(&b, "   body:    %d bytes, not text (%s)\n", s.BodyBytes, orDefault(s.ContentType, "no content type"))
-		}
+		writeBody(&b, s)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

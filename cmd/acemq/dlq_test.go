@@ -18,6 +18,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/preview"
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -451,10 +452,14 @@ func TestDLQGolden(t *testing.T) {
 	publish("orders.new.retry.160s", transport.Message{Persistent: true, Headers: envelope("waiting-13", nil)})
 	publish("orders.new.retry.160s", transport.Message{Persistent: true, Headers: envelope("waiting-14", nil)})
 
+	reader, err := preview.New(preview.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var shown []shownMessage
 	for _, q := range []string{"orders.new.dlq", "orders.new.parked"} {
 		if err := deadletter.Browse(ctx, conn, q, 0, func(m transport.Message) error {
-			shown = append(shown, showMessage(q, m, now))
+			shown = append(shown, showMessage(ctx, reader, q, m, now))
 			return nil
 		}); err != nil {
 			t.Fatal(err)
