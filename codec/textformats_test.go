@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/codec/internal/codectest"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/codec/toml"
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"

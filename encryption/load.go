@@ -68,7 +68,12 @@ func parseKeys(src, text string) (*Keyring, error) {
 			}
 			fields := strings.Fields(entry)
 			id := fields[0]
-			// Never the key's text in an error: it may be a key with a typo.
+			// Never the key's text in an error: it may be a key with a typo,
+			// or a key written without its id, so an "id" that reads as a key
+			// is refused without quoting it.
+			if looksLikeKey(id) {
+				return nil, fmt.Errorf("encryption: %s, %s: the entry starts with what reads as a key, not a key id: want \"id base64-key\"", src, where)
+			}
 			switch {
 			case len(fields) == 1:
 				return nil, fmt.Errorf("encryption: %s, %s: key id %q has no key", src, where, id)
@@ -99,4 +104,11 @@ func parseKeys(src, text string) (*Keyring, error) {
 		return k, nil
 	}
 	return nil, fmt.Errorf("encryption: %s: %s are all marked current; mark one", src, quoteAll(current))
+}
+
+// looksLikeKey reports whether s reads as an AES key in standard base64: a
+// key written where its id belongs.
+func looksLikeKey(s string) bool {
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	return err == nil && (len(b) == 16 || len(b) == 24 || len(b) == 32)
 }

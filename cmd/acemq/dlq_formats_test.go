@@ -19,7 +19,7 @@ import (
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/encryption"
 	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/codecinterop"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/internal/dbtest"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry/postgres"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry/sqlite"
@@ -75,7 +75,7 @@ func writeFormatFiles(t *testing.T) formatFiles {
 	if err := os.WriteFile(ff.keys, []byte(ff.keyText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(codecinterop.Path(t))
+	data, err := os.ReadFile(codectest.Path(t, "codec-interop.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func formatMessages(t *testing.T) []transport.Message {
 				contract.HeaderError: "exhausted 3 attempts: " + id}})
 	}
 	for _, format := range []string{"yaml", "toml", "xml", "protobuf", "avro", "avro-registered"} {
-		for _, s := range codecinterop.Samples(t, format) {
+		for _, s := range codectest.Load(t).Of(t, format) {
 			add(format+"-"+s.Producer, s.ContentType, s.Body)
 		}
 	}
@@ -415,7 +415,7 @@ func TestDLQShowPostgresRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample := codecinterop.By(t, codecinterop.Samples(t, "avro-registered"), "go")
+	sample := codectest.By(t, codectest.Load(t).Of(t, "avro-registered"), "go")
 	body := binary.BigEndian.AppendUint32([]byte{contract.AvroFramingMagic}, id)
 	body = append(body, sample.Body[contract.AvroFramingHeaderSize:]...)
 	url := "memory://cli-dlq-show-postgres"

@@ -8,7 +8,7 @@ import (
 
 	gotoml "github.com/pelletier/go-toml/v2"
 
-	"github.com/acemq-go/acemq/codec/internal/codectest"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/codec/toml"
 	"github.com/acemq-go/acemq/contract"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acemq-go/acemq/codec/internal/codectest"
+	"github.com/acemq-go/acemq/internal/codectest"
 	acemqxml "github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/contract"
 )

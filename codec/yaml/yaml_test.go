@@ -8,7 +8,7 @@ import (
 
 	goyaml "go.yaml.in/yaml/v3"
 
-	"github.com/acemq-go/acemq/codec/internal/codectest"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
 )

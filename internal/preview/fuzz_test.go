@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acemq-go/acemq/claimcheck"
-	"github.com/acemq-go/acemq/internal/codecinterop"
+	"github.com/acemq-go/acemq/internal/codectest"
 )
 
 // contentTypes are the types FuzzBody reads its bodies as, by index.
@@ -20,7 +20,7 @@ func FuzzBody(f *testing.F) {
 		f.Add(uint8(6), s.Body)
 	}
 	for _, format := range []string{"protobuf", "avro", "avro-registered", "yaml"} {
-		for _, s := range codecinterop.Samples(f, format) {
+		for _, s := range codectest.Load(f).Of(f, format) {
 			f.Add(uint8(0), s.Body)
 		}
 	}

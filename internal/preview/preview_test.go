@@ -11,7 +11,7 @@ import (
 	"github.com/acemq-go/acemq/claimcheck"
 	"github.com/acemq-go/acemq/codec/avro"
 	"github.com/acemq-go/acemq/encryption"
-	"github.com/acemq-go/acemq/internal/codecinterop"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/schemaregistry"
 )
 
@@ -50,7 +50,7 @@ type cryptoSample struct {
 // avroSchemaText is the fixtures' Avro schema.
 func avroSchemaText(t testing.TB) string {
 	t.Helper()
-	data, err := os.ReadFile(codecinterop.Path(t))
+	data, err := os.ReadFile(codectest.Path(t, "codec-interop.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestCodecFixtures(t *testing.T) {
 	bare := newReader(t, Options{})
 	full := newReader(t, Options{AvroSchema: schema, Registry: registryWith(t, schema)})
 	for _, format := range []string{"yaml", "toml", "xml", "protobuf", "avro", "avro-registered"} {
-		for _, s := range codecinterop.Samples(t, format) {
+		for _, s := range codectest.Load(t).Of(t, format) {
 			t.Run(format+"/"+s.Producer, func(t *testing.T) {
 				got, gotBare := full.Body(t.Context(), s.ContentType, s.Body), bare.Body(t.Context(), s.ContentType, s.Body)
 				switch format {
@@ -237,7 +237,7 @@ func TestLayers(t *testing.T) {
 // both Avro codecs read.
 func TestAvro(t *testing.T) {
 	schema := avroSchemaText(t)
-	fixed, registered := codecinterop.By(t, codecinterop.Samples(t, "avro"), "java"), codecinterop.By(t, codecinterop.Samples(t, "avro-registered"), "java")
+	fixed, registered := codectest.By(t, codectest.Load(t).Of(t, "avro"), "java"), codectest.By(t, codectest.Load(t).Of(t, "avro-registered"), "java")
 	r := newReader(t, Options{Registry: fixedRegistry{}})
 	if p := r.Body(t.Context(), registered.ContentType, registered.Body); !errors.Is(p.Err, schemaregistry.ErrUnknownSchema) || !strings.Contains(p.Err.Error(), "schema id 7") {
 		t.Errorf("an unknown id: %+v", p)

@@ -30,9 +30,23 @@ type Sample struct {
 	Expected json.RawMessage `json:"expected"`
 }
 
-// Load reads the fixtures from the module's testdata, found from the
-// test's directory up to the go.mod.
+// Load reads codec-interop.json from the module's testdata.
 func Load(t testing.TB) Fixtures {
+	t.Helper()
+	raw, err := os.ReadFile(Path(t, "codec-interop.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f Fixtures
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatalf("codec-interop.json: %v", err)
+	}
+	return f
+}
+
+// Path is the family's fixture file name in the module's testdata/fixtures,
+// found from the test's directory up to the go.mod.
+func Path(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -48,15 +62,7 @@ func Load(t testing.TB) Fixtures {
 		}
 		dir = parent
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "testdata", "fixtures", "codec-interop.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f Fixtures
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatalf("codec-interop.json: %v", err)
-	}
-	return f
+	return filepath.Join(dir, "testdata", "fixtures", name)
 }
 
 // Of returns the samples of one format, failing t when there are none.
