@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/codec/toml"
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )

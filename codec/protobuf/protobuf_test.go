@@ -10,10 +10,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/codec/protobuf"
 	"github.com/acemq-go/acemq/codec/protobuf/internal/testpb"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )

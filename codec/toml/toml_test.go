@@ -8,9 +8,9 @@ import (
 
 	gotoml "github.com/pelletier/go-toml/v2"
 
-	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/codec/toml"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/codectest"
 )
 
 // order is the fixtures' message.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acemq-go/acemq/internal/codectest"
 	acemqxml "github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/codectest"
 )
 
 // OrderPlaced is the fixtures' message; with no XMLName, its root is its

@@ -8,9 +8,9 @@ import (
 
 	goyaml "go.yaml.in/yaml/v3"
 
-	"github.com/acemq-go/acemq/internal/codectest"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/codectest"
 )
 
 // order is the fixtures' message.
