@@ -8,13 +8,10 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/bench/internal/micro/orderpb"
-	"github.com/acemq-go/acemq/bench/internal/orderdesc"
 	"github.com/acemq-go/acemq/claimcheck"
 	"github.com/acemq-go/acemq/codec/avro"
 	"github.com/acemq-go/acemq/codec/protobuf"
@@ -22,6 +19,7 @@ import (
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/encryption"
+	"github.com/acemq-go/acemq/internal/testpb"
 	"github.com/acemq-go/acemq/schemaregistry"
 )
 
@@ -120,10 +118,10 @@ func codecCases() ([]codecCase, error) {
 		{name: "yaml", codec: yaml.Codec, value: Order, target: order},
 		{name: "toml", codec: toml.Codec, value: Order, target: order},
 		{name: "xml", codec: xml.Codec, value: Order, target: order},
-		// A typed consumer of *orderpb.OrderPlaced decodes into a nil
-		// *orderpb.OrderPlaced, which the codec allocates.
-		{name: "protobuf", codec: protobuf.Codec, value: &orderpb.OrderPlaced{OrderId: AvroOrder.OrderID, TotalCents: AvroOrder.TotalCents, Tenant: AvroOrder.Tenant},
-			target: func() any { return new(*orderpb.OrderPlaced) }},
+		// A typed consumer of *testpb.OrderPlaced decodes into a nil
+		// *testpb.OrderPlaced, which the codec allocates.
+		{name: "protobuf", codec: protobuf.Codec, value: &testpb.OrderPlaced{OrderId: AvroOrder.OrderID, TotalCents: AvroOrder.TotalCents, Tenant: AvroOrder.Tenant},
+			target: func() any { return new(*testpb.OrderPlaced) }},
 		{name: "protobuf-dynamicpb", codec: protobuf.Codec, value: pb, target: func() any { return dynamicpb.NewMessage(desc) }},
 		{name: "avro-fixed", codec: fixed, value: AvroOrder, target: avroOrder},
 		{name: "avro-registered", codec: registered, value: AvroOrder, target: avroOrder},
@@ -135,13 +133,9 @@ func codecCases() ([]codecCase, error) {
 }
 
 // OrderPlacedDescriptor is acemq.test.OrderPlaced (codec-interop.json's
-// proto_schema), built from orderdesc's FileDescriptorProto for dynamicpb.
+// proto_schema), the generated message's, for dynamicpb.
 func OrderPlacedDescriptor() (protoreflect.MessageDescriptor, error) {
-	file, err := protodesc.NewFile(orderdesc.File(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("the OrderPlaced descriptor: %w", err)
-	}
-	return file.Messages().ByName("OrderPlaced"), nil
+	return (&testpb.OrderPlaced{}).ProtoReflect().Descriptor(), nil
 }
 
 // prepare encodes c's value, and decodes the body Unmarshal will read,
@@ -170,7 +164,7 @@ func (c codecCase) prepare() (encoded, body []byte, contentType string, err erro
 // same says whether decoded (what a target returned, filled) holds want.
 func same(decoded, want any) bool {
 	if m, ok := want.(proto.Message); ok {
-		if p, ok := decoded.(**orderpb.OrderPlaced); ok {
+		if p, ok := decoded.(**testpb.OrderPlaced); ok {
 			decoded = *p
 		}
 		d, ok := decoded.(proto.Message)

@@ -12,13 +12,13 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/bench/internal/micro/orderpb"
 	"github.com/acemq-go/acemq/codec/avro"
 	"github.com/acemq-go/acemq/codec/protobuf"
 	"github.com/acemq-go/acemq/codec/toml"
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/testpb"
 )
 
 // RunCodecs gives a marshal and an unmarshal row per format, in order, each
@@ -113,7 +113,7 @@ func TestMessagesAreTheFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	generated := &orderpb.OrderPlaced{OrderId: AvroOrder.OrderID, TotalCents: AvroOrder.TotalCents, Tenant: AvroOrder.Tenant}
+	generated := &testpb.OrderPlaced{OrderId: AvroOrder.OrderID, TotalCents: AvroOrder.TotalCents, Tenant: AvroOrder.Tenant}
 	texts := map[string]acemq.Codec{"yaml": yaml.Codec, "toml": toml.Codec, "xml": xml.Codec}
 	seen := 0
 	for _, s := range f.Samples {
@@ -145,7 +145,7 @@ func TestMessagesAreTheFixtures(t *testing.T) {
 			if body, err := protobuf.Codec.Marshal(dynamic); err != nil || !bytes.Equal(body, s.Body) {
 				t.Errorf("%s: the dynamic message encodes to %x (%v), want the sample's %x", what, body, err, s.Body)
 			}
-			var got *orderpb.OrderPlaced
+			var got *testpb.OrderPlaced
 			if err := protobuf.Codec.Unmarshal(s.ContentType, s.Body, &got); err != nil || !proto.Equal(got, generated) {
 				t.Errorf("%s decodes to %v (%v), want %v", what, got, err, generated)
 			}

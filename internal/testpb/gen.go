@@ -26,10 +26,10 @@ func main() {
 	}
 	// message OrderPlaced { string order_id = 1; int64 total_cents = 2; string tenant = 3; }
 	file := &descriptorpb.FileDescriptorProto{
-		Name:    proto.String("codec/protobuf/internal/testpb/orderplaced.proto"),
+		Name:    proto.String("internal/testpb/orderplaced.proto"),
 		Package: proto.String("acemq.test"),
 		Syntax:  proto.String("proto3"),
-		Options: &descriptorpb.FileOptions{GoPackage: proto.String("github.com/acemq-go/acemq/codec/protobuf/internal/testpb")},
+		Options: &descriptorpb.FileOptions{GoPackage: proto.String("github.com/acemq-go/acemq/internal/testpb")},
 		MessageType: []*descriptorpb.DescriptorProto{{
 			Name: proto.String("OrderPlaced"),
 			Field: []*descriptorpb.FieldDescriptorProto{
