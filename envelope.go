@@ -62,6 +62,10 @@ type Envelope struct {
 	ContentType string
 	// ReplyTo is the AMQP reply-to property.
 	ReplyTo string
+	// CorrelationID is the AMQP correlation-id property, which request-reply
+	// matches a reply to its request by (package request); Correlation is
+	// the x-acemq-correlation header, a conversation's id.
+	CorrelationID string
 	// Headers are the application headers only: never an x-acemq-* one.
 	Headers transport.Table
 	// Route is the routing slip another library wrote in its step form; it
@@ -106,20 +110,21 @@ func readDelivery(d transport.Delivery) Envelope { return readEnvelope(d.Message
 func readEnvelope(m transport.Message, routingKey string) Envelope {
 	h := m.Headers
 	e := Envelope{
-		ID:          readID(m),
-		Type:        readType(h, routingKey),
-		Version:     lenient.Count(h[contract.HeaderVersion]),
-		Correlation: lenient.String(h[contract.HeaderCorrelation]),
-		Causation:   lenient.String(h[contract.HeaderCausation]),
-		Attempt:     lenient.Count(h[contract.HeaderAttempt]),
-		FirstSeen:   lenient.Millis(h[contract.HeaderFirstSeen]),
-		Origin:      lenient.String(h[contract.HeaderOrigin]),
-		Error:       lenient.String(h[contract.HeaderError]),
-		Claim:       lenient.String(h[contract.HeaderClaim]),
-		ContentType: lenient.Valid(m.ContentType),
-		ReplyTo:     lenient.Valid(m.ReplyTo),
-		Headers:     make(transport.Table, len(h)),
-		Route:       readRoute(h),
+		ID:            readID(m),
+		Type:          readType(h, routingKey),
+		Version:       lenient.Count(h[contract.HeaderVersion]),
+		Correlation:   lenient.String(h[contract.HeaderCorrelation]),
+		Causation:     lenient.String(h[contract.HeaderCausation]),
+		Attempt:       lenient.Count(h[contract.HeaderAttempt]),
+		FirstSeen:     lenient.Millis(h[contract.HeaderFirstSeen]),
+		Origin:        lenient.String(h[contract.HeaderOrigin]),
+		Error:         lenient.String(h[contract.HeaderError]),
+		Claim:         lenient.String(h[contract.HeaderClaim]),
+		ContentType:   lenient.Valid(m.ContentType),
+		ReplyTo:       lenient.Valid(m.ReplyTo),
+		CorrelationID: lenient.Valid(m.CorrelationID),
+		Headers:       make(transport.Table, len(h)),
+		Route:         readRoute(h),
 	}
 	if e.Correlation == "" {
 		e.Correlation = e.ID
@@ -213,7 +218,7 @@ func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
 }
 
 // Write sets m's headers to the application headers plus the x-acemq-* ones,
-// and its message-id, content type, reply-to and persistence; Route is left
+// and its message-id, content type, reply-to, correlation-id and persistence; Route is left
 // out (this library reads a slip, it does not write one). Values are written
 // only as string and int64; an empty value is left out, never sent as null
 // or "". Write refuses application headers in the reserved namespace
@@ -252,6 +257,7 @@ func (e Envelope) Write(m *transport.Message) error {
 	m.MessageID = e.ID
 	m.ContentType = e.ContentType
 	m.ReplyTo = e.ReplyTo
+	m.CorrelationID = e.CorrelationID
 	m.Persistent = true
 	return nil
 }
@@ -280,6 +286,7 @@ func (e Envelope) check() error {
 		{"ID", e.ID}, {"Type", e.Type}, {"Correlation", e.Correlation},
 		{"Causation", e.Causation}, {"Origin", e.Origin}, {"Error", e.Error},
 		{"Claim", e.Claim}, {"ContentType", e.ContentType}, {"ReplyTo", e.ReplyTo},
+		{"CorrelationID", e.CorrelationID},
 	} {
 		if !utf8.ValidString(f.value) {
 			return fmt.Errorf("acemq: %w: %s is not valid UTF-8", ErrInvalidEnvelope, f.name)

@@ -1037,3 +1037,19 @@ func TestReadEnvelopeAMQPIntegerWidths(t *testing.T) {
 		})
 	}
 }
+
+// The AMQP correlation-id, which request-reply matches by, is written and
+// read beside the x-acemq-correlation header, not in its place.
+func TestEnvelopeCorrelationIDProperty(t *testing.T) {
+	var m transport.Message
+	e := Envelope{CorrelationID: "req-1", Correlation: "conv-1"}.Complete("q", time.Now())
+	if err := e.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m.CorrelationID != "req-1" || m.Headers[contract.HeaderCorrelation] != "conv-1" {
+		t.Fatalf("correlation-id %q, header %v", m.CorrelationID, m.Headers[contract.HeaderCorrelation])
+	}
+	if got := ReadEnvelope(m); got.CorrelationID != "req-1" || got.Correlation != "conv-1" {
+		t.Fatalf("read correlation-id %q, correlation %q", got.CorrelationID, got.Correlation)
+	}
+}

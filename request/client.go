@@ -1,0 +1,295 @@
+package request
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/lenient"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// Errors of a request, matched with errors.Is; a request's error is an
+// *Error naming it.
+var (
+	// ErrTimeout: no reply came before the deadline (ctx's, else the
+	// client's timeout). The error matches context.DeadlineExceeded too.
+	ErrTimeout = errors.New("no reply before the deadline; " + contract.RequestMayStillBeHandled)
+	// ErrClientClosed: the client was closed before the reply came.
+	ErrClientClosed = errors.New("the request client is closed; " + contract.RequestMayStillBeHandled)
+)
+
+// DefaultTimeout bounds a request whose context has no deadline, as the
+// family's libraries do.
+const DefaultTimeout = contract.DefaultRequestTimeout
+
+// Error says which request failed and why: errors.Is matches ErrTimeout,
+// ErrClientClosed, the publish's errors (acemq.ErrUnroutable when no queue
+// takes the request, ...) or the codec's; errors.As finds a
+// *ResponderError when the responder failed.
+type Error struct {
+	Exchange      string
+	RoutingKey    string
+	CorrelationID string
+	Err           error
+}
+
+func (e *Error) Error() string {
+	exchange := e.Exchange
+	if exchange == "" {
+		exchange = "(default)"
+	}
+	return fmt.Sprintf("request: request %s to exchange %s with routing key %q: %v", e.CorrelationID, exchange, e.RoutingKey, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ResponderError is a reply saying its responder failed (the acemq-error
+// header): the request was received, and its handler returned an error.
+type ResponderError struct {
+	// Message is the responder's error text.
+	Message string
+}
+
+func (e *ResponderError) Error() string { return "the responder failed: " + e.Message }
+
+// ClientStats counts what a Client received.
+type ClientStats struct {
+	// Replies matched a request waiting for them.
+	Replies int64
+	// Unmatched replies named no request waiting: answered after their
+	// request timed out, answered twice, or never ours. They are acked and
+	// logged, not kept.
+	Unmatched int64
+}
+
+// Client sends requests and receives their replies on its own reply queue.
+// It is safe for concurrent use; replies are matched by correlation id.
+type Client struct {
+	transport transport.Transport
+	queue     string
+	sub       transport.Subscription
+	timeout   time.Duration
+	codec     acemq.Codec // nil: by type
+	logger    *slog.Logger
+
+	mu      sync.Mutex
+	pending map[string]chan transport.Delivery
+	closed  chan struct{}
+	once    sync.Once
+	done    chan struct{} // the receiving goroutine has ended
+
+	replies, unmatched atomic.Int64
+}
+
+// NewClient declares the client's reply queue (acemq-reply-<uuid>,
+// exclusive, auto-delete, classic) and consumes it. ctx bounds the start;
+// the client runs until Close. Options: WithTimeout, WithCodec, WithLogger.
+func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, error) {
+	o, err := apply(opts, "NewClient", forClient)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		transport: conn.Transport(), queue: contract.ReplyQueuePrefix + uuid.NewString(),
+		timeout: o.timeout, codec: o.codec, logger: o.logger,
+		pending: map[string]chan transport.Delivery{}, closed: make(chan struct{}), done: make(chan struct{}),
+	}
+	c.logger = c.logger.With("reply_queue", c.queue)
+	// The queue goes with its connection: Setup declares it again on each
+	// new one. A request in flight across a loss times out.
+	q := transport.Queue{Name: c.queue, Type: transport.Classic, Exclusive: true, AutoDelete: true}
+	c.sub, err = c.transport.Consume(ctx, c.queue, transport.ConsumeOptions{
+		Setup: func(ctx context.Context, d transport.Declarer) error { return d.DeclareQueue(ctx, q) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("request: new client: consuming its reply queue %s: %w", c.queue, err)
+	}
+	go c.receive()
+	return c, nil
+}
+
+// ReplyQueue is the name of the client's reply queue.
+func (c *Client) ReplyQueue() string { return c.queue }
+
+// Stats counts the replies received so far.
+func (c *Client) Stats() ClientStats {
+	return ClientStats{Replies: c.replies.Load(), Unmatched: c.unmatched.Load()}
+}
+
+// Close stops consuming the reply queue; requests still waiting fail with
+// ErrClientClosed. Closing twice does nothing.
+func (c *Client) Close(ctx context.Context) error {
+	var err error
+	c.once.Do(func() {
+		close(c.closed)
+		if cerr := c.sub.Cancel(ctx); cerr != nil && !errors.Is(cerr, transport.ErrClosed) {
+			err = fmt.Errorf("request: closing the client of %s: %w", c.queue, cerr)
+		}
+	})
+	return err
+}
+
+// receive matches each reply to the request waiting for it.
+func (c *Client) receive() {
+	defer close(c.done)
+	for d := range c.sub.Deliveries() {
+		if err := d.Ack(); err != nil {
+			c.logger.Warn("acemq: acking a reply failed", "error", err)
+		}
+		id := replyCorrelation(d.Message)
+		c.mu.Lock()
+		ch, ok := c.pending[id]
+		c.mu.Unlock()
+		if !ok {
+			c.unmatched.Add(1)
+			c.logger.Warn("acemq: a reply matches no request waiting; dropped", "correlation_id", id,
+				"message_id", d.MessageID)
+			continue
+		}
+		select {
+		case ch <- d:
+			c.replies.Add(1)
+		default: // answered twice: the first reply is the one
+			c.unmatched.Add(1)
+			c.logger.Warn("acemq: a second reply to one request; dropped", "correlation_id", id)
+		}
+	}
+}
+
+// replyCorrelation is what a reply names its request by: the AMQP
+// correlation-id, else the x-acemq-correlation header (Ruby writes only
+// that).
+func replyCorrelation(m transport.Message) string {
+	if id := lenient.Valid(m.CorrelationID); id != "" {
+		return id
+	}
+	return lenient.String(m.Headers[contract.HeaderCorrelation])
+}
+
+// Do sends req to exchange under routingKey and waits for the reply,
+// decoded as Resp. The deadline is ctx's, else the client's timeout
+// (DefaultTimeout). The request goes mandatory and confirmed: with no
+// queue to take it, Do fails at once with acemq.ErrUnroutable. opts set
+// the request's envelope (its type, headers...); its correlation id is
+// always a new UUID, which is its message id too unless opts set one.
+func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey string, req Req, opts ...acemq.MessageOption) (Resp, error) {
+	var zero Resp
+	corr := uuid.NewString()
+	fail := func(err error) (Resp, error) {
+		return zero, &Error{Exchange: exchange, RoutingKey: routingKey, CorrelationID: corr, Err: err}
+	}
+	if _, ok := ctx.Deadline(); !ok && c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	select {
+	case <-c.closed:
+		return fail(ErrClientClosed)
+	default:
+	}
+
+	codec := c.codecFor(codecOf[Req]())
+	env := acemq.Envelope{ID: corr}
+	for _, opt := range opts {
+		opt(&env)
+	}
+	if env.Headers == nil {
+		env.Headers = transport.Table{}
+	}
+	env.Headers[contract.HeaderReplyTo] = c.queue
+	env.ReplyTo, env.CorrelationID, env.ContentType = c.queue, corr, codec.ContentType()
+	if env.Correlation == "" {
+		env.Correlation = corr
+	}
+	env = env.Complete(routingKey, time.Now())
+	body, err := codec.Marshal(req)
+	if err != nil {
+		return fail(err)
+	}
+	msg := transport.Message{Body: body}
+	if err := env.Write(&msg); err != nil {
+		return fail(err)
+	}
+
+	// Waiting under the message id too answers .NET's responders, which
+	// reply with the request's message id.
+	reply := make(chan transport.Delivery, 1)
+	keys := []string{corr}
+	if env.ID != corr {
+		keys = append(keys, env.ID)
+	}
+	c.mu.Lock()
+	for _, k := range keys {
+		c.pending[k] = reply
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		for _, k := range keys {
+			delete(c.pending, k)
+		}
+		c.mu.Unlock()
+	}()
+
+	confirm, err := c.transport.Publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: msg})
+	if err == nil {
+		err = confirm.Wait(ctx)
+	}
+	if err != nil {
+		return fail(waitErr(ctx, err))
+	}
+
+	select {
+	case d := <-reply:
+		if text := lenient.String(d.Headers[contract.HeaderReplyError]); text != "" {
+			return fail(&ResponderError{Message: text})
+		}
+		var resp Resp
+		if err := c.codecFor(codecOf[Resp]()).Unmarshal(d.ContentType, d.Body, &resp); err != nil {
+			return fail(fmt.Errorf("the reply could not be decoded: %w", err))
+		}
+		return resp, nil
+	case <-ctx.Done():
+		return fail(waitErr(ctx, context.Cause(ctx)))
+	case <-c.closed:
+		return fail(ErrClientClosed)
+	}
+}
+
+// waitErr marks a deadline as ErrTimeout, keeping the cause matchable.
+func waitErr(ctx context.Context, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w (%w)", ErrTimeout, err)
+	}
+	return err
+}
+
+func (c *Client) codecFor(byType acemq.Codec) acemq.Codec {
+	if c.codec != nil {
+		return c.codec
+	}
+	return byType
+}
+
+// codecOf is acemq's default: Bytes for []byte, Text for string, JSON
+// otherwise.
+func codecOf[T any]() acemq.Codec {
+	var zero T
+	switch any(zero).(type) {
+	case []byte:
+		return acemq.Bytes
+	case string:
+		return acemq.Text
+	}
+	return acemq.JSON
+}
