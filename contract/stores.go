@@ -29,6 +29,11 @@ const (
 	// characters, of the message_id and claimed_by columns.
 	IdempotencyMaxKey   = 255
 	IdempotencyMaxOwner = 64
+	// IdempotencySQLiteTimeLayout is how the SQLite store writes
+	// recorded_at and expires_at (SQLite has no time type): RFC 3339 UTC
+	// with exactly three fractional digits, so that comparing the text
+	// compares the times. It is the layout of acemq-replayed-at.
+	IdempotencySQLiteTimeLayout = ReplayedAtLayout
 	// DefaultClaimTimeout is how long a claim holds before another
 	// consumer may take it over, its holder presumed dead.
 	DefaultClaimTimeout = 5 * time.Minute

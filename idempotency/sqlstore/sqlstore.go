@@ -66,9 +66,6 @@ type Dialect struct {
 // String names the database.
 func (d Dialect) String() string { return d.name }
 
-// sqliteTime is the text SQLite keeps a time as.
-const sqliteTime = "2006-01-02T15:04:05.000Z"
-
 // SQLite is the dialect of SQLite (3.35 or later: RETURNING).
 var SQLite = Dialect{
 	name:  "SQLite",
@@ -81,7 +78,7 @@ var SQLite = Dialect{
 	expires_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (expires_at)`,
-	time: func(t time.Time) any { return t.UTC().Format(sqliteTime) },
+	time: func(t time.Time) any { return t.UTC().Format(contract.IdempotencySQLiteTimeLayout) },
 }
 
 // PostgreSQL is the dialect of PostgreSQL (9.5 or later: ON CONFLICT).
