@@ -7,8 +7,8 @@ import (
 	"github.com/acemq-go/acemq/contract"
 )
 
-// Decision is what a handler makes of a message: Accept, Retry, Reject or
-// Park. The zero Decision is no decision at all; the consumer dead-letters
+// Decision is what a handler makes of a message: Accept, Retry, Reject,
+// Park or Requeue. The zero Decision is no decision at all; the consumer dead-letters
 // such a message rather than guess.
 type Decision struct {
 	verdict verdict
@@ -23,6 +23,7 @@ const (
 	retried
 	rejected
 	parked
+	requeued
 )
 
 // Accept acknowledges the message: it is done.
@@ -41,6 +42,18 @@ func Reject(err error) Decision { return Decision{verdict: rejected, err: orDefa
 // Park sets the message aside in Q.parked for a person to look at.
 func Park(err error) Decision { return Decision{verdict: parked, err: orDefault(err, "parked")} }
 
+// Requeue puts the message back on its queue unchanged, its attempt not
+// spent, after contract.RequeueDelay in the consumer: for a message that is
+// not this consumer's to handle yet, such as one another consumer holds an
+// idempotency claim on (package idempotency). The consumer publishes a copy
+// to the queue, as it does for a set-aside whose republish failed, and acks
+// the original once the copy is confirmed. No policy bounds it: a handler
+// that returns it for ever keeps the message circulating for ever, so it is
+// for a condition that ends by itself (a claim expires).
+func Requeue(err error) Decision {
+	return Decision{verdict: requeued, err: orDefault(err, "requeue requested")}
+}
+
 // Err is the error the decision carries; nil for Accept.
 func (d Decision) Err() error { return d.err }
 
@@ -54,6 +67,8 @@ func (d Decision) String() string {
 		return fmt.Sprintf("reject (%v)", d.err)
 	case parked:
 		return fmt.Sprintf("park (%v)", d.err)
+	case requeued:
+		return fmt.Sprintf("requeue (%v)", d.err)
 	}
 	return "no decision"
 }

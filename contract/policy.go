@@ -13,6 +13,11 @@ const (
 	ExponentialJitter     = 0.2
 	// MinConsumerWait is the floor of a jittered wait in the consumer.
 	MinConsumerWait = time.Millisecond
+	// RequeueDelay is how long the consumer holds a message its handler
+	// put back (acemq.Requeue) before the copy goes back on the queue: the
+	// Java library's pause before republishing a message another
+	// consumer's idempotency claim holds (section 16).
+	RequeueDelay = time.Second
 )
 
 // DefaultQueueType is the type a topology declares a queue as when it asks

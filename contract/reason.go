@@ -26,6 +26,7 @@ const (
 	ReasonExhausted       ReasonClass = "exhausted"        // the policy's attempts were used
 	ReasonTooOld          ReasonClass = "too_old"          // older than the policy allows
 	ReasonNoDecision      ReasonClass = "no_decision"      // the handler returned no decision
+	ReasonRequeue         ReasonClass = "requeue"          // the handler put it back unchanged (acemq.Requeue)
 	ReasonRepublishFailed ReasonClass = "republish_failed" // its republish failed; handed back
 	ReasonShutdown        ReasonClass = "shutdown"         // handed back as the consumer closed
 	ReasonAckFailed       ReasonClass = "ack_failed"       // its ack failed; the broker delivers it again

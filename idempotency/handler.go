@@ -1,0 +1,156 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+)
+
+// ErrNoKey is matched (errors.Is) by the error a message is parked with
+// when it has no key (no message id), unless RunWithoutKey is given.
+var ErrNoKey = errors.New("idempotency: the message has no id to deduplicate it by")
+
+// storeTimeout bounds a confirm or forget after the handler has run: they
+// are not bound by the delivery's context, which a shutdown cancels, since
+// what the handler did must still be recorded.
+const storeTimeout = 30 * time.Second
+
+type options struct {
+	key        func(acemq.Envelope) string
+	owner      string
+	timeout    time.Duration
+	retention  time.Duration
+	runWithout bool
+}
+
+// Option configures Handler.
+type Option func(*options)
+
+// WithKey takes the key from the envelope with key (default: the message
+// id, Envelope.ID). A key of "" is a message without one (RunWithoutKey).
+func WithKey(key func(acemq.Envelope) string) Option { return func(o *options) { o.key = key } }
+
+// WithOwner names the claims' owner (claimed_by, at most 64 characters).
+// The default is the host name, the process id and a random suffix, one
+// per Handler: an owner releases only its own claims, so no two handlers
+// may share one.
+func WithOwner(owner string) Option { return func(o *options) { o.owner = owner } }
+
+// WithClaimTimeout is how long a claim holds (default
+// contract.DefaultClaimTimeout, 5 minutes): longer than the handler ever
+// runs, since after it another consumer takes the message over.
+func WithClaimTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithRetention is how long a handled message is remembered (default
+// contract.DefaultIdempotencyRetention, 24 hours): a copy within it is a
+// duplicate.
+func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
+
+// RunWithoutKey runs the handler, without deduplication, for a message that
+// has no key. Without it such a message is parked (ErrNoKey): a consumer
+// that was made idempotent should not quietly stop being so.
+func RunWithoutKey() Option { return func(o *options) { o.runWithout = true } }
+
+// Handler wraps h so that it runs once per key:
+//
+//   - it claims the key; a store error retries the message (acemq.Retry);
+//   - a key already confirmed is a duplicate: accepted, h not run;
+//   - a key another owner holds is put back unchanged (acemq.Requeue, no
+//     attempt spent) until that owner confirms, forgets, or its claim
+//     expires and this one takes over;
+//   - otherwise h runs. If it accepts, the key is confirmed; if the confirm
+//     fails, the message is retried rather than lost, and so h will run
+//     again for it (once the claim is released or has expired): the one
+//     duplicate run an idempotent consumer can still make, the price of
+//     never losing a message. If h retries, rejects, parks or panics, the
+//     claim is forgotten so that the next copy runs, and h's decision (or
+//     panic) is passed on.
+//
+// It panics if store is nil or an option is invalid, as a program's set-up
+// mistake.
+func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handler[T] {
+	o := options{
+		key:       func(e acemq.Envelope) string { return e.ID },
+		timeout:   contract.DefaultClaimTimeout,
+		retention: contract.DefaultIdempotencyRetention,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.owner == "" {
+		o.owner = defaultOwner()
+	}
+	if store == nil || h == nil || o.key == nil {
+		panic("idempotency: Handler needs a store, a handler and a key function")
+	}
+	if err := errors.Join(CheckOwner(o.owner), CheckDuration("claim timeout", o.timeout), CheckDuration("retention", o.retention)); err != nil {
+		panic(err)
+	}
+	return func(ctx context.Context, m acemq.Message[T]) acemq.Decision {
+		key := o.key(m.Envelope)
+		if key == "" {
+			if o.runWithout {
+				return h(ctx, m)
+			}
+			return acemq.Park(ErrNoKey)
+		}
+		if err := CheckKey(key); err != nil {
+			return acemq.Park(err) // no copy of it will ever fit either
+		}
+		res, err := store.Claim(ctx, key, o.owner, o.timeout)
+		if err != nil {
+			return acemq.Retry(fmt.Errorf("idempotency: claiming %q: %w", key, err))
+		}
+		switch res {
+		case Confirmed:
+			return acemq.Accept()
+		case InProgress:
+			return acemq.Requeue(fmt.Errorf("idempotency: %q is being handled by another consumer", key))
+		case Claimed:
+		default:
+			return acemq.Retry(fmt.Errorf("idempotency: claiming %q: the store answered %v", key, res))
+		}
+		return run(ctx, store, key, o, h, m)
+	}
+}
+
+func run[T any](ctx context.Context, store Store, key string, o options, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
+	after, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	done := false
+	defer func() {
+		if !done { // h panicked: release the claim, then let the consumer see the panic
+			_ = store.Forget(after, key, o.owner)
+		}
+	}()
+	d = h(ctx, m)
+	done = true
+	if d != acemq.Accept() {
+		// A failed forget leaves the claim to expire: the retry is put back
+		// until then, never lost.
+		_ = store.Forget(after, key, o.owner)
+		return d
+	}
+	if err := store.Confirm(after, key, o.retention); err != nil {
+		return acemq.Retry(fmt.Errorf("idempotency: the handler accepted %q but confirming it failed, so it will run again: %w", key, err))
+	}
+	return d
+}
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	suffix := fmt.Sprintf(":%d:%s", os.Getpid(), hex.EncodeToString(b[:]))
+	if r := []rune(host); len(r)+len(suffix) > contract.IdempotencyMaxOwner {
+		host = string(r[:contract.IdempotencyMaxOwner-len(suffix)])
+	}
+	return host + suffix
+}

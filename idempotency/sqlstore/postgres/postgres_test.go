@@ -1,0 +1,105 @@
+package postgres_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq/idempotency"
+	"github.com/acemq-go/acemq/idempotency/internal/storetest"
+	"github.com/acemq-go/acemq/idempotency/sqlstore"
+	"github.com/acemq-go/acemq/idempotency/sqlstore/postgres"
+	"github.com/acemq-go/acemq/internal/dbtest"
+)
+
+// dropped drops table when t ends.
+func dropped(t *testing.T, url, table string) {
+	t.Cleanup(func() {
+		db, err := postgres.OpenDB(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table); err != nil {
+			t.Errorf("dropping %s: %v", table, err)
+		}
+	})
+}
+
+// The store's contract on the test server, each test in a table of its
+// own, each store a pool of its own.
+func TestStore(t *testing.T) {
+	url := dbtest.PostgresURL(t)
+	storetest.Run(t, storetest.Target{
+		New: func(t *testing.T, clock func() time.Time) func() idempotency.Store {
+			table := dbtest.UniqueName(t, "acemq_idempotency")
+			dropped(t, url, table)
+			return func() idempotency.Store {
+				s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table), sqlstore.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+		},
+	})
+}
+
+// The table is the family's: its column types, timestamps with time zone,
+// its index.
+func TestTableShape(t *testing.T) {
+	url := dbtest.PostgresURL(t)
+	table := dbtest.UniqueName(t, "acemq_idempotency")
+	dropped(t, url, table)
+	s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.DB().QueryContext(t.Context(), `SELECT column_name, data_type, COALESCE(character_maximum_length, 0), is_nullable
+		FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var name, typ, nullable string
+		var n int
+		if err := rows.Scan(&name, &typ, &n, &nullable); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.Join([]string{name, typ, strconv.Itoa(n), nullable}, " "))
+	}
+	want := []string{
+		"message_id character varying 255 NO",
+		"state character varying 16 NO",
+		"claimed_by character varying 64 YES",
+		"recorded_at timestamp with time zone 0 NO",
+		"expires_at timestamp with time zone 0 NO",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("columns:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var def string
+	if err := s.DB().QueryRowContext(t.Context(), "SELECT indexdef FROM pg_indexes WHERE indexname = $1", table+"_expiry").Scan(&def); err != nil {
+		t.Fatalf("the expiry index: %v", err)
+	}
+	if !strings.HasSuffix(def, "(expires_at)") {
+		t.Errorf("the expiry index is %s", def)
+	}
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Errorf("Migrate again: %v", err)
+	}
+}
+
+// A URL that does not parse is refused without repeating it.
+func TestOpenDBKeepsThePasswordOut(t *testing.T) {
+	_, err := postgres.OpenDB("postgres://acemq:s3cret@localhost:notaport/acemq")
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("OpenDB of a bad URL = %v; want an error without the password", err)
+	}
+}

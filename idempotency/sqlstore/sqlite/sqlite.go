@@ -1,0 +1,75 @@
+// Package sqlite opens an idempotency store (package sqlstore) in a SQLite
+// database, through modernc.org/sqlite: SQLite compiled to Go, so neither
+// cgo nor a C toolchain is needed. It suits consumers on one machine
+// sharing a file; consumers on several machines share a PostgreSQL table
+// (sqlstore/postgres). Times are kept as RFC 3339 UTC text with three
+// fractional digits (see sqlstore).
+//
+// It is a package of its own so that only a program importing it links and
+// downloads modernc.org/sqlite.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/acemq-go/acemq/idempotency/sqlstore"
+
+	_ "modernc.org/sqlite" // registers the driver "sqlite"
+)
+
+// BusyTimeoutMillis is how long a connection waits for another writer to
+// the same file before failing with SQLITE_BUSY.
+const BusyTimeoutMillis = 10000
+
+// Open opens (creating it if need be) the SQLite database at path, a file
+// name, ":memory:", or a modernc.org/sqlite DSN ("file:..."), and returns a
+// migrated store in it that owns it: its Close closes the database. Files
+// are put in WAL mode; an in-memory database lives in one connection, so
+// the pool is held to that one.
+func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
+	db, err := OpenDB(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := sqlstore.New(db, sqlstore.SQLite, append(opts, sqlstore.OwnDB())...)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
+	}
+	return s, nil
+}
+
+// OpenDB opens the SQLite database at path (as Open takes it) with the
+// settings Open uses, for sqlstore.New with sqlstore.SQLite.
+func OpenDB(path string) (*sql.DB, error) {
+	if path == "" {
+		return nil, fmt.Errorf("idempotency: SQLite needs a file name or %q", ":memory:")
+	}
+	memory := path == ":memory:" || strings.HasPrefix(path, "file::memory:") || strings.Contains(path, "mode=memory")
+	params := fmt.Sprintf("_pragma=busy_timeout(%d)", BusyTimeoutMillis)
+	if !memory {
+		params += "&_pragma=journal_mode(WAL)"
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	db, err := sql.Open("sqlite", path+sep+params)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: open SQLite database %s: %w", path, err)
+	}
+	if memory {
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+	}
+	return db, nil
+}

@@ -1,0 +1,305 @@
+// Package sqlstore is an idempotency.Store in a SQL table, shared by every
+// consumer on the database: of the consumers claiming one message at once,
+// exactly one is given it, in this process or another, in Go, Java or Ruby.
+//
+// It speaks database/sql and imports no driver: New takes a *sql.DB and the
+// Dialect it speaks (SQLite or PostgreSQL). The sub-packages open one with a
+// driver: sqlstore/sqlite (modernc.org/sqlite, pure Go) and
+// sqlstore/postgres (github.com/jackc/pgx/v5). Each is a package of its
+// own, like every store and format of this module, so that a program links
+// and downloads only the driver it imports.
+//
+// The table (contract.DefaultIdempotencyTable unless WithTable names
+// another) is the Java and Ruby libraries' exactly (CONTRACT.md section 16),
+// made by Migrate, idempotent and safe to run from every process:
+//
+//	message_id  VARCHAR(255) PRIMARY KEY
+//	state       VARCHAR(16)  CLAIMED or CONFIRMED
+//	claimed_by  VARCHAR(64)  the claim's owner
+//	recorded_at when the row was claimed or confirmed
+//	expires_at  when the claim or the confirmation lapses
+//	index <table>_expiry on expires_at
+//
+// The times are TIMESTAMPTZ on PostgreSQL. SQLite has no time type: there
+// they are TEXT in RFC 3339 UTC with exactly three fractional digits
+// ("2006-01-02T15:04:05.000Z"), so that comparing the text compares the
+// times, as SQLite's own strftime('%Y-%m-%dT%H:%M:%fZ') writes them.
+//
+// A claim is one statement, INSERT ... ON CONFLICT (message_id) DO UPDATE
+// ... WHERE expires_at <= now RETURNING: it inserts, or takes over an
+// expired row, or touches nothing; the database's row lock makes one of
+// two racing claims the winner. The times are the store's clock (the
+// process's), not the database's: the consumers sharing a table need
+// clocks that agree to well within the claim timeout.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/idempotency"
+)
+
+// ErrNotIdempotencyTable is matched (errors.Is) by Migrate's error when the
+// table exists without the columns of the idempotency table.
+var ErrNotIdempotencyTable = errors.New("idempotency: the table exists without the idempotency table's columns")
+
+var columns = []string{"message_id", "state", "claimed_by", "recorded_at", "expires_at"}
+
+// Dialect is the SQL of a database: SQLite or PostgreSQL.
+type Dialect struct {
+	name   string
+	param  func(n int) string
+	create string // %[1]s the table, %[2]s the index
+	lock   string // see Migrate
+	// time is how a time is passed and read back.
+	time func(time.Time) any
+}
+
+// String names the database.
+func (d Dialect) String() string { return d.name }
+
+// SQLite is the dialect of SQLite (3.35 or later: RETURNING).
+var SQLite = Dialect{
+	name:  "SQLite",
+	param: func(int) string { return "?" },
+	create: `CREATE TABLE IF NOT EXISTS %[1]s (
+	message_id VARCHAR(255) PRIMARY KEY,
+	state VARCHAR(16) NOT NULL,
+	claimed_by VARCHAR(64),
+	recorded_at TEXT NOT NULL,
+	expires_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (expires_at)`,
+	time: func(t time.Time) any { return t.UTC().Format(contract.IdempotencySQLiteTimeLayout) },
+}
+
+// PostgreSQL is the dialect of PostgreSQL (9.5 or later: ON CONFLICT).
+var PostgreSQL = Dialect{
+	name:  "PostgreSQL",
+	param: func(n int) string { return fmt.Sprintf("$%d", n) },
+	create: `CREATE TABLE IF NOT EXISTS %[1]s (
+	message_id VARCHAR(255) PRIMARY KEY,
+	state VARCHAR(16) NOT NULL,
+	claimed_by VARCHAR(64),
+	recorded_at TIMESTAMPTZ NOT NULL,
+	expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (expires_at)`,
+	lock: `SELECT pg_advisory_xact_lock($1)`,
+	time: func(t time.Time) any { return t.UTC() },
+}
+
+// Option configures New.
+type Option func(*Store)
+
+// WithTable names the table (default contract.DefaultIdempotencyTable):
+// letters, digits and underscores, not starting with a digit, at most 56
+// bytes so that its index name fits PostgreSQL's 63. It is not quoted, so
+// PostgreSQL folds it to lower case; it is not schema-qualified (the
+// connection's search path finds it), since the index is named after it.
+func WithTable(name string) Option { return func(s *Store) { s.table = name } }
+
+// WithClock sets the store's time (default time.Now): a test's clock.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// OwnDB makes the store's Close close its database too. sqlite.Open and
+// postgres.Open give it.
+func OwnDB() Option { return func(s *Store) { s.owned = true } }
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,55}$`)
+
+// Store is an idempotency.Store in a SQL table, safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	d     Dialect
+	table string
+	owned bool
+	now   func() time.Time
+
+	claim, state, confirm, forget, prune string
+}
+
+var _ idempotency.Store = (*Store)(nil)
+
+// New returns a store in db, which speaks d. It does not touch the
+// database: call Migrate to make the table.
+func New(db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("idempotency: New needs a database")
+	}
+	if d.create == "" {
+		return nil, errors.New("idempotency: New needs a dialect (sqlstore.SQLite or sqlstore.PostgreSQL)")
+	}
+	s := &Store{db: db, d: d, table: contract.DefaultIdempotencyTable, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	if !identifier.MatchString(s.table) {
+		return nil, fmt.Errorf("idempotency: table name %q: use at most 56 letters, digits and underscores", s.table)
+	}
+	p, t := d.param, s.table
+	s.claim = "INSERT INTO " + t + " AS cur (message_id, state, claimed_by, recorded_at, expires_at) VALUES (" +
+		p(1) + ", '" + contract.IdempotencyClaimed + "', " + p(2) + ", " + p(3) + ", " + p(4) + ")" +
+		" ON CONFLICT (message_id) DO UPDATE SET state = excluded.state, claimed_by = excluded.claimed_by," +
+		" recorded_at = excluded.recorded_at, expires_at = excluded.expires_at" +
+		" WHERE cur.expires_at <= excluded.recorded_at RETURNING message_id"
+	s.state = "SELECT state FROM " + t + " WHERE message_id = " + p(1)
+	s.confirm = "INSERT INTO " + t + " AS cur (message_id, state, recorded_at, expires_at) VALUES (" +
+		p(1) + ", '" + contract.IdempotencyConfirmed + "', " + p(2) + ", " + p(3) + ")" +
+		" ON CONFLICT (message_id) DO UPDATE SET state = excluded.state," +
+		" recorded_at = excluded.recorded_at, expires_at = excluded.expires_at"
+	s.forget = "DELETE FROM " + t + " WHERE message_id = " + p(1) + " AND claimed_by = " + p(2) +
+		" AND state = '" + contract.IdempotencyClaimed + "'"
+	s.prune = "DELETE FROM " + t + " WHERE expires_at <= " + p(1)
+	return s, nil
+}
+
+// Table is the name of the store's table.
+func (s *Store) Table() string { return s.table }
+
+// DB is the store's database.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the database if the store owns it (OwnDB).
+func (s *Store) Close() error {
+	if s.owned {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// Migrate creates the table and its index unless they exist, and checks
+// that an existing table has the idempotency columns
+// (ErrNotIdempotencyTable otherwise, before any index is made on it). It
+// is idempotent, and concurrent calls from several processes are safe.
+func (s *Store) Migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
+	}
+	defer tx.Rollback() // after Commit it does nothing
+	if s.d.lock != "" {
+		// Concurrent CREATE ... IF NOT EXISTS can fail on PostgreSQL (a
+		// unique violation in its catalogue) unless serialised.
+		h := fnv.New64a()
+		h.Write([]byte("acemq idempotency " + s.table))
+		if _, err := tx.ExecContext(ctx, s.d.lock, int64(h.Sum64())); err != nil {
+			return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
+		}
+	}
+	ddl := strings.Split(fmt.Sprintf(s.d.create, s.table, s.table+contract.IdempotencyExpirySuffix), ";\n")
+	if _, err := tx.ExecContext(ctx, ddl[0]); err != nil {
+		return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
+	}
+	if err := s.checkColumns(ctx, tx); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, ddl[1]); err != nil {
+		return fmt.Errorf("idempotency: create index %s%s on %s: %w", s.table, contract.IdempotencyExpirySuffix, s.d, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
+	}
+	return nil
+}
+
+func (s *Store) checkColumns(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+s.table+" WHERE 1 = 0")
+	if err != nil {
+		return fmt.Errorf("idempotency: read table %s: %w", s.table, err)
+	}
+	have, err := rows.Columns()
+	rows.Close()
+	if err != nil {
+		return fmt.Errorf("idempotency: read table %s: %w", s.table, err)
+	}
+	var missing []string
+	for _, c := range columns {
+		found := false
+		for _, h := range have {
+			found = found || strings.EqualFold(c, h)
+		}
+		if !found {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s has columns %s, not %s (WithTable names another table)",
+			ErrNotIdempotencyTable, s.table, strings.Join(have, ", "), strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Claim implements idempotency.Store.
+func (s *Store) Claim(ctx context.Context, key, owner string, timeout time.Duration) (idempotency.Result, error) {
+	if err := errors.Join(idempotency.CheckKey(key), idempotency.CheckOwner(owner), idempotency.CheckDuration("claim timeout", timeout)); err != nil {
+		return 0, err
+	}
+	// A row deleted between the claim and the look-up (forgotten, pruned)
+	// is claimed again; twice is plenty, a third miss is reported.
+	for range 3 {
+		now := s.now()
+		var got string
+		err := s.db.QueryRowContext(ctx, s.claim, key, owner, s.d.time(now), s.d.time(now.Add(timeout))).Scan(&got)
+		if err == nil {
+			return idempotency.Claimed, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("idempotency: claim %q in table %s: %w", key, s.table, err)
+		}
+		var state string
+		err = s.db.QueryRowContext(ctx, s.state, key).Scan(&state)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return 0, fmt.Errorf("idempotency: read %q in table %s: %w", key, s.table, err)
+		case state == contract.IdempotencyConfirmed:
+			return idempotency.Confirmed, nil
+		default:
+			return idempotency.InProgress, nil
+		}
+	}
+	return 0, fmt.Errorf("idempotency: claim %q in table %s: its row kept changing", key, s.table)
+}
+
+// Confirm implements idempotency.Store.
+func (s *Store) Confirm(ctx context.Context, key string, retention time.Duration) error {
+	if err := errors.Join(idempotency.CheckKey(key), idempotency.CheckDuration("retention", retention)); err != nil {
+		return err
+	}
+	now := s.now()
+	if _, err := s.db.ExecContext(ctx, s.confirm, key, s.d.time(now), s.d.time(now.Add(retention))); err != nil {
+		return fmt.Errorf("idempotency: confirm %q in table %s: %w", key, s.table, err)
+	}
+	return nil
+}
+
+// Forget implements idempotency.Store.
+func (s *Store) Forget(ctx context.Context, key, owner string) error {
+	if _, err := s.db.ExecContext(ctx, s.forget, key, owner); err != nil {
+		return fmt.Errorf("idempotency: forget %q in table %s: %w", key, s.table, err)
+	}
+	return nil
+}
+
+// Prune implements idempotency.Store.
+func (s *Store) Prune(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.prune, s.d.time(now))
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: prune table %s: %w", s.table, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: prune table %s: %w", s.table, err)
+	}
+	return n, nil
+}
