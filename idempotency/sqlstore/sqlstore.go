@@ -45,6 +45,7 @@ import (
 
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/idempotency"
+	"github.com/acemq-go/acemq/internal/sqldb"
 )
 
 // ErrNotIdempotencyTable is matched (errors.Is) by Migrate's error when the
@@ -212,24 +213,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 func (s *Store) checkColumns(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+s.table+" WHERE 1 = 0")
+	have, missing, err := sqldb.MissingColumns(ctx, tx, s.table, columns)
 	if err != nil {
 		return fmt.Errorf("idempotency: read table %s: %w", s.table, err)
-	}
-	have, err := rows.Columns()
-	rows.Close()
-	if err != nil {
-		return fmt.Errorf("idempotency: read table %s: %w", s.table, err)
-	}
-	var missing []string
-	for _, c := range columns {
-		found := false
-		for _, h := range have {
-			found = found || strings.EqualFold(c, h)
-		}
-		if !found {
-			missing = append(missing, c)
-		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s has columns %s, not %s (WithTable names another table)",

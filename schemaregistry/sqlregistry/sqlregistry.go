@@ -45,6 +45,7 @@ import (
 	"sync"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/sqldb"
 	"github.com/acemq-go/acemq/schemaregistry"
 )
 
@@ -175,24 +176,9 @@ func (r *Registry) Migrate(ctx context.Context) error {
 	if err := r.create(ctx); err != nil {
 		return fmt.Errorf("schema registry: create table %s on %s: %w", r.table, r.d, err)
 	}
-	rows, err := r.db.QueryContext(ctx, "SELECT * FROM "+r.table+" WHERE 1 = 0")
+	have, missing, err := sqldb.MissingColumns(ctx, r.db, r.table, columns)
 	if err != nil {
 		return fmt.Errorf("schema registry: read table %s: %w", r.table, err)
-	}
-	have, err := rows.Columns()
-	rows.Close()
-	if err != nil {
-		return fmt.Errorf("schema registry: read table %s: %w", r.table, err)
-	}
-	var missing []string
-	for _, c := range columns {
-		found := false
-		for _, h := range have {
-			found = found || strings.EqualFold(c, h)
-		}
-		if !found {
-			missing = append(missing, c)
-		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s has columns %s, not %s (WithTable names another table)",

@@ -14,11 +14,10 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
+	"fmt"
 
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
+	pgdb "github.com/acemq-go/acemq/internal/sqldb/postgres"
 )
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
@@ -44,10 +43,9 @@ func Open(ctx context.Context, url string, opts ...sqlstore.Option) (*sqlstore.S
 // OpenDB returns a pool of connections to url, for sqlstore.New with
 // sqlstore.PostgreSQL. It connects only when first used.
 func OpenDB(url string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	db, err := pgdb.Open(url)
 	if err != nil {
-		// pgx's error repeats the URL, password and all.
-		return nil, errors.New("idempotency: the PostgreSQL URL does not parse")
+		return nil, fmt.Errorf("idempotency: %w", err)
 	}
-	return stdlib.OpenDB(*cfg), nil
+	return db, nil
 }

@@ -13,16 +13,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
 
-	_ "modernc.org/sqlite" // registers the driver "sqlite"
+	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
 )
 
 // BusyTimeoutMillis is how long a connection waits for another writer to
 // the same file before failing with SQLITE_BUSY.
-const BusyTimeoutMillis = 10000
+const BusyTimeoutMillis = sqlitedb.BusyTimeoutMillis
 
 // Open opens (creating it if need be) the SQLite database at path, a file
 // name, ":memory:", or a modernc.org/sqlite DSN ("file:..."), and returns a
@@ -49,27 +48,9 @@ func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*sqlstore.
 // OpenDB opens the SQLite database at path (as Open takes it) with the
 // settings Open uses, for sqlstore.New with sqlstore.SQLite.
 func OpenDB(path string) (*sql.DB, error) {
-	if path == "" {
-		return nil, fmt.Errorf("idempotency: SQLite needs a file name or %q", ":memory:")
-	}
-	memory := path == ":memory:" || strings.HasPrefix(path, "file::memory:") || strings.Contains(path, "mode=memory")
-	params := fmt.Sprintf("_pragma=busy_timeout(%d)", BusyTimeoutMillis)
-	if !memory {
-		params += "&_pragma=journal_mode(WAL)"
-	}
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
-	db, err := sql.Open("sqlite", path+sep+params)
+	db, err := sqlitedb.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("idempotency: open SQLite database %s: %w", path, err)
-	}
-	if memory {
-		db.SetMaxOpenConns(1)
-		db.SetMaxIdleConns(1)
-		db.SetConnMaxLifetime(0)
-		db.SetConnMaxIdleTime(0)
+		return nil, fmt.Errorf("idempotency: %w", err)
 	}
 	return db, nil
 }

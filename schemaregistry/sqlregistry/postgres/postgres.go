@@ -16,9 +16,8 @@ import (
 	"database/sql"
 	"fmt"
 
+	pgdb "github.com/acemq-go/acemq/internal/sqldb/postgres"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
@@ -44,10 +43,9 @@ func Open(ctx context.Context, url string, opts ...sqlregistry.Option) (*sqlregi
 // OpenDB returns a pool of connections to url, for sqlregistry.New with
 // sqlregistry.PostgreSQL. It connects only when first used.
 func OpenDB(url string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	db, err := pgdb.Open(url)
 	if err != nil {
-		// pgx's error repeats the URL, password and all: say what, not that.
-		return nil, fmt.Errorf("schema registry: the PostgreSQL URL does not parse")
+		return nil, fmt.Errorf("schema registry: %w", err)
 	}
-	return stdlib.OpenDB(*cfg), nil
+	return db, nil
 }

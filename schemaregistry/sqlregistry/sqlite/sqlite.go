@@ -12,17 +12,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
 
-	_ "modernc.org/sqlite" // registers the driver "sqlite"
+	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
 )
 
 // BusyTimeoutMillis is how long a connection waits for another writer to
-// the same file (another process, or another connection of the pool)
-// before failing with SQLITE_BUSY.
-const BusyTimeoutMillis = 10000
+// the same file before failing with SQLITE_BUSY.
+const BusyTimeoutMillis = sqlitedb.BusyTimeoutMillis
 
 // Open opens (creating it if need be) the SQLite database at path, a file
 // name, ":memory:", or a modernc.org/sqlite DSN ("file:..." with query
@@ -51,35 +49,9 @@ func Open(ctx context.Context, path string, opts ...sqlregistry.Option) (*sqlreg
 // OpenDB opens the SQLite database at path (as Open takes it) with the
 // settings Open uses, for sqlregistry.New with sqlregistry.SQLite.
 func OpenDB(path string) (*sql.DB, error) {
-	if path == "" {
-		return nil, fmt.Errorf("schema registry: SQLite needs a file name or %q", ":memory:")
-	}
-	memory := isMemory(path)
-	params := fmt.Sprintf("_pragma=busy_timeout(%d)", BusyTimeoutMillis)
-	if !memory {
-		params += "&_pragma=journal_mode(WAL)"
-	}
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
-	db, err := sql.Open("sqlite", path+sep+params)
+	db, err := sqlitedb.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("schema registry: open SQLite database %s: %w", path, err)
-	}
-	if memory {
-		db.SetMaxOpenConns(1)
-		db.SetMaxIdleConns(1)
-		db.SetConnMaxLifetime(0)
-		db.SetConnMaxIdleTime(0)
+		return nil, fmt.Errorf("schema registry: %w", err)
 	}
 	return db, nil
-}
-
-// isMemory reports whether path names an in-memory database, which every
-// connection would have a new one of (shared-cache memory databases are
-// shared, but lock whole tables without waiting, so they are held to one
-// connection too).
-func isMemory(path string) bool {
-	return path == ":memory:" || strings.HasPrefix(path, "file::memory:") || strings.Contains(path, "mode=memory")
 }
