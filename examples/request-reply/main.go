@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/request"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
@@ -123,7 +124,7 @@ func run(brokerURL string) error {
 	fmt.Printf("client: %d replies, %d unmatched\n", cs.Replies, cs.Unmatched)
 	fmt.Printf("responder: %d answered, %d failed\n", rs.Answered, rs.Failed)
 	// The failed request was dead-lettered; the one that timed out waits.
-	for _, q := range []struct{ shown, name string }{{"quotes.dlq", quotes + ".dlq"}, {"idle", idle}} {
+	for _, q := range []struct{ shown, name string }{{contract.DeadLetterQueue("quotes"), contract.DeadLetterQueue(quotes)}, {"idle", idle}} {
 		state, err := conn.Transport().InspectQueue(ctx, q.name)
 		if err != nil {
 			return err
