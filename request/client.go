@@ -74,12 +74,12 @@ type ClientStats struct {
 // Client sends requests and receives their replies on its own reply queue.
 // It is safe for concurrent use; replies are matched by correlation id.
 type Client struct {
-	transport transport.Transport
-	queue     string
-	sub       transport.Subscription
-	timeout   time.Duration
-	codec     acemq.Codec // nil: by type
-	logger    *slog.Logger
+	conn    *acemq.Conn
+	queue   string
+	sub     transport.Subscription
+	timeout time.Duration
+	codec   acemq.Codec // nil: by type
+	logger  *slog.Logger
 
 	mu      sync.Mutex
 	pending map[string]chan transport.Delivery
@@ -99,7 +99,7 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, 
 		return nil, err
 	}
 	c := &Client{
-		transport: conn.Transport(), queue: contract.ReplyQueuePrefix + uuid.NewString(),
+		conn: conn, queue: contract.ReplyQueuePrefix + uuid.NewString(),
 		timeout: o.timeout, codec: o.codec, logger: o.logger,
 		pending: map[string]chan transport.Delivery{}, closed: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -107,7 +107,7 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, 
 	// The queue goes with its connection: Setup declares it again on each
 	// new one. A request in flight across a loss times out.
 	q := transport.Queue{Name: c.queue, Type: transport.Classic, Exclusive: true, AutoDelete: true}
-	c.sub, err = c.transport.Consume(ctx, c.queue, transport.ConsumeOptions{
+	c.sub, err = conn.Transport().Consume(ctx, c.queue, transport.ConsumeOptions{
 		Setup: func(ctx context.Context, d transport.Declarer) error { return d.DeclareQueue(ctx, q) },
 	})
 	if err != nil {
@@ -177,8 +177,9 @@ func replyCorrelation(m transport.Message) string {
 
 // Do sends req to exchange under routingKey and waits for the reply,
 // decoded as Resp. The deadline is ctx's, else the client's timeout
-// (DefaultTimeout). The request goes mandatory and confirmed: with no
-// queue to take it, Do fails at once with acemq.ErrUnroutable. opts set
+// (DefaultTimeout). The request goes mandatory and confirmed, told to the
+// Conn's Observer (acemq.Conn.Publish): with no queue to take it, Do fails
+// at once with acemq.ErrUnroutable. opts set
 // the request's envelope (its type, headers...); its correlation id is
 // always a new UUID, which is its message id too unless opts set one.
 func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey string, req Req, opts ...acemq.MessageOption) (Resp, error) {
@@ -241,9 +242,9 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 		c.mu.Unlock()
 	}()
 
-	confirm, err := c.transport.Publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: msg})
+	sent, err := c.conn.Publish(ctx, exchange, routingKey, msg)
 	if err == nil {
-		err = confirm.Wait(ctx)
+		err = sent.Wait(ctx)
 	}
 	if err != nil {
 		return fail(waitErr(ctx, err))

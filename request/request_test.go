@@ -26,14 +26,14 @@ type broker struct {
 	queue string
 }
 
-func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
+func eachBroker(t *testing.T, test func(t *testing.T, b broker), opts ...acemq.Option) {
 	t.Run("memory", func(t *testing.T) {
-		b := broker{conn: acemqtest.NewBroker(t).Connect(t), queue: "quotes"}
+		b := broker{conn: acemqtest.NewBroker(t).Connect(t, opts...), queue: "quotes"}
 		declare(t, b.conn, b.queue, true)
 		test(t, b)
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
-		conn, err := acemq.Connect(t.Context(), brokertest.URL(t), acemq.WithConnectionName(t.Name()))
+		conn, err := acemq.Connect(t.Context(), brokertest.URL(t), append(opts, acemq.WithConnectionName(t.Name()))...)
 		if err != nil {
 			t.Fatal(err)
 		}
