@@ -82,7 +82,7 @@ type Client struct {
 	logger  *slog.Logger
 
 	mu      sync.Mutex
-	pending map[string]chan transport.Delivery
+	pending map[string]*waiter
 	closed  chan struct{}
 	once    sync.Once
 	done    chan struct{} // the receiving goroutine has ended
@@ -101,7 +101,7 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, 
 	c := &Client{
 		conn: conn, queue: contract.ReplyQueuePrefix + uuid.NewString(),
 		timeout: o.timeout, codec: o.codec, logger: o.logger,
-		pending: map[string]chan transport.Delivery{}, closed: make(chan struct{}), done: make(chan struct{}),
+		pending: map[string]*waiter{}, closed: make(chan struct{}), done: make(chan struct{}),
 	}
 	c.logger = c.logger.With("reply_queue", c.queue)
 	// The queue goes with its connection: Setup declares it again on each
@@ -147,22 +147,33 @@ func (c *Client) receive() {
 		}
 		id := replyCorrelation(d.Message)
 		c.mu.Lock()
-		ch, ok := c.pending[id]
+		w := c.pending[id]
+		first := w != nil && !w.answered
+		if first {
+			w.answered = true
+		}
 		c.mu.Unlock()
-		if !ok {
+		switch {
+		case first:
+			// Counted before Do can return with it.
+			c.replies.Add(1)
+			w.reply <- d // its one slot: only the first reply is sent
+		case w == nil:
 			c.unmatched.Add(1)
 			c.logger.Warn("acemq: a reply matches no request waiting; dropped", "correlation_id", id,
 				"message_id", d.MessageID)
-			continue
-		}
-		select {
-		case ch <- d:
-			c.replies.Add(1)
 		default: // answered twice: the first reply is the one
 			c.unmatched.Add(1)
 			c.logger.Warn("acemq: a second reply to one request; dropped", "correlation_id", id)
 		}
 	}
+}
+
+// waiter is a request waiting for its reply, under its correlation id and
+// (when they differ) its message id.
+type waiter struct {
+	reply    chan transport.Delivery // one slot
+	answered bool                    // a reply was sent; under Client.mu
 }
 
 // replyCorrelation is what a reply names its request by: the AMQP
@@ -224,14 +235,14 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 
 	// Waiting under the message id too answers .NET's responders, which
 	// reply with the request's message id.
-	reply := make(chan transport.Delivery, 1)
+	w := &waiter{reply: make(chan transport.Delivery, 1)}
 	keys := []string{corr}
 	if env.ID != corr {
 		keys = append(keys, env.ID)
 	}
 	c.mu.Lock()
 	for _, k := range keys {
-		c.pending[k] = reply
+		c.pending[k] = w
 	}
 	c.mu.Unlock()
 	defer func() {
@@ -251,7 +262,7 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 	}
 
 	select {
-	case d := <-reply:
+	case d := <-w.reply:
 		if text := lenient.String(d.Headers[contract.HeaderReplyError]); text != "" {
 			return fail(&ResponderError{Message: text})
 		}
