@@ -11,8 +11,9 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// Observer is told what a Conn does: every publish (the application's and
-// the library's own republishes), every delivery and how it was settled,
+// Observer is told what a Conn does: every publish (the application's,
+// those of packages built on acemq through Conn.Publish, and the library's
+// own republishes), every delivery and how it was settled,
 // in-process waits, missing rungs, failed set-asides, consumers and the
 // connection's events. Adapters turn this into metrics (package acemqprom)
 // and traces (package acemqotel); the core depends on neither. Set it with

@@ -178,3 +178,54 @@ func TestObserverIsToldEverything(t *testing.T) {
 		}
 	}
 }
+
+// Conn.Publish and Conn.Republish, the library packages' way to publish a
+// message in wire form, are told to the Observer: Publish as the
+// application's, Republish as a republish. The Observer's headers go on
+// the wire, the caller's table is left as it was.
+func TestConnPublishObserved(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	rec := &recorder{}
+	conn := b.Connect(t, acemq.WithObserver(rec))
+	top := acemq.Topology{
+		Exchanges: []acemq.ExchangeSpec{{Name: "prices", Type: transport.Direct}},
+		Queues:    []acemq.QueueSpec{{Name: "quotes", Bindings: []acemq.BindingSpec{{Exchange: "prices", RoutingKey: "quote"}}}},
+	}
+	if err := top.Apply(t.Context(), conn); err != nil {
+		t.Fatal(err)
+	}
+	headers := transport.Table{contract.HeaderAttempt: 1}
+	m := transport.Message{MessageID: "m-1", Headers: headers, Body: []byte("a")}
+	for _, send := range []func() (*acemq.Pending, error){
+		func() (*acemq.Pending, error) { return conn.Publish(t.Context(), "prices", "quote", m) },
+		func() (*acemq.Pending, error) { return conn.Republish(t.Context(), "quotes", m) },
+		func() (*acemq.Pending, error) { return conn.Publish(t.Context(), "prices", "nobody", m) },
+	} {
+		p, err := send()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Wait(t.Context()); err != nil && !errors.Is(err, acemq.ErrUnroutable) {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`publish prices "quote" attempt 1 republish=false`,
+		`published "quote" attempt 1 confirmed ctx=publish`,
+		`publish  "quotes" attempt 1 republish=true`,
+		`published "quotes" attempt 1 confirmed ctx=publish`,
+		`publish prices "nobody" attempt 1 republish=false`,
+		`published "nobody" attempt 1 unroutable ctx=publish`,
+	}
+	if got := rec.seen(); !slices.Equal(got, want) {
+		t.Fatalf("the Observer was told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(headers) != 1 {
+		t.Fatalf("the caller's headers became %v", headers)
+	}
+	for _, got := range b.Messages(t, "quotes") {
+		if got.Headers["traceparent"] != "from-the-observer" {
+			t.Fatalf("a message arrived with headers %v, without the Observer's", got.Headers)
+		}
+	}
+}

@@ -239,15 +239,27 @@ func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) 
 	return transport.Publishing{Exchange: p.exchange, RoutingKey: routingKey, Mandatory: true, Message: msg}, env.ID, nil
 }
 
-// Republish publishes m to queue, through the default exchange, as it is
-// (body, properties and headers), mandatory and confirmed, and tells the
-// Conn's Observer of it as a republish (PublishInfo.Republish): package
-// deadletter moves dead letters with it. An error says m was not sent (the
-// broker blocked publishing until ctx ended, say; ErrBlocked); else Wait on
-// the Pending for the broker's answer.
+// Publish publishes m to exchange under routingKey as it is (body,
+// properties and headers: it is already in wire form), mandatory and
+// confirmed, and tells the Conn's Observer of it as a publish of the
+// application's: it is for packages built on acemq that send messages of
+// their own making (package request's requests and replies). An error says
+// m was not sent (the broker blocked publishing until ctx ended, say;
+// ErrBlocked); else Wait on the Pending, once, for the broker's answer.
+func (c *Conn) Publish(ctx context.Context, exchange, routingKey string, m transport.Message) (*Pending, error) {
+	return c.publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: m}, false)
+}
+
+// Republish is Publish to queue through the default exchange, told to the
+// Observer as a republish (PublishInfo.Republish): package deadletter
+// moves dead letters with it.
 func (c *Conn) Republish(ctx context.Context, queue string, m transport.Message) (*Pending, error) {
-	m.Headers = maps.Clone(m.Headers) // the Observer may add to them; the caller's stay
-	p := startPublish(ctx, c.observer, c.transport, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m}, true)
+	return c.publish(ctx, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m}, true)
+}
+
+func (c *Conn) publish(ctx context.Context, pub transport.Publishing, republish bool) (*Pending, error) {
+	pub.Message.Headers = maps.Clone(pub.Message.Headers) // the Observer may add to them; the caller's stay
+	p := startPublish(ctx, c.observer, c.transport, pub, republish)
 	if p.err != nil {
 		return nil, p.Wait(ctx)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/retry"
+	"github.com/acemq-go/acemq/request"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -386,5 +387,49 @@ func TestDestinationName(t *testing.T) {
 		if got := attr(spans[len(spans)-1], "messaging.destination.name").AsString(); got != c.want {
 			t.Errorf("exchange %q, routing key %q, queue %q: %q, want %q", c.exchange, c.key, c.queue, got, c.want)
 		}
+	}
+}
+
+// A request and its reply (package request) are one trace: the request's
+// publish, the responder's delivery under it, and the reply's publish
+// under that.
+func TestRequestReplyIsOneTrace(t *testing.T) {
+	tr := newTracing(t)
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t, tr.observer())
+	ctx := context.Background()
+	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "quotes", DeadLetter: true}}}
+	if err := top.Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	r, err := request.Serve(ctx, conn, "quotes", func(_ context.Context, m acemq.Message[string]) (string, error) {
+		return "priced " + m.Body, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	c, err := request.NewClient(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if got, err := request.Do[string, string](ctx, c, "", "quotes", "sku-1"); err != nil || got != "priced sku-1" {
+		t.Fatalf("reply %q, %v", got, err)
+	}
+	spans := tr.ended(t, 3)
+	byName := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		byName[s.Name()] = s
+	}
+	req, process, reply := byName["publish quotes"], byName["process quotes"], byName["publish "+c.ReplyQueue()]
+	if req == nil || process == nil || reply == nil {
+		t.Fatalf("spans %s", names(spans))
+	}
+	if process.Parent().SpanID() != req.SpanContext().SpanID() || reply.Parent().SpanID() != process.SpanContext().SpanID() {
+		t.Errorf("spans %s: want the request's publish, its delivery under it, the reply's publish under that", names(spans))
+	}
+	if req.SpanContext().TraceID() != reply.SpanContext().TraceID() {
+		t.Errorf("the reply's trace %s is not the request's %s", reply.SpanContext().TraceID(), req.SpanContext().TraceID())
 	}
 }

@@ -74,15 +74,15 @@ type ClientStats struct {
 // Client sends requests and receives their replies on its own reply queue.
 // It is safe for concurrent use; replies are matched by correlation id.
 type Client struct {
-	transport transport.Transport
-	queue     string
-	sub       transport.Subscription
-	timeout   time.Duration
-	codec     acemq.Codec // nil: by type
-	logger    *slog.Logger
+	conn    *acemq.Conn
+	queue   string
+	sub     transport.Subscription
+	timeout time.Duration
+	codec   acemq.Codec // nil: by type
+	logger  *slog.Logger
 
 	mu      sync.Mutex
-	pending map[string]chan transport.Delivery
+	pending map[string]*waiter
 	closed  chan struct{}
 	once    sync.Once
 	done    chan struct{} // the receiving goroutine has ended
@@ -99,15 +99,15 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, 
 		return nil, err
 	}
 	c := &Client{
-		transport: conn.Transport(), queue: contract.ReplyQueuePrefix + uuid.NewString(),
+		conn: conn, queue: contract.ReplyQueuePrefix + uuid.NewString(),
 		timeout: o.timeout, codec: o.codec, logger: o.logger,
-		pending: map[string]chan transport.Delivery{}, closed: make(chan struct{}), done: make(chan struct{}),
+		pending: map[string]*waiter{}, closed: make(chan struct{}), done: make(chan struct{}),
 	}
 	c.logger = c.logger.With("reply_queue", c.queue)
 	// The queue goes with its connection: Setup declares it again on each
 	// new one. A request in flight across a loss times out.
 	q := transport.Queue{Name: c.queue, Type: transport.Classic, Exclusive: true, AutoDelete: true}
-	c.sub, err = c.transport.Consume(ctx, c.queue, transport.ConsumeOptions{
+	c.sub, err = conn.Transport().Consume(ctx, c.queue, transport.ConsumeOptions{
 		Setup: func(ctx context.Context, d transport.Declarer) error { return d.DeclareQueue(ctx, q) },
 	})
 	if err != nil {
@@ -147,22 +147,33 @@ func (c *Client) receive() {
 		}
 		id := replyCorrelation(d.Message)
 		c.mu.Lock()
-		ch, ok := c.pending[id]
+		w := c.pending[id]
+		first := w != nil && !w.answered
+		if first {
+			w.answered = true
+		}
 		c.mu.Unlock()
-		if !ok {
+		switch {
+		case first:
+			// Counted before Do can return with it.
+			c.replies.Add(1)
+			w.reply <- d // its one slot: only the first reply is sent
+		case w == nil:
 			c.unmatched.Add(1)
 			c.logger.Warn("acemq: a reply matches no request waiting; dropped", "correlation_id", id,
 				"message_id", d.MessageID)
-			continue
-		}
-		select {
-		case ch <- d:
-			c.replies.Add(1)
 		default: // answered twice: the first reply is the one
 			c.unmatched.Add(1)
 			c.logger.Warn("acemq: a second reply to one request; dropped", "correlation_id", id)
 		}
 	}
+}
+
+// waiter is a request waiting for its reply, under its correlation id and
+// (when they differ) its message id.
+type waiter struct {
+	reply    chan transport.Delivery // one slot
+	answered bool                    // a reply was sent; under Client.mu
 }
 
 // replyCorrelation is what a reply names its request by: the AMQP
@@ -177,8 +188,9 @@ func replyCorrelation(m transport.Message) string {
 
 // Do sends req to exchange under routingKey and waits for the reply,
 // decoded as Resp. The deadline is ctx's, else the client's timeout
-// (DefaultTimeout). The request goes mandatory and confirmed: with no
-// queue to take it, Do fails at once with acemq.ErrUnroutable. opts set
+// (DefaultTimeout). The request goes mandatory and confirmed, told to the
+// Conn's Observer (acemq.Conn.Publish): with no queue to take it, Do fails
+// at once with acemq.ErrUnroutable. opts set
 // the request's envelope (its type, headers...); its correlation id is
 // always a new UUID, which is its message id too unless opts set one.
 func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey string, req Req, opts ...acemq.MessageOption) (Resp, error) {
@@ -223,14 +235,14 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 
 	// Waiting under the message id too answers .NET's responders, which
 	// reply with the request's message id.
-	reply := make(chan transport.Delivery, 1)
+	w := &waiter{reply: make(chan transport.Delivery, 1)}
 	keys := []string{corr}
 	if env.ID != corr {
 		keys = append(keys, env.ID)
 	}
 	c.mu.Lock()
 	for _, k := range keys {
-		c.pending[k] = reply
+		c.pending[k] = w
 	}
 	c.mu.Unlock()
 	defer func() {
@@ -241,16 +253,16 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 		c.mu.Unlock()
 	}()
 
-	confirm, err := c.transport.Publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: msg})
+	sent, err := c.conn.Publish(ctx, exchange, routingKey, msg)
 	if err == nil {
-		err = confirm.Wait(ctx)
+		err = sent.Wait(ctx)
 	}
 	if err != nil {
 		return fail(waitErr(ctx, err))
 	}
 
 	select {
-	case d := <-reply:
+	case d := <-w.reply:
 		if text := lenient.String(d.Headers[contract.HeaderReplyError]); text != "" {
 			return fail(&ResponderError{Message: text})
 		}

@@ -9,7 +9,9 @@
 // (Java, Go, Ruby, Python) and .NET, which answers with the request's
 // message id. Each Client has one reply queue, acemq-reply-<uuid>
 // (exclusive, auto-delete, classic), declared again after a lost
-// connection.
+// connection. Requests and replies are published with acemq.Conn.Publish:
+// the Conn's Observer counts and traces them, and a reply goes on in its
+// request's trace.
 //
 // A reply that comes too late is no proof that the request was not
 // handled: a timeout (ErrTimeout, matching context.DeadlineExceeded too)

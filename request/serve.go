@@ -76,7 +76,7 @@ func Serve[Req, Resp any](ctx context.Context, conn *acemq.Conn, queue string, h
 	if o.codec != nil {
 		consume = append([]acemq.Option{acemq.WithCodec(o.codec)}, consume...)
 	}
-	s := &server[Req, Resp]{tr: conn.Transport(), h: h, codec: o.codec, replyType: o.replyType,
+	s := &server[Req, Resp]{conn: conn, h: h, codec: o.codec, replyType: o.replyType,
 		logger: o.logger.With("queue", queue), r: &Responder{}}
 	if s.codec == nil {
 		s.codec = codecOf[Resp]()
@@ -89,7 +89,7 @@ func Serve[Req, Resp any](ctx context.Context, conn *acemq.Conn, queue string, h
 }
 
 type server[Req, Resp any] struct {
-	tr        transport.Transport
+	conn      *acemq.Conn
 	h         HandlerFunc[Req, Resp]
 	codec     acemq.Codec
 	replyType string
@@ -145,17 +145,18 @@ func (s *server[Req, Resp]) handle(ctx context.Context, m acemq.Message[Req]) ac
 	return acemq.Accept()
 }
 
-// send publishes a reply through the default exchange, mandatory and
-// confirmed.
+// send publishes a reply through the default exchange, mandatory,
+// confirmed and told to the Conn's Observer, in the context of the request's
+// delivery (so a trace goes on from the request to its reply).
 func (s *server[Req, Resp]) send(ctx context.Context, address string, env acemq.Envelope, body []byte) error {
 	env = env.Complete(address, time.Now())
 	msg := transport.Message{Body: body}
 	if err := env.Write(&msg); err != nil {
 		return err
 	}
-	confirm, err := s.tr.Publish(ctx, transport.Publishing{RoutingKey: address, Mandatory: true, Message: msg})
+	sent, err := s.conn.Publish(ctx, "", address, msg)
 	if err != nil {
 		return err
 	}
-	return confirm.Wait(ctx)
+	return sent.Wait(ctx)
 }

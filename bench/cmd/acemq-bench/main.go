@@ -32,6 +32,7 @@ type config struct {
 	messages     int
 	rungMessages int
 	kindMessages int
+	requests     int
 	rounds       int
 	timeout      time.Duration
 	only         string
@@ -52,10 +53,11 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.url, "url", os.Getenv("ACEMQ_TEST_URL"), "AMQP URL of the broker (default $ACEMQ_TEST_URL)")
-	flag.BoolVar(&c.quick, "quick", false, "a smaller run (defaults: 1000 messages, 300 on the rung, 1000 for the rung kinds, 3 rounds, benchtime 2000x)")
+	flag.BoolVar(&c.quick, "quick", false, "a smaller run (defaults: 1000 messages, 300 on the rung, 1000 for the rung kinds, 500 round trips, 3 rounds, benchtime 2000x)")
 	flag.IntVar(&c.messages, "messages", 0, "messages per run of publish/consume/retry-in-consumer (default 10000, quick 1000)")
 	flag.IntVar(&c.rungMessages, "rung-messages", 0, "messages per run of retry-on-rung and per-message TTL (default 2000, quick 300)")
 	flag.IntVar(&c.kindMessages, "kinds-messages", 0, "messages per run of the rung-kinds scenario (default 2000, quick 1000)")
+	flag.IntVar(&c.requests, "requests", 0, "round trips per run of the request-reply scenarios (default 2000, quick 500)")
 	flag.IntVar(&c.rounds, "rounds", 0, "rounds per scenario (default 5, quick 3)")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "bound on one implementation's run of one scenario")
 	flag.StringVar(&c.only, "only", "", "comma-separated scenario names to run (default all)")
@@ -71,7 +73,7 @@ func main() {
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the broker scenarios (all implementations) to this file")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) {
-		c.resized = c.resized || f.Name == "messages" || f.Name == "rung-messages" || f.Name == "kinds-messages" || f.Name == "rounds"
+		c.resized = c.resized || f.Name == "messages" || f.Name == "rung-messages" || f.Name == "kinds-messages" || f.Name == "requests" || f.Name == "rounds"
 	})
 	c.defaults()
 
@@ -95,6 +97,7 @@ func (c *config) defaults() {
 	pick(&c.messages, 10000, 1000)
 	pick(&c.rungMessages, 2000, 300)
 	pick(&c.kindMessages, 2000, 1000)
+	pick(&c.requests, 2000, 500)
 	pick(&c.rounds, 5, 3)
 	if c.benchtime == "" {
 		c.benchtime = "1s"
@@ -166,7 +169,7 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 		return err
 	}
 	runner := harness.Runner{Broker: broker, Log: log, Options: harness.Options{
-		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
+		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Requests: c.requests, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
 	}}
 	if runner.Raw, err = harness.NewRaw(c.url); err != nil {
 		return err
@@ -268,16 +271,22 @@ func only(list string) (map[string]bool, error) {
 // rowNotes explain where an implementation does something other than the
 // others, keyed "scenario/implementation".
 var rowNotes = map[string]string{
-	harness.PublishConfirmed + "/watermill":            "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
-	harness.ConsumeAck8 + "/watermill":                 "8 router handlers, each its own subscription with prefetch 100",
-	harness.RetryInConsumer + "/raw":                   "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
-	harness.RetryInConsumer + "/watermill":             "Retry middleware: retried in-process on the same delivery, no republish",
-	harness.RetryOnRung + "/acemq":                     "1s wait on the rung; lateness against failure time + 1s",
-	harness.PerMessageTTL + "/raw":                     "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
-	harness.RungKinds + "/" + harness.AceMQContract:    "classic rung Q.retry.1s; lateness against the rung publish's confirm + 1s",
-	harness.RungKinds + "/" + harness.AceMQAtLeastOnce: "quorum rung Q.retry.quorum.1s, at-least-once dead-lettering; lateness against the confirm + 1s",
-	harness.RungKinds + "/" + harness.RawClassicTTL:    "publish into a classic x-message-ttl 1s queue dead-lettering to the consumed quorum queue",
-	harness.RungKinds + "/" + harness.RawQuorumTTL:     "the same into a quorum TTL queue, at-least-once dead-lettering, reject-publish",
+	harness.PublishConfirmed + "/watermill":                "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
+	harness.ConsumeAck8 + "/watermill":                     "8 router handlers, each its own subscription with prefetch 100",
+	harness.RetryInConsumer + "/raw":                       "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
+	harness.RetryInConsumer + "/watermill":                 "Retry middleware: retried in-process on the same delivery, no republish",
+	harness.RetryOnRung + "/acemq":                         "1s wait on the rung; lateness against failure time + 1s",
+	harness.PerMessageTTL + "/raw":                         "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
+	harness.RungKinds + "/" + harness.AceMQContract:        "classic rung Q.retry.1s; lateness against the rung publish's confirm + 1s",
+	harness.RungKinds + "/" + harness.AceMQAtLeastOnce:     "quorum rung Q.retry.quorum.1s, at-least-once dead-lettering; lateness against the confirm + 1s",
+	harness.RungKinds + "/" + harness.RawClassicTTL:        "publish into a classic x-message-ttl 1s queue dead-lettering to the consumed quorum queue",
+	harness.RungKinds + "/" + harness.RawQuorumTTL:         "the same into a quorum TTL queue, at-least-once dead-lettering, reject-publish",
+	harness.RequestReply1 + "/" + harness.RawReplyQueue:    "late = round trip; an exclusive server-named reply queue, acked",
+	harness.RequestReply1 + "/" + harness.RawDirectReplyTo: "late = round trip; amq.rabbitmq.reply-to, no-ack, on the publishing channel",
+	harness.RequestReply1 + "/" + harness.AceMQRequest:     "late = round trip; request.Do on one Client (its acemq-reply-<uuid> queue), request.Serve",
+	harness.RequestReply8 + "/" + harness.RawReplyQueue:    "late = round trip; 8 requesters on one channel, 8 responder goroutines",
+	harness.RequestReply8 + "/" + harness.RawDirectReplyTo: "late = round trip; 8 requesters on one channel, 8 responder goroutines",
+	harness.RequestReply8 + "/" + harness.AceMQRequest:     "late = round trip; 8 goroutines on one Client, Serve WithConcurrency(8)",
 }
 
 func notes(c config) []string {
@@ -290,5 +299,6 @@ func notes(c config) []string {
 		"retry-on-rung: acemq Fixed(2, 1s).WaitInBrokerFrom(1s), concurrency 8; lateness = second delivery - (first handler's return + 1s), so it includes the republish; per-message TTL: same broker, one queue, alternating 5s and 1s expirations",
 		"the Watermill subscriber and router are started inside the timing, as acemq's Consume is",
 		fmt.Sprintf("%s: a quorum source queue; acemq Fixed(2, 1s).WaitInBrokerFrom(1s), prefetch 100, concurrency 8, with contract (classic) or at-least-once (quorum) rungs; raw publishes into a 1s TTL queue of the same arguments that dead-letters to the quorum queue it consumes; msgs/s is the whole round trip, lateness = arrival - (the confirm of the publish to the rung + 1s); at-least-once rows are compared with the contract (acemq) or classic (raw) run of the same round", harness.RungKinds),
+		fmt.Sprintf("%s and %s: %d round trips of a 256-byte JSON payload echoed back, on a fresh durable classic request queue; requester and responder share the contender's one connection, each with its own channel, started inside the timing; both sides publish mandatory, persistent and confirmed, and the responder acks a request once its reply is confirmed (prefetch 100); the late columns are each round trip's time (publish to decoded reply), and × is to the raw reply-queue run of the same round", harness.RequestReply1, harness.RequestReply8, c.requests),
 	}
 }

@@ -34,7 +34,8 @@ const (
 )
 
 // Scenarios are every scenario's name, in report order.
-var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds}
+var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds,
+	RequestReply1, RequestReply8}
 
 // Options size a run.
 type Options struct {
@@ -44,6 +45,8 @@ type Options struct {
 	RungMessages int
 	// KindMessages per run of the rung-kinds scenario.
 	KindMessages int
+	// Requests per run of the request-reply scenarios.
+	Requests int
 	// Rounds of each scenario; implementations alternate within a round.
 	Rounds int
 	// Timeout bounds one implementation's run of one scenario.
@@ -150,6 +153,8 @@ func (r *Runner) Run(ctx context.Context) []Series {
 		return r.Broker.PerMessageTTL(ctx, holding, q, rn, 5*rungWait, rungWait)
 	}, nil, ""}})
 	addOn(quorumQueue, RungKinds, kn, true, r.rungKinds(kn))
+	add(RequestReply1, r.Options.Requests, false, r.requestReply(r.Options.Requests, 1))
+	add(RequestReply8, r.Options.Requests, false, r.requestReply(r.Options.Requests, 8))
 	return all
 }
 
