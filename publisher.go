@@ -246,8 +246,22 @@ func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) 
 // broker blocked publishing until ctx ended, say; ErrBlocked); else Wait on
 // the Pending for the broker's answer.
 func (c *Conn) Republish(ctx context.Context, queue string, m transport.Message) (*Pending, error) {
+	return c.send(ctx, "", queue, m, true)
+}
+
+// PublishMessage publishes m to exchange under routingKey as it is (body,
+// properties and headers: an envelope the caller wrote, such as a record of
+// package outbox), mandatory and confirmed, and tells the Conn's Observer
+// of it as a publish. An error says m was not sent (ErrBlocked until ctx
+// ended, say); else Wait on the Pending for the broker's answer, which
+// matches the errors PublishError names.
+func (c *Conn) PublishMessage(ctx context.Context, exchange, routingKey string, m transport.Message) (*Pending, error) {
+	return c.send(ctx, exchange, routingKey, m, false)
+}
+
+func (c *Conn) send(ctx context.Context, exchange, routingKey string, m transport.Message, republish bool) (*Pending, error) {
 	m.Headers = maps.Clone(m.Headers) // the Observer may add to them; the caller's stay
-	p := startPublish(ctx, c.observer, c.transport, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m}, true)
+	p := startPublish(ctx, c.observer, c.transport, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: m}, republish)
 	if p.err != nil {
 		return nil, p.Wait(ctx)
 	}
