@@ -477,3 +477,6 @@ func invalid(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
 		}
 	}
 }
+
+// NewClock returns a clock at start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
