@@ -287,7 +287,9 @@ func TestLostConfirmIsNotMarked(t *testing.T) {
 // confirm and the mark, as far as the table can tell.
 type forgetful struct{ outbox.Store }
 
-func (forgetful) Published(context.Context, []int64) error { return errors.New("the database went away") }
+func (forgetful) Published(context.Context, []int64) error {
+	return errors.New("the database went away")
+}
 
 // Two relays at once never publish a record twice; a record is published
 // again only once the lease of a relay that did not mark it has ended.
