@@ -215,6 +215,9 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 		return err
 	}
 	series := runner.Run(ctx)
+	if scenarios == nil || scenarios[harness.OutboxRelaySQLite] || scenarios[harness.OutboxRelayPostgres] {
+		series = append(series, runOutbox(ctx, broker, c, log)...)
+	}
 	if err := stopProfile(); err != nil {
 		return err
 	}

@@ -1,0 +1,232 @@
+package harness
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/outbox"
+	"github.com/acemq-go/acemq/outbox/sqlstore"
+	"github.com/acemq-go/acemq/outbox/sqlstore/postgres"
+	"github.com/acemq-go/acemq/outbox/sqlstore/sqlite"
+)
+
+// The outbox relay's scenarios: records written beforehand, then timed
+// from the first claim until every record is published and marked.
+const (
+	OutboxRelaySQLite   = "outbox relay (SQLite)"
+	OutboxRelayPostgres = "outbox relay (PostgreSQL)"
+)
+
+// OutboxOptions size the outbox scenarios.
+type OutboxOptions struct {
+	URL         string // the broker
+	PostgresURL string // "" leaves PostgreSQL out
+	Records     int
+	Batch       int
+	Rounds      int
+	Dir         string // for the SQLite files
+	Log         io.Writer
+}
+
+// RunOutbox runs the outbox scenarios: raw (a loop that selects a batch of
+// rows, publishes them with amqp091-go confirms and updates them) and
+// acemq (outbox.Relay.Once until nothing is left), alternating, round
+// after round, each on a table and a queue of its own.
+func RunOutbox(ctx context.Context, b *Broker, o OutboxOptions) []Series {
+	type db struct {
+		scenario string
+		open     func(table string) (*sqlstore.Store, error)
+	}
+	dbs := []db{{OutboxRelaySQLite, func(table string) (*sqlstore.Store, error) {
+		return sqlite.Open(ctx, filepath.Join(o.Dir, table+".db"), sqlstore.WithTable(table))
+	}}}
+	if o.PostgresURL != "" {
+		dbs = append(dbs, db{OutboxRelayPostgres, func(table string) (*sqlstore.Store, error) {
+			return postgres.Open(ctx, o.PostgresURL, sqlstore.WithTable(table))
+		}})
+	}
+	var all []Series
+	for _, d := range dbs {
+		series := []Series{
+			{Scenario: d.scenario, Implementation: "raw", Messages: o.Records},
+			{Scenario: d.scenario, Implementation: "acemq", Messages: o.Records},
+		}
+		for round := 1; round <= o.Rounds; round++ {
+			for i := range series {
+				s := &series[i]
+				table := fmt.Sprintf("bench_outbox_%s_%d_%d", time.Now().UTC().Format("150405"), round, i)
+				elapsed, err := outboxRound(ctx, b, o, d.open, table, s.Implementation)
+				if err != nil {
+					s.Errors = append(s.Errors, fmt.Sprintf("round %d: %v", round, err))
+					fmt.Fprintf(o.Log, "%-28s %-9s round %d: %v\n", d.scenario, s.Implementation, round, err)
+					continue
+				}
+				s.Samples = append(s.Samples, Sample{Round: round, Elapsed: elapsed})
+				fmt.Fprintf(o.Log, "%-28s %-9s round %d: %d records in %.3fs\n", d.scenario, s.Implementation, round, o.Records, elapsed.Seconds())
+			}
+		}
+		all = append(all, series...)
+	}
+	return all
+}
+
+func outboxRound(ctx context.Context, b *Broker, o OutboxOptions, open func(string) (*sqlstore.Store, error), table, impl string) (elapsed time.Duration, err error) {
+	store, err := open(table)
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	defer func() { _, _ = store.DB().ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table) }()
+	queue := strings.ReplaceAll(table, "_", "-")
+	if err := b.DeclareQueue(queue, nil); err != nil {
+		return 0, err
+	}
+	defer func() { _ = b.DeleteScenarioQueues(queue) }()
+	tx, err := store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	for i := range o.Records {
+		if _, err := store.Write(ctx, tx, outbox.Message{RoutingKey: queue, Body: NewPayload(i)}); err != nil {
+			tx.Rollback()
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	if impl == "raw" {
+		return rawRelay(ctx, o, store.DB(), store.Dialect().String() == sqlstore.PostgreSQL.String(), table)
+	}
+	conn, err := acemq.Connect(ctx, o.URL, acemq.WithConnectionName("bench outbox"))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	relay, err := outbox.NewRelay(store, conn, outbox.WithBatchSize(o.Batch))
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	published := 0
+	for {
+		batch, err := relay.Once(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if batch.Failed > 0 {
+			return 0, fmt.Errorf("%d records failed", batch.Failed)
+		}
+		if batch.Claimed == 0 {
+			break
+		}
+		published += batch.Published
+	}
+	elapsed = time.Since(start)
+	if published != o.Records {
+		return 0, fmt.Errorf("published %d of %d", published, o.Records)
+	}
+	return elapsed, nil
+}
+
+// rawRelay is the relay's loop by hand: select a batch of unpublished
+// rows, publish each with amqp091-go (persistent, mandatory, confirmed,
+// the stored headers), wait for the confirms, mark them published; no
+// lease, no failure counting.
+func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table string) (time.Duration, error) {
+	conn, err := amqp.Dial(o.URL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, err
+	}
+	if err := ch.Confirm(false); err != nil {
+		return 0, err
+	}
+	param := func(n int) string {
+		if pg {
+			return "$" + strconv.Itoa(n)
+		}
+		return "?"
+	}
+	now := func() any {
+		if pg {
+			return time.Now().UTC()
+		}
+		return time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	start := time.Now()
+	published := 0
+	for {
+		rows, err := db.QueryContext(ctx, "SELECT id, routing_key, body, content_type, headers FROM "+table+
+			" WHERE published_at IS NULL ORDER BY id LIMIT "+param(1), o.Batch)
+		if err != nil {
+			return 0, err
+		}
+		var ids []any
+		var confirms []*amqp.DeferredConfirmation
+		for rows.Next() {
+			var id int64
+			var key, body, ctype, headers string
+			if err := rows.Scan(&id, &key, &body, &ctype, &headers); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			var h amqp.Table
+			if err := json.Unmarshal([]byte(headers), &h); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			c, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", key, true, false, amqp.Publishing{
+				Headers: h, ContentType: ctype, Body: []byte(body), DeliveryMode: amqp.Persistent})
+			if err != nil {
+				rows.Close()
+				return 0, err
+			}
+			ids = append(ids, id)
+			confirms = append(confirms, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		if len(ids) == 0 {
+			break
+		}
+		for _, c := range confirms {
+			ok, err := c.WaitContext(ctx)
+			if err != nil || !ok {
+				return 0, fmt.Errorf("a publish was not confirmed: %v", err)
+			}
+		}
+		marks := make([]string, len(ids))
+		for i := range ids {
+			marks[i] = param(i + 2)
+		}
+		if _, err := db.ExecContext(ctx, "UPDATE "+table+" SET published_at = "+param(1)+" WHERE id IN ("+strings.Join(marks, ", ")+")",
+			append([]any{now()}, ids...)...); err != nil {
+			return 0, err
+		}
+		published += len(ids)
+	}
+	elapsed := time.Since(start)
+	if published != o.Records {
+		return 0, fmt.Errorf("published %d of %d", published, o.Records)
+	}
+	return elapsed, nil
+}
+
+func init() { Scenarios = append(Scenarios, OutboxRelaySQLite, OutboxRelayPostgres) }

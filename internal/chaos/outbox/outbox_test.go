@@ -1,0 +1,57 @@
+package outboxchaos
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/outbox/sqlstore/postgres"
+)
+
+// run runs the scenario on SQLite and PostgreSQL and fails on any record
+// lost or any duplicate unexplained.
+func run(t *testing.T, n, rate, kills int, lease time.Duration) {
+	url := brokertest.URL(t)
+	pg := dbtest.PostgresURL(t)
+	bin, err := Build(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{"SQLite", "PostgreSQL"} {
+		t.Run(db, func(t *testing.T) {
+			dir := t.TempDir()
+			table := dbtest.UniqueName(t, "acemq_outbox")
+			dsn := filepath.Join(dir, "outbox.db")
+			if db == "PostgreSQL" {
+				dsn = pg
+				t.Cleanup(func() {
+					sdb, err := postgres.OpenDB(pg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer sdb.Close()
+					if _, err := sdb.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			rep, err := Run(t.Context(), Config{Bin: bin, DB: dsn, Table: table, BrokerURL: url,
+				Queue: brokertest.UniqueName(t, "outbox-chaos"), N: n, Rate: rate, Kills: kills, Batch: 20, Lease: lease, Dir: dir})
+			if err != nil {
+				t.Fatalf("%v (%v)", err, rep)
+			}
+			t.Log(rep)
+			if !rep.OK() {
+				t.Errorf("FAILED: %v", rep)
+			}
+		})
+	}
+}
+
+// The short run, in every `go test ./...`: 300 records, 3 kills.
+func TestOutboxChaosShort(t *testing.T) {
+	run(t, 300, 150, 3, 2*time.Second)
+}
