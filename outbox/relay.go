@@ -261,7 +261,7 @@ func (r *Relay) Once(ctx context.Context) (Batch, error) {
 	var failures []Failure
 	fail := func(rec Record, err error) {
 		counted := !unanswered(err)
-		failures = append(failures, Failure{ID: rec.ID, Error: err.Error(), Counted: counted, RetryDelay: r.o.retryDelay})
+		failures = append(failures, Failure{ID: rec.ID, Owner: r.o.name, Error: err.Error(), Counted: counted, RetryDelay: r.o.retryDelay})
 		if counted {
 			r.failed.Add(1)
 		} else {

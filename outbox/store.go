@@ -23,7 +23,8 @@ type Store interface {
 	Published(ctx context.Context, ids []int64) error
 	// Failed records a failed publish of a record: its error (cut to
 	// contract.OutboxMaxError characters), one more attempt when counted,
-	// and no lease, the record offered again after retryDelay.
+	// and no lease, the record offered again after retryDelay; a record no
+	// longer leased to f.Owner is left alone.
 	Failed(ctx context.Context, f Failure) error
 	// Release gives up owner's leases on the records, unpublished, so that
 	// they are offered again at once.
@@ -46,7 +47,11 @@ type Claim struct {
 
 // Failure is a failed publish of a record, as Store.Failed records it.
 type Failure struct {
-	ID    int64
+	ID int64
+	// Owner is the relay that publishes the record: a failure is recorded
+	// only while its lease is Owner's, so that a relay whose lease was
+	// taken over cannot clear the new holder's.
+	Owner string
 	Error string
 	// Counted: the failure counts towards MaxAttempts (the broker said no,
 	// or the row cannot be read); a publish the broker never answered

@@ -194,7 +194,7 @@ func New(db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 		" AND other.locked_until > " + p(4) + " AND other.locked_by <> " + p(1) + ")" +
 		" RETURNING " + claimed
 	s.failed = "UPDATE " + t + " SET attempts = attempts + " + p(1) + ", last_error = " + p(2) +
-		", locked_by = NULL, locked_until = " + p(3) + " WHERE id = " + p(4) + " AND published_at IS NULL"
+		", locked_by = NULL, locked_until = " + p(3) + " WHERE id = " + p(4) + " AND locked_by = " + p(5) + " AND published_at IS NULL"
 	s.lag = "SELECT COUNT(*), COALESCE(SUM(CASE WHEN attempts >= " + p(1) + " THEN 1 ELSE 0 END), 0), MIN(created_at) FROM " + t +
 		" WHERE published_at IS NULL"
 	s.prune = "DELETE FROM " + t + " WHERE published_at IS NOT NULL AND published_at <= " + p(1)
@@ -493,7 +493,7 @@ func (s *Store) Failed(ctx context.Context, f outbox.Failure) error {
 		counted = 1
 	}
 	retry := s.d.time(s.now().Add(max(f.RetryDelay, 0)))
-	if _, err := s.db.ExecContext(ctx, s.failed, counted, CutError(f.Error), retry, f.ID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.failed, counted, CutError(f.Error), retry, f.ID, f.Owner); err != nil {
 		return fmt.Errorf("outbox: record the failure of record %d in table %s: %w", f.ID, s.table, err)
 	}
 	return nil

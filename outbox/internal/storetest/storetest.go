@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,6 +212,21 @@ func leaseGivesARecordToOneOwner(t *testing.T, open func() *sqlstore.Store, cloc
 	}
 	clock.Advance(time.Millisecond)
 	wantIDs(t, "c after the leases", claim(t, b, "c", 10, false), ids...)
+	// a, its lease taken over, reports a failure: c's lease stands, and
+	// nothing is counted.
+	if err := a.Failed(t.Context(), outbox.Failure{ID: ids[0], Owner: "a", Error: "late", Counted: true}); err != nil {
+		t.Fatal(err)
+	}
+	if recs := claim(t, b, "d", 10, false); len(recs) != 0 {
+		t.Fatalf("a stale failure cleared another owner's lease: %v offered", recordIDs(recs))
+	}
+	var attempts int
+	if err := a.DB().QueryRowContext(t.Context(), "SELECT attempts FROM "+a.Table()+" WHERE id = "+strconv.FormatInt(ids[0], 10)).Scan(&attempts); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 0 {
+		t.Fatalf("a stale failure was counted: attempts = %d", attempts)
+	}
 }
 
 func publishedIsNotOffered(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
@@ -245,7 +261,7 @@ func failuresCountedAndGivenUp(t *testing.T, open func() *sqlstore.Store, clock 
 	fail := func(counted bool, text string) {
 		t.Helper()
 		wantIDs(t, "a", claim(t, s, "a", 1, false), id)
-		if err := s.Failed(t.Context(), outbox.Failure{ID: id, Error: text, Counted: counted, RetryDelay: time.Second}); err != nil {
+		if err := s.Failed(t.Context(), outbox.Failure{ID: id, Owner: "a", Error: text, Counted: counted, RetryDelay: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		if recs := claim(t, s, "a", 1, false); len(recs) != 0 {
@@ -315,7 +331,7 @@ func ordered(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
 	if err := a.Published(t.Context(), ids[:1]); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Failed(t.Context(), outbox.Failure{ID: ids[1], Error: "unroutable", Counted: true, RetryDelay: time.Second}); err != nil {
+	if err := a.Failed(t.Context(), outbox.Failure{ID: ids[1], Owner: "a", Error: "unroutable", Counted: true, RetryDelay: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if recs := claim(t, b, "b", 10, true); len(recs) != 0 {
