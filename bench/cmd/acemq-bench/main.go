@@ -41,6 +41,7 @@ type config struct {
 	micro        bool
 	codecs       bool
 	microOnly    bool
+	postgres     string
 	benchtime    string
 	out          string
 	root         string
@@ -59,6 +60,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 0, "rounds per scenario (default 5, quick 3)")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "bound on one implementation's run of one scenario")
 	flag.StringVar(&c.only, "only", "", "comma-separated scenario names to run (default all)")
+	flag.StringVar(&c.postgres, "postgres", os.Getenv("ACEMQ_TEST_POSTGRES_URL"), "PostgreSQL URL for the idempotent consumer's PostgreSQL stores (default $ACEMQ_TEST_POSTGRES_URL; empty leaves them out)")
 	flag.BoolVar(&c.noWatermill, "no-watermill", false, "leave Watermill out")
 	flag.BoolVar(&c.noEnvelope, "no-raw-envelope", false, "leave out raw+envelope (raw amqp091-go sending AceMQ's headers)")
 	flag.BoolVar(&c.noObservers, "no-observers", false, "leave out acemq+observers (AceMQ with the Prometheus and OpenTelemetry adapters)")
@@ -165,7 +167,7 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 	if err != nil {
 		return err
 	}
-	runner := harness.Runner{Broker: broker, Log: log, Options: harness.Options{
+	runner := harness.Runner{Broker: broker, Log: log, IdempotencyPostgres: c.postgres, Options: harness.Options{
 		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
 	}}
 	if runner.Raw, err = harness.NewRaw(c.url); err != nil {
@@ -268,16 +270,22 @@ func only(list string) (map[string]bool, error) {
 // rowNotes explain where an implementation does something other than the
 // others, keyed "scenario/implementation".
 var rowNotes = map[string]string{
-	harness.PublishConfirmed + "/watermill":            "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
-	harness.ConsumeAck8 + "/watermill":                 "8 router handlers, each its own subscription with prefetch 100",
-	harness.RetryInConsumer + "/raw":                   "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
-	harness.RetryInConsumer + "/watermill":             "Retry middleware: retried in-process on the same delivery, no republish",
-	harness.RetryOnRung + "/acemq":                     "1s wait on the rung; lateness against failure time + 1s",
-	harness.PerMessageTTL + "/raw":                     "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
-	harness.RungKinds + "/" + harness.AceMQContract:    "classic rung Q.retry.1s; lateness against the rung publish's confirm + 1s",
-	harness.RungKinds + "/" + harness.AceMQAtLeastOnce: "quorum rung Q.retry.quorum.1s, at-least-once dead-lettering; lateness against the confirm + 1s",
-	harness.RungKinds + "/" + harness.RawClassicTTL:    "publish into a classic x-message-ttl 1s queue dead-lettering to the consumed quorum queue",
-	harness.RungKinds + "/" + harness.RawQuorumTTL:     "the same into a quorum TTL queue, at-least-once dead-lettering, reject-publish",
+	harness.PublishConfirmed + "/watermill":                "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
+	harness.ConsumeAck8 + "/watermill":                     "8 router handlers, each its own subscription with prefetch 100",
+	harness.RetryInConsumer + "/raw":                       "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
+	harness.RetryInConsumer + "/watermill":                 "Retry middleware: retried in-process on the same delivery, no republish",
+	harness.RetryOnRung + "/acemq":                         "1s wait on the rung; lateness against failure time + 1s",
+	harness.PerMessageTTL + "/raw":                         "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
+	harness.RungKinds + "/" + harness.AceMQContract:        "classic rung Q.retry.1s; lateness against the rung publish's confirm + 1s",
+	harness.RungKinds + "/" + harness.AceMQAtLeastOnce:     "quorum rung Q.retry.quorum.1s, at-least-once dead-lettering; lateness against the confirm + 1s",
+	harness.RungKinds + "/" + harness.RawClassicTTL:        "publish into a classic x-message-ttl 1s queue dead-lettering to the consumed quorum queue",
+	harness.RungKinds + "/" + harness.RawQuorumTTL:         "the same into a quorum TTL queue, at-least-once dead-lettering, reject-publish",
+	harness.IdempotentConsume + "/" + harness.IdemPlain:    "the plain consumer, the baseline of this scenario's ratios",
+	harness.IdempotentConsume + "/" + harness.IdemMemory:   "idempotency.Handler on idempotency.NewMemory: a claim and a confirm in the process",
+	harness.IdempotentConsume + "/" + harness.IdemSQLite:   "idempotency.Handler on a SQLite file (WAL): a claim and a confirm per message, each a write",
+	harness.IdempotentConsume + "/" + harness.TxSQLite:     "sqlstore.TxHandler on SQLite: claim, then a transaction inserting a row of work and confirming",
+	harness.IdempotentConsume + "/" + harness.IdemPostgres: "idempotency.Handler on PostgreSQL (pgx, local server): a claim and a confirm per message",
+	harness.IdempotentConsume + "/" + harness.TxPostgres:   "sqlstore.TxHandler on PostgreSQL: claim, then a transaction inserting a row of work and confirming",
 }
 
 func notes(c config) []string {

@@ -34,7 +34,7 @@ const (
 )
 
 // Scenarios are every scenario's name, in report order.
-var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds}
+var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds, IdempotentConsume}
 
 // Options size a run.
 type Options struct {
@@ -87,7 +87,10 @@ type Runner struct {
 	AceMQRungs *AceMQ
 	// Watermill may be nil to leave it out.
 	Watermill *Watermill
-	Options   Options
+	// IdempotencyPostgres is the PostgreSQL URL of IdempotentConsume's
+	// PostgreSQL stores; "" leaves them out.
+	IdempotencyPostgres string
+	Options             Options
 	// Log gets one line per run.
 	Log   io.Writer
 	runID string
@@ -150,6 +153,7 @@ func (r *Runner) Run(ctx context.Context) []Series {
 		return r.Broker.PerMessageTTL(ctx, holding, q, rn, 5*rungWait, rungWait)
 	}, nil, ""}})
 	addOn(quorumQueue, RungKinds, kn, true, r.rungKinds(kn))
+	add(IdempotentConsume, n, true, r.idempotent(n))
 	return all
 }
 
