@@ -162,7 +162,7 @@ func runConfig(t *testing.T, cfg Config, v verdict) Report {
 func dumpStderr(t *testing.T, dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.Name() == "accepted.log" {
+		if e.Name() == "accepted.log" || e.Name() == EventsFile {
 			continue
 		}
 		b, _ := os.ReadFile(dir + "/" + e.Name())

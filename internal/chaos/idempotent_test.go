@@ -14,6 +14,13 @@ import (
 	"github.com/acemq-go/acemq/internal/dbtest"
 )
 
+// idemRate is the idempotent runs' rate (messages a second): SQLite
+// writes a claim and a confirm per message, each a transaction synced to
+// the disk, and on the 2-core test machine the consumer fell behind 300/s
+// (with every close's redeliveries) until a close's recovery took longer
+// than the harness waits.
+const idemRate = 150
+
 // idemClaimTimeout is the chaos consumer's claim timeout: long beside a
 // handler's run (milliseconds), short enough that a killed process's claims
 // expire within the run.
@@ -118,7 +125,7 @@ func runIdempotent(t *testing.T, bin, db string, sameTx bool, scenario string, f
 	dir := t.TempDir()
 	rep := runConfig(t, Config{
 		URL: brokertest.URL(t), Queue: name, Scenario: scenario, Faults: faults, Gap: gap, Quiet: quiet,
-		ConsumerBin: bin, Name: name, Dir: dir,
+		Rate: idemRate, ConsumerBin: bin, Name: name, Dir: dir,
 		ConsumerArgs:  IdempotentArgs(dir, store.arg, store.table, store.work, idemClaimTimeout),
 		ManagementURL: brokertest.ManagementURL(),
 	}, noLoss)
