@@ -105,7 +105,7 @@ CHAOS_BROKER4 := ACEMQ_RABBITMQ_SERIES=4.0 RABBITMQ_NODENAME=acemq-chaos4@localh
 	ACEMQ_RABBITMQ_MGMT_PORT=15692 $(CHAOS_ENV) \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5692/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15692
-.PHONY: chaos chaos-short chaos-alarm chaos-cluster chaos-restart
+.PHONY: chaos chaos-short chaos-alarm chaos-cluster chaos-restart chaos-idempotent
 chaos-short:
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/chaos/
 
@@ -143,14 +143,28 @@ chaos-cluster:
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,
 # alarm, restart), the 4.0 chaos node's (restart), the cluster's (failover
-# and TestRungHopIsAtMostOnce). Fails if any of them fails; the contract
+# and TestRungHopIsAtMostOnce), the idempotent consumer's (chaos-idempotent). Fails if any of them fails; the contract
 # rungs' expected losses are printed (EXPECTED LOSS), not failures.
 chaos:
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh >/dev/null
 	status=0; $(CHAOS_BROKER) CHAOS_RESTART=yes $(GO) test -tags chaos -count=1 -timeout 90m -run '^(TestChaosFull|TestChaosRestart)$$' -v ./internal/chaos/ || status=$$?; \
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh stop; \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST=TestChaosRestart || status=$$?; \
-	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; exit $$status
+	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; \
+	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; exit $$status
+
+# The idempotent consumer's full runs (docs/reliability.md): 20 kills and
+# 10 forced closes on SQLite and on PostgreSQL, with idempotency.Handler
+# and with sqlstore.TxHandler, on the chaos node (started for the run and
+# stopped after it) and the test PostgreSQL server. IDEM_NODE names another
+# node (a helper's own: RABBITMQ_NODENAME=... RABBITMQ_NODE_PORT=... and
+# the rest, as CHAOS_BROKER does).
+IDEM_NODE ?= $(CHAOS_BROKER)
+chaos-idempotent:
+	$(IDEM_NODE) bash scripts/rabbitmq.sh >/dev/null
+	status=0; $(IDEM_NODE) $(TEST_POSTGRES) ACEMQ_TEST_POSTGRES_URL=postgres://acemq@localhost:5433/acemq?sslmode=disable \
+	  bash scripts/postgres.sh run $(GO) test -tags chaos -count=1 -timeout 60m -run '^TestChaosIdempotentFull$$' -v ./internal/chaos/ || status=$$?; \
+	$(IDEM_NODE) bash scripts/rabbitmq.sh stop; exit $$status
 
 # No broker and no PostgreSQL: their tests skip when ACEMQ_TEST_URL and
 # ACEMQ_TEST_POSTGRES_URL are unset.

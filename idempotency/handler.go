@@ -28,6 +28,7 @@ type options struct {
 	timeout    time.Duration
 	retention  time.Duration
 	runWithout bool
+	onClaim    func(key string, r Result)
 }
 
 // Option configures Handler.
@@ -58,6 +59,31 @@ func WithRetention(d time.Duration) Option { return func(o *options) { o.retenti
 // that was made idempotent should not quietly stop being so.
 func RunWithoutKey() Option { return func(o *options) { o.runWithout = true } }
 
+// OnClaim calls f with the result of each claim the handler makes (not
+// with a store's error): Confirmed is a duplicate the store absorbed,
+// InProgress a copy put back because another consumer holds it, Claimed a
+// message the handler runs. For counting them: f must be quick and safe
+// for concurrent use.
+func OnClaim(f func(key string, r Result)) Option { return func(o *options) { o.onClaim = f } }
+
+// Held is a claimed message's key as the handler holds it: what a Runner
+// needs to confirm or forget the claim.
+type Held struct {
+	Key   string
+	Owner string
+	// Retention is how long a confirmation lasts (WithRetention).
+	Retention time.Duration
+}
+
+// A Runner handles a message whose key held has claimed, and settles the
+// claim: it confirms it if the message was handled (and returns
+// acemq.Accept), or forgets it otherwise, so that the next copy runs.
+// Handler's runner calls the handler, then Store.Confirm or Store.Forget;
+// sqlstore.TxHandler's does the handler's work and the confirm in one
+// database transaction. A message without a key, which RunWithoutKey runs,
+// comes with a zero Held: it is handled without anything recorded.
+type Runner[T any] func(ctx context.Context, held Held, m acemq.Message[T]) acemq.Decision
+
 // Handler wraps h so that it runs once per key:
 //
 //   - it claims the key; a store error retries the message (acemq.Retry);
@@ -76,6 +102,23 @@ func RunWithoutKey() Option { return func(o *options) { o.runWithout = true } }
 // It panics if store is nil or an option is invalid, as a program's set-up
 // mistake.
 func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handler[T] {
+	if h == nil {
+		panic("idempotency: Handler needs a handler")
+	}
+	return Wrap(store, func(ctx context.Context, held Held, m acemq.Message[T]) acemq.Decision {
+		return run(ctx, store, held, h, m)
+	}, opts...)
+}
+
+// Wrap is Handler with the step after the claim given: it finds the key,
+// claims it, accepts a duplicate, puts back a copy another owner holds, and
+// retries on a store error, as Handler does; a message it claimed goes to
+// run, which must confirm or forget the claim. It is for a store whose
+// confirm is part of the handler's work (sqlstore.TxHandler); Handler is
+// the one to use otherwise.
+//
+// It panics if store or run is nil or an option is invalid.
+func Wrap[T any](store Store, run Runner[T], opts ...Option) acemq.Handler[T] {
 	o := options{
 		key:       func(e acemq.Envelope) string { return e.ID },
 		timeout:   contract.DefaultClaimTimeout,
@@ -87,7 +130,7 @@ func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handl
 	if o.owner == "" {
 		o.owner = defaultOwner()
 	}
-	if store == nil || h == nil || o.key == nil {
+	if store == nil || run == nil || o.key == nil {
 		panic("idempotency: Handler needs a store, a handler and a key function")
 	}
 	if err := errors.Join(CheckOwner(o.owner), CheckDuration("claim timeout", o.timeout), CheckDuration("retention", o.retention)); err != nil {
@@ -97,7 +140,7 @@ func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handl
 		key := o.key(m.Envelope)
 		if key == "" {
 			if o.runWithout {
-				return h(ctx, m)
+				return run(ctx, Held{}, m)
 			}
 			return acemq.Park(ErrNoKey)
 		}
@@ -108,6 +151,9 @@ func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handl
 		if err != nil {
 			return acemq.Retry(fmt.Errorf("idempotency: claiming %q: %w", key, err))
 		}
+		if o.onClaim != nil {
+			o.onClaim(key, res)
+		}
 		switch res {
 		case Confirmed:
 			return acemq.Accept()
@@ -117,17 +163,23 @@ func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handl
 		default:
 			return acemq.Retry(fmt.Errorf("idempotency: claiming %q: the store answered %v", key, res))
 		}
-		return run(ctx, store, key, o, h, m)
+		return run(ctx, Held{Key: key, Owner: o.owner, Retention: o.retention}, m)
 	}
 }
 
-func run[T any](ctx context.Context, store Store, key string, o options, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
-	after, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+// run is Handler's Runner. A message without a key (RunWithoutKey) comes
+// with a zero held: h runs, and nothing is recorded.
+func run[T any](ctx context.Context, store Store, held Held, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
+	if held.Key == "" {
+		return h(ctx, m)
+	}
+	key := held.Key
+	after, cancel := AfterHandler(ctx)
 	defer cancel()
 	done := false
 	defer func() {
 		if !done { // h panicked: release the claim, then let the consumer see the panic
-			_ = store.Forget(after, key, o.owner)
+			_ = store.Forget(after, key, held.Owner)
 		}
 	}()
 	d = h(ctx, m)
@@ -135,13 +187,21 @@ func run[T any](ctx context.Context, store Store, key string, o options, h acemq
 	if d != acemq.Accept() {
 		// A failed forget leaves the claim to expire: the retry is put back
 		// until then, never lost.
-		_ = store.Forget(after, key, o.owner)
+		_ = store.Forget(after, key, held.Owner)
 		return d
 	}
-	if err := store.Confirm(after, key, o.retention); err != nil {
+	if err := store.Confirm(after, key, held.Retention); err != nil {
 		return acemq.Retry(fmt.Errorf("idempotency: the handler accepted %q but confirming it failed, so it will run again: %w", key, err))
 	}
 	return d
+}
+
+// AfterHandler is the context a Runner records a handler's outcome in (a
+// confirm, a forget, a commit): ctx's values without its cancellation,
+// which a shutdown brings, since what the handler did must still be
+// recorded; bounded by a timeout of its own instead.
+func AfterHandler(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 }
 
 func defaultOwner() string {

@@ -60,8 +60,9 @@ type Dialect struct {
 	param  func(n int) string
 	create string // %[1]s the table, %[2]s the index
 	lock   string // see Migrate
-	// time is how a time is passed and read back.
-	time func(time.Time) any
+	// time is how a time is passed; readTime reads one back.
+	time     func(time.Time) any
+	readTime func(any) (time.Time, error)
 }
 
 // String names the database.
@@ -79,7 +80,8 @@ var SQLite = Dialect{
 	expires_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (expires_at)`,
-	time: func(t time.Time) any { return t.UTC().Format(contract.IdempotencySQLiteTimeLayout) },
+	time:     func(t time.Time) any { return t.UTC().Format(contract.IdempotencySQLiteTimeLayout) },
+	readTime: readSQLiteTime,
 }
 
 // PostgreSQL is the dialect of PostgreSQL (9.5 or later: ON CONFLICT).
@@ -94,8 +96,9 @@ var PostgreSQL = Dialect{
 	expires_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (expires_at)`,
-	lock: `SELECT pg_advisory_xact_lock($1)`,
-	time: func(t time.Time) any { return t.UTC() },
+	lock:     `SELECT pg_advisory_xact_lock($1)`,
+	time:     func(t time.Time) any { return t.UTC() },
+	readTime: readPostgresTime,
 }
 
 // Option configures New.
@@ -125,7 +128,8 @@ type Store struct {
 	owned bool
 	now   func() time.Time
 
-	claim, state, confirm, forget, prune string
+	claim, row, confirm, forget, prune string
+	confirmClaim                       string // TxHandler's
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -152,11 +156,13 @@ func New(db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 		" ON CONFLICT (message_id) DO UPDATE SET state = excluded.state, claimed_by = excluded.claimed_by," +
 		" recorded_at = excluded.recorded_at, expires_at = excluded.expires_at" +
 		" WHERE cur.expires_at <= excluded.recorded_at RETURNING message_id"
-	s.state = "SELECT state FROM " + t + " WHERE message_id = " + p(1)
 	s.confirm = "INSERT INTO " + t + " AS cur (message_id, state, recorded_at, expires_at) VALUES (" +
 		p(1) + ", '" + contract.IdempotencyConfirmed + "', " + p(2) + ", " + p(3) + ")" +
 		" ON CONFLICT (message_id) DO UPDATE SET state = excluded.state," +
 		" recorded_at = excluded.recorded_at, expires_at = excluded.expires_at"
+	s.confirmClaim = "UPDATE " + t + " SET state = '" + contract.IdempotencyConfirmed + "', recorded_at = " + p(1) + ", expires_at = " + p(2) +
+		" WHERE message_id = " + p(3) + " AND claimed_by = " + p(4) + " AND state = '" + contract.IdempotencyClaimed + "'"
+	s.row = "SELECT state, claimed_by, expires_at FROM " + t + " WHERE message_id = " + p(1)
 	s.forget = "DELETE FROM " + t + " WHERE message_id = " + p(1) + " AND claimed_by = " + p(2) +
 		" AND state = '" + contract.IdempotencyClaimed + "'"
 	s.prune = "DELETE FROM " + t + " WHERE expires_at <= " + p(1)
@@ -241,14 +247,13 @@ func (s *Store) Claim(ctx context.Context, key, owner string, timeout time.Durat
 		if !errors.Is(err, sql.ErrNoRows) {
 			return 0, fmt.Errorf("idempotency: claim %q in table %s: %w", key, s.table, err)
 		}
-		var state string
-		err = s.db.QueryRowContext(ctx, s.state, key).Scan(&state)
+		rec, err := s.read(ctx, s.db, key)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			continue
 		case err != nil:
-			return 0, fmt.Errorf("idempotency: read %q in table %s: %w", key, s.table, err)
-		case state == contract.IdempotencyConfirmed:
+			return 0, err
+		case rec.State == contract.IdempotencyConfirmed:
 			return idempotency.Confirmed, nil
 		default:
 			return idempotency.InProgress, nil

@@ -101,6 +101,9 @@ type Config struct {
 	Gap time.Duration
 	// ConsumerBin is the consumer program, built by Build.
 	ConsumerBin string
+	// ConsumerArgs are more arguments for it (the idempotent consumer's:
+	// see Idempotent).
+	ConsumerArgs []string
 	// Dir holds the accept log and the consumer processes' stderr.
 	Dir string
 	// Name prefixes the client-provided connection names: Name+"-harness"
@@ -208,6 +211,8 @@ type Report struct {
 	// starting it again took, until its peers saw it.
 	Killed []string
 	Rejoin []time.Duration
+	// Kills are the consumer processes SIGKILLed (scenario Kill), in order.
+	Kills []KilledProcess
 	// WaitingAtKill is, for each kill, how many deliveries the killed
 	// process held in an in-process wait (its last stats line, <=100ms old).
 	WaitingAtKill []int
@@ -231,6 +236,12 @@ func (r Report) OK() bool {
 // which RabbitMQ dead-letters at most once, are expected to lose.
 func (r Report) OKButRungHops() bool {
 	return len(r.Misplaced) == 0 && r.StillQueued == 0 && r.HeldByRungs == 0 && r.LostByHops[0] == 0
+}
+
+// KilledProcess is a consumer process the harness SIGKILLed, and when.
+type KilledProcess struct {
+	PID int
+	At  time.Time
 }
 
 // String is the report as a table.
@@ -293,6 +304,11 @@ func (r Report) String() string {
 		var parts []string
 		for _, k := range []string{"accepted", "retried-in-consumer", "retried-on-rung", "dead-lettered", "parked", "requeued", "rung-missing", "set-aside-failed"} {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, r.ConsumerStats[k]))
+		}
+		for _, k := range []string{"duplicates-absorbed", "put-back"} { // the idempotent consumer's
+			if v, ok := r.ConsumerStats[k]; ok {
+				parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+			}
 		}
 		row("consumer stats (sum)", strings.Join(parts, " "))
 	}
@@ -421,6 +437,7 @@ type run struct {
 
 	proc          *exec.Cmd
 	started       int
+	kills         []KilledProcess
 	waitingAtKill []int
 	outage        []time.Duration
 	blockedAfter  []time.Duration
@@ -622,6 +639,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		accepted: accepted, records: records, dlq: r.dlq, parked: r.parked, queued: queued})
 	r.mu.Unlock()
 	counted.Recovery, counted.PubRecovery, counted.WaitingAtKill = rep.Recovery, rep.PubRecovery, r.waitingAtKill
+	counted.Kills = r.kills
 	counted.Outage = r.outage
 	counted.BlockedAfter, counted.BlockedErr = r.blockedAfter, r.blockedErr
 	counted.Killed, counted.Rejoin = r.killed, r.rejoin
@@ -967,6 +985,9 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 	switch r.cfg.Scenario {
 	case Kill:
 		t0 = time.Now()
+		if r.proc != nil {
+			r.kills = append(r.kills, KilledProcess{PID: r.proc.Process.Pid, At: t0})
+		}
 		if err := r.stopConsumer(syscall.SIGKILL); err != nil {
 			return 0, 0, err
 		}
@@ -1184,6 +1205,7 @@ func (r *run) startConsumer(ctx context.Context) error {
 	for _, u := range r.cfg.Fallbacks {
 		args = append(args, "--fallback", u)
 	}
+	args = append(args, r.cfg.ConsumerArgs...)
 	cmd := exec.Command(r.cfg.ConsumerBin, args...)
 	cmd.Stderr = errLog
 	if err := cmd.Start(); err != nil {

@@ -126,11 +126,14 @@ const (
 	rungLoss
 )
 
-// runConfig runs cfg (in a fresh directory, logging to t), prints its
+// runConfig runs cfg (in cfg.Dir, or a fresh directory; logging to t), prints its
 // report and fails t as v says.
 func runConfig(t *testing.T, cfg Config, v verdict) Report {
-	dir := t.TempDir()
-	cfg.Dir, cfg.Logf = dir, t.Logf
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	dir := cfg.Dir
+	cfg.Logf = t.Logf
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		dumpStderr(t, dir)
@@ -159,7 +162,7 @@ func runConfig(t *testing.T, cfg Config, v verdict) Report {
 func dumpStderr(t *testing.T, dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.Name() == "accepted.log" {
+		if e.Name() == "accepted.log" || e.Name() == EventsFile {
 			continue
 		}
 		b, _ := os.ReadFile(dir + "/" + e.Name())

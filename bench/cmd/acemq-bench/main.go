@@ -42,6 +42,7 @@ type config struct {
 	micro        bool
 	codecs       bool
 	microOnly    bool
+	postgres     string
 	benchtime    string
 	out          string
 	root         string
@@ -61,6 +62,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 0, "rounds per scenario (default 5, quick 3)")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "bound on one implementation's run of one scenario")
 	flag.StringVar(&c.only, "only", "", "comma-separated scenario names to run (default all)")
+	flag.StringVar(&c.postgres, "postgres", os.Getenv("ACEMQ_TEST_POSTGRES_URL"), "PostgreSQL URL for the PostgreSQL rows of the idempotent consumer and the outbox relay (default $ACEMQ_TEST_POSTGRES_URL; empty leaves them out)")
 	flag.BoolVar(&c.noWatermill, "no-watermill", false, "leave Watermill out")
 	flag.BoolVar(&c.noEnvelope, "no-raw-envelope", false, "leave out raw+envelope (raw amqp091-go sending AceMQ's headers)")
 	flag.BoolVar(&c.noObservers, "no-observers", false, "leave out acemq+observers (AceMQ with the Prometheus and OpenTelemetry adapters)")
@@ -168,7 +170,7 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 	if err != nil {
 		return err
 	}
-	runner := harness.Runner{Broker: broker, Log: log, Options: harness.Options{
+	runner := harness.Runner{Broker: broker, Log: log, IdempotencyPostgres: c.postgres, Options: harness.Options{
 		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Requests: c.requests, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
 	}}
 	if runner.Raw, err = harness.NewRaw(c.url); err != nil {
@@ -290,6 +292,12 @@ var rowNotes = map[string]string{
 	harness.RequestReply8 + "/" + harness.RawReplyQueue:    "late = round trip; 8 requesters on one channel, 8 responder goroutines",
 	harness.RequestReply8 + "/" + harness.RawDirectReplyTo: "late = round trip; 8 requesters on one channel, 8 responder goroutines",
 	harness.RequestReply8 + "/" + harness.AceMQRequest:     "late = round trip; 8 goroutines on one Client, Serve WithConcurrency(8)",
+	harness.IdempotentConsume + "/" + harness.IdemPlain:    "the plain consumer, the baseline of this scenario's ratios",
+	harness.IdempotentConsume + "/" + harness.IdemMemory:   "idempotency.Handler on idempotency.NewMemory: a claim and a confirm in the process",
+	harness.IdempotentConsume + "/" + harness.IdemSQLite:   "idempotency.Handler on a SQLite file (WAL): a claim and a confirm per message, each a write",
+	harness.IdempotentConsume + "/" + harness.TxSQLite:     "sqlstore.TxHandler on SQLite: claim, then a transaction inserting a row of work and confirming",
+	harness.IdempotentConsume + "/" + harness.IdemPostgres: "idempotency.Handler on PostgreSQL (pgx, local server): a claim and a confirm per message",
+	harness.IdempotentConsume + "/" + harness.TxPostgres:   "sqlstore.TxHandler on PostgreSQL: claim, then a transaction inserting a row of work and confirming",
 }
 
 func notes(c config) []string {

@@ -10,13 +10,9 @@ import (
 	"github.com/acemq-go/acemq/bench/internal/harness"
 )
 
-// The outbox scenarios' flags, registered here so that main's stay as they
-// are.
-var (
-	outboxPostgres = flag.String("postgres", os.Getenv("ACEMQ_TEST_POSTGRES_URL"),
-		"PostgreSQL URL for the outbox relay scenario (default $ACEMQ_TEST_POSTGRES_URL; empty runs SQLite only)")
-	outboxRecords = flag.Int("outbox-records", 0, "records per run of the outbox relay scenarios (default 5000, quick 1000)")
-)
+// outboxRecords sizes the outbox scenarios (-postgres, main's, gives their
+// PostgreSQL).
+var outboxRecords = flag.Int("outbox-records", 0, "records per run of the outbox relay scenarios (default 5000, quick 1000)")
 
 func init() {
 	rowNotes[harness.OutboxRelaySQLite+"/raw"] = "select 100 rows, publish with amqp091-go confirms, update: no lease, no failure counting"
@@ -41,6 +37,6 @@ func runOutbox(ctx context.Context, b *harness.Broker, c config, log io.Writer) 
 		return nil
 	}
 	defer os.RemoveAll(dir)
-	return harness.RunOutbox(ctx, b, harness.OutboxOptions{URL: c.url, PostgresURL: *outboxPostgres, Records: records,
+	return harness.RunOutbox(ctx, b, harness.OutboxOptions{URL: c.url, PostgresURL: c.postgres, Records: records,
 		Batch: 100, Rounds: c.rounds, Dir: dir, Log: log})
 }

@@ -35,7 +35,7 @@ const (
 
 // Scenarios are every scenario's name, in report order.
 var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds,
-	RequestReply1, RequestReply8}
+	RequestReply1, RequestReply8, IdempotentConsume}
 
 // Options size a run.
 type Options struct {
@@ -90,7 +90,10 @@ type Runner struct {
 	AceMQRungs *AceMQ
 	// Watermill may be nil to leave it out.
 	Watermill *Watermill
-	Options   Options
+	// IdempotencyPostgres is the PostgreSQL URL of IdempotentConsume's
+	// PostgreSQL stores; "" leaves them out.
+	IdempotencyPostgres string
+	Options             Options
 	// Log gets one line per run.
 	Log   io.Writer
 	runID string
@@ -155,6 +158,7 @@ func (r *Runner) Run(ctx context.Context) []Series {
 	addOn(quorumQueue, RungKinds, kn, true, r.rungKinds(kn))
 	add(RequestReply1, r.Options.Requests, false, r.requestReply(r.Options.Requests, 1))
 	add(RequestReply8, r.Options.Requests, false, r.requestReply(r.Options.Requests, 8))
+	add(IdempotentConsume, n, true, r.idempotent(n))
 	return all
 }
 

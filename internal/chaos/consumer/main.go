@@ -42,19 +42,20 @@ func main() {
 	name := flag.String("name", "", "client-provided connection name")
 	policyText := flag.String("policy", DefaultPolicy, "retry policy notation")
 	rungs := flag.String("rungs", string(contract.ContractRungs), "kind of rungs: contract or at-least-once")
+	idem := idempotentFlags()
 	var fallbacks []string
 	flag.Func("fallback", "another cluster node's AMQP URL (repeatable)", func(u string) error {
 		fallbacks = append(fallbacks, u)
 		return nil
 	})
 	flag.Parse()
-	if err := run(*url, fallbacks, *queue, *logPath, *name, *policyText, contract.RungKind(*rungs)); err != nil {
+	if err := run(*url, fallbacks, *queue, *logPath, *name, *policyText, contract.RungKind(*rungs), idem); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos consumer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, fallbacks []string, queue, logPath, name, policyText string, rungs contract.RungKind) error {
+func run(url string, fallbacks []string, queue, logPath, name, policyText string, rungs contract.RungKind, idem *idempotentConfig) error {
 	if url == "" || queue == "" || logPath == "" {
 		return errors.New("--url, --queue and --log are required")
 	}
@@ -93,24 +94,23 @@ func run(url string, fallbacks []string, queue, logPath, name, policyText string
 	defer conn.Close()
 
 	handler := func(ctx context.Context, m acemq.Message[item]) acemq.Decision {
-		n, attempt := m.Body.N, m.Envelope.Attempt
-		fail := false
-		switch n % 10 {
-		case 6:
-			fail = attempt <= 1
-		case 7:
-			fail = attempt <= 2
-		case 8:
-			fail = true
+		if err := failOnPurpose(m); err != nil {
+			return acemq.Retry(err)
 		}
-		if fail {
-			return acemq.Retry(fmt.Errorf("message %d fails on attempt %d on purpose", n, attempt))
-		}
-		if err := record(n); err != nil {
+		if err := record(m.Body.N); err != nil {
 			// Not recorded, so not accepted: it comes back later.
-			return acemq.Retry(fmt.Errorf("recording message %d: %w", n, err))
+			return acemq.Retry(fmt.Errorf("recording message %d: %w", m.Body.N, err))
 		}
 		return acemq.Accept()
+	}
+	var counts *idempotentCounts
+	if idem.enabled() {
+		var closeStore func() error
+		handler, counts, closeStore, err = idem.handler(ctx, record)
+		if err != nil {
+			return err
+		}
+		defer closeStore()
 	}
 	consumer, err := acemq.Consume(ctx, conn, queue, handler,
 		acemq.WithPolicy(policy), acemq.WithRungs(rungs), acemq.WithConcurrency(8), acemq.WithPrefetch(64))
@@ -127,19 +127,43 @@ func run(url string, fallbacks []string, queue, logPath, name, policyText string
 		case <-ctx.Done():
 			done = true
 		case <-tick.C:
-			printStats(consumer.Stats())
+			printStats(consumer.Stats(), counts)
 		}
 	}
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	report, err := consumer.Close(closeCtx)
-	printStats(consumer.Stats())
+	printStats(consumer.Stats(), counts)
 	fmt.Fprintf(os.Stderr, "chaos consumer: closed: %+v\n", report)
 	return err
 }
 
-// printStats writes the line the harness reads (internal/chaos parses it).
-func printStats(st acemq.Stats) {
-	fmt.Fprintf(os.Stderr, "stats waiting=%d accepted=%d retried-in-consumer=%d retried-on-rung=%d dead-lettered=%d parked=%d requeued=%d rung-missing=%d set-aside-failed=%d\n",
-		st.Waiting, st.Accepted, st.RetriedInConsumer, st.RetriedOnRung, st.DeadLettered, st.Parked, st.Requeued, st.RungMissing, st.SetAsideFailed)
+// failOnPurpose is the error message m fails with on its attempt, by its
+// number (the package comment), or nil.
+func failOnPurpose(m acemq.Message[item]) error {
+	n, attempt := m.Body.N, m.Envelope.Attempt
+	fail := false
+	switch n % 10 {
+	case 6:
+		fail = attempt <= 1
+	case 7:
+		fail = attempt <= 2
+	case 8:
+		fail = true
+	}
+	if fail {
+		return fmt.Errorf("message %d fails on attempt %d on purpose", n, attempt)
+	}
+	return nil
+}
+
+// printStats writes the line the harness reads (internal/chaos parses it),
+// with the idempotent consumer's counts when it is one.
+func printStats(st acemq.Stats, idem *idempotentCounts) {
+	extra := ""
+	if idem != nil {
+		extra = fmt.Sprintf(" duplicates-absorbed=%d put-back=%d", idem.absorbed.Load(), idem.putBack.Load())
+	}
+	fmt.Fprintf(os.Stderr, "stats waiting=%d accepted=%d retried-in-consumer=%d retried-on-rung=%d dead-lettered=%d parked=%d requeued=%d rung-missing=%d set-aside-failed=%d%s\n",
+		st.Waiting, st.Accepted, st.RetriedInConsumer, st.RetriedOnRung, st.DeadLettered, st.Parked, st.Requeued, st.RungMissing, st.SetAsideFailed, extra)
 }
