@@ -101,10 +101,11 @@ func run(brokerURL, dbURL string) error {
 
 	// The charge, which must happen once per payment. Its first try at
 	// pay-4 fails: the claim is forgotten, so that the retry charges it.
+	handled := make(chan struct{}, deliveries)
 	var busy atomic.Bool
 	busy.Store(true)
 	charge := func(ctx context.Context, m acemq.Message[Payment]) acemq.Decision {
-		*ctx.Value(ranKey{}).(*bool) = true
+		defer func() { handled <- struct{}{} }()
 		if m.Envelope.ID == "pay-4" && busy.CompareAndSwap(true, false) {
 			fmt.Printf("%s: the bank is busy: retried, its claim released\n", m.Envelope.ID)
 			return acemq.Retry(errors.New("the bank is busy"))
@@ -112,20 +113,15 @@ func run(brokerURL, dbURL string) error {
 		fmt.Printf("%s: charged %d.%02d (attempt %d)\n", m.Envelope.ID, m.Body.Cents/100, m.Body.Cents%100, m.Envelope.Attempt)
 		return acemq.Accept()
 	}
-	idempotent := idempotency.Handler(store, charge)
-
-	// Around the wrapper, to show what it did with each delivery: a
-	// delivery whose charge did not run was a duplicate it absorbed.
-	handled := make(chan struct{}, deliveries)
-	consumer, err := acemq.Consume(ctx, conn, queue, func(ctx context.Context, m acemq.Message[Payment]) acemq.Decision {
-		ran := false
-		d := idempotent(context.WithValue(ctx, ranKey{}, &ran), m)
-		if !ran {
-			fmt.Printf("%s: a duplicate, accepted without charging (attempt %d)\n", m.Envelope.ID, m.Envelope.Attempt)
+	// OnClaim tells of each claim: a Confirmed one is a duplicate the store
+	// absorbed, accepted without running the charge.
+	duplicates := idempotency.OnClaim(func(key string, r idempotency.Result) {
+		if r == idempotency.Confirmed {
+			fmt.Printf("%s: a duplicate, accepted without charging\n", key)
+			handled <- struct{}{}
 		}
-		handled <- struct{}{}
-		return d
-	}, acemq.WithPolicy(policy))
+	})
+	consumer, err := acemq.Consume(ctx, conn, queue, idempotency.Handler(store, charge, duplicates), acemq.WithPolicy(policy))
 	if err != nil {
 		return err
 	}
@@ -150,9 +146,6 @@ func run(brokerURL, dbURL string) error {
 	fmt.Printf("the store remembers: %s\n", strings.Join(rows, ", "))
 	return nil
 }
-
-// ranKey is the context key under which the charge says that it ran.
-type ranKey struct{}
 
 // openStore opens the idempotency store: PostgreSQL at dbURL in a table of
 // this run's own, dropped on close, or else SQLite in a temporary
