@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"regexp"
 	"strings"
 	"time"
 
@@ -118,8 +117,6 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // postgres.Open give it.
 func OwnDB() Option { return func(s *Store) { s.owned = true } }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,55}$`)
-
 // Store is an idempotency.Store in a SQL table, safe for concurrent use.
 type Store struct {
 	db    *sql.DB
@@ -147,8 +144,9 @@ func New(db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	if !identifier.MatchString(s.table) {
-		return nil, fmt.Errorf("idempotency: table name %q: use at most 56 letters, digits and underscores", s.table)
+	if !sqldb.ValidTable(s.table, contract.IdempotencyExpirySuffix) {
+		return nil, fmt.Errorf("idempotency: table name %q: use at most %d letters, digits and underscores, not starting with a digit",
+			s.table, sqldb.MaxIdentifier-len(contract.IdempotencyExpirySuffix))
 	}
 	p, t := d.param, s.table
 	s.claim = "INSERT INTO " + t + " AS cur (message_id, state, claimed_by, recorded_at, expires_at) VALUES (" +
