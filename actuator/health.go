@@ -130,9 +130,11 @@ func brokerPart(h acemq.Health, timeout, slow time.Duration) part {
 	case !h.Connected:
 		p.status, p.detail = contract.HealthDown, "not asked: the connection is down"
 	case h.Blocked:
-		p.status, p.detail = contract.HealthDegraded, fmt.Sprintf("no answer within %s: it blocks this connection", timeout)
+		p.status, p.detail = contract.HealthDegraded, fmt.Sprintf("no answer to a round trip within %s: it blocks this connection", timeout)
 	default:
-		p.status, p.detail = contract.HealthDown, fmt.Sprintf("no answer within %s", timeout)
+		// The round trip timed out, or failed at once as the connection
+		// was lost before the Conn knew it.
+		p.status, p.detail = contract.HealthDown, fmt.Sprintf("no answer to a round trip within %s", timeout)
 	}
 	return p
 }
