@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/actuator"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
@@ -72,10 +73,12 @@ It runs on the in-process broker memory://acemq-demo unless --url names a
 RabbitMQ broker. The demo declares exchange ` + demoExchange + ` and queue ` + demoQueue + `
 with its dead-letter queues and rungs, and purges them first.
 
-With --metrics-addr it serves its Prometheus metrics (package acemqprom) at
-/metrics, and the connection's liveness and readiness at /livez and /readyz,
-while it runs, and prints the message counts as a scrape shows them at the
-end.`,
+With --metrics-addr it serves the actuator (package actuator) while it runs:
+its Prometheus metrics (package acemqprom) at /acemq-metrics, the health at
+/acemq-health, the library's info at /acemq-info, and the connection's
+liveness and readiness at /livez and /readyz. It prints where (on stderr
+with --json), and the message counts as a scrape shows them at the end.
+The family's address is ` + contract.DefaultActuatorAddress + `.`,
 		Args:                  cobra.NoArgs,
 		DisableFlagsInUseLine: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -89,7 +92,7 @@ end.`,
 			o.rungs = kind
 			return nil
 		}, func(cmd *cobra.Command, _ []string) error {
-			summary, err := runDemo(cmd.Context(), cmd.OutOrStdout(), o)
+			summary, err := runDemo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 			if err != nil {
 				return err
 			}
@@ -111,7 +114,7 @@ end.`,
 	cmd.Flags().StringVar(&rungs, "rungs", string(contract.AtLeastOnceRungs), "the `KIND` of rungs: at-least-once or contract")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
-	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve metrics and health over HTTP at `ADDR` (such as :9090) while the demo runs")
+	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve the actuator (metrics, health, info) over HTTP at `ADDR` (such as "+contract.DefaultActuatorAddress+") while the demo runs")
 	return cmd
 }
 
@@ -180,7 +183,7 @@ type rawJSON struct{ acemq.Codec }
 
 func (rawJSON) ContentType() string { return contract.ContentTypeJSON }
 
-func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, error) {
+func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSummary, error) {
 	var opts []acemq.Option
 	var metrics *demoMetrics
 	if o.metricsAddr != "" {
@@ -197,10 +200,16 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 	}
 	defer conn.Close()
 	if metrics != nil {
-		metrics.serve(conn)
-		if !o.json {
-			fmt.Fprintf(out, "metrics: %s (health: /livez, /readyz) while the demo runs\n", metrics.URL())
+		if err := metrics.serve(conn); err != nil {
+			return demoSummary{}, err
 		}
+		// With --json, stdout is the summary alone: say where on stderr.
+		where := out
+		if o.json {
+			where = errOut
+		}
+		fmt.Fprintf(where, "actuator: %s (%s, %s, %s, %s, %s) while the demo runs\n", metrics.URL(),
+			contract.ActuatorMetricsPath, contract.ActuatorHealthPath, contract.ActuatorInfoPath, actuator.LivenessPath, actuator.ReadinessPath)
 	}
 	t := conn.Transport()
 	topology := acemq.Topology{
@@ -253,7 +262,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 		}
 	}
 	if metrics != nil && !o.json {
-		fmt.Fprintf(out, "\nas %s shows them at the end:\n", metrics.URL())
+		fmt.Fprintf(out, "\nas %s shows them at the end:\n", metrics.URL()+contract.ActuatorMetricsPath)
 		if err := metrics.write(out, "acemq_publish_total", "acemq_consume_total"); err != nil {
 			return summary, err
 		}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"slices"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -15,14 +12,18 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqprom"
+	"github.com/acemq-go/acemq/actuator"
 )
 
-// demoMetrics serves the demo's metrics and health over HTTP while it runs.
+// demoMetrics serves the demo's actuator (package actuator: its metrics,
+// health and info, and the probes /livez and /readyz) over HTTP while it
+// runs.
 type demoMetrics struct {
 	registry *prometheus.Registry
 	observer acemq.Observer
-	server   *http.Server
-	listener net.Listener
+	server   *actuator.Server
+	stopped  context.CancelFunc
+	served   chan error
 }
 
 // newDemoMetrics listens on addr and keeps the metrics of acemqprom; serve
@@ -33,35 +34,36 @@ func newDemoMetrics(addr string) (*demoMetrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", addr)
+	s, err := actuator.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
-	return &demoMetrics{registry: reg, observer: m, listener: l}, nil
+	return &demoMetrics{registry: reg, observer: m, server: s}, nil
 }
 
-// URL is where the metrics are served.
-func (d *demoMetrics) URL() string { return "http://" + d.listener.Addr().String() + "/metrics" }
+// URL is where the actuator listens, such as http://127.0.0.1:9464.
+func (d *demoMetrics) URL() string { return d.server.URL() }
 
-// serve answers /metrics, /livez and /readyz for conn until stop.
-func (d *demoMetrics) serve(conn *acemq.Conn) {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(d.registry, promhttp.HandlerOpts{}))
-	mux.Handle("/livez", conn.LivenessHandler())
-	mux.Handle("/readyz", conn.ReadinessHandler(2*time.Second))
-	d.server = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = d.server.Serve(d.listener) }()
+// serve answers the actuator's paths for conn until stop.
+func (d *demoMetrics) serve(conn *acemq.Conn) error {
+	h, err := actuator.New(conn, actuator.WithMetrics(promhttp.HandlerFor(d.registry, promhttp.HandlerOpts{})))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.stopped, d.served = cancel, make(chan error, 1)
+	go func() { d.served <- d.server.Serve(ctx, h) }()
+	return nil
 }
 
-// stop closes the server, or the listener when it never served.
+// stop shuts the server down, or closes its listener when it never served.
 func (d *demoMetrics) stop() {
-	if d.server == nil {
-		_ = d.listener.Close()
+	if d.stopped == nil {
+		_ = d.server.Close()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = d.server.Shutdown(ctx)
+	d.stopped()
+	<-d.served
 }
 
 // write prints the acemq metrics whose names are in names, as a scrape

@@ -84,12 +84,26 @@ func TestDemoMetrics(t *testing.T) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if r.code != 0 || !regexp.MustCompile(`(?m)^metrics: http://127\.0\.0\.1:\d+/metrics `).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`(?m)^actuator: http://127\.0\.0\.1:\d+ \(/acemq-metrics, /acemq-health, /acemq-info, /livez, /readyz\) while the demo runs$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^as http://127\.0\.0\.1:\d+/acemq-metrics shows them at the end:$`).MatchString(r.stdout) {
 		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
 
-// What the demo serves: metrics, liveness and readiness.
+// With --json the summary alone is on stdout, and where the actuator
+// listens on stderr.
+func TestDemoMetricsJSON(t *testing.T) {
+	r := run(t, "", "demo", "--messages", "10", "--json", "--metrics-addr", "127.0.0.1:0")
+	var summary demoSummary
+	if err := json.Unmarshal([]byte(r.stdout), &summary); err != nil || summary.Published != 10 || summary.Lost != 0 {
+		t.Errorf("stdout %q: %v, want the summary alone", r.stdout, err)
+	}
+	if r.code != 0 || !regexp.MustCompile(`(?m)^actuator: http://127\.0\.0\.1:\d+ \(`).MatchString(r.stderr) {
+		t.Errorf("exit %d, stderr %q, want where the actuator listens", r.code, r.stderr)
+	}
+}
+
+// What the demo serves: the actuator's paths.
 func TestDemoServesMetricsAndHealth(t *testing.T) {
 	m, err := newDemoMetrics("127.0.0.1:0")
 	if err != nil {
@@ -101,14 +115,17 @@ func TestDemoServesMetricsAndHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	m.serve(conn)
-	base := strings.TrimSuffix(m.URL(), "/metrics")
+	if err := m.serve(conn); err != nil {
+		t.Fatal(err)
+	}
 	for path, want := range map[string]string{
-		"/metrics": `acemq_connection_state{state="connected"} 1`,
-		"/livez":   `"live":true`,
-		"/readyz":  `"ready":true`,
+		"/acemq-metrics": `acemq_connection_state{state="connected"} 1`,
+		"/acemq-health":  `{"status":"up",`,
+		"/acemq-info":    `"transport":"memory"`,
+		"/livez":         `"live":true`,
+		"/readyz":        `"ready":true`,
 	} {
-		resp, err := http.Get(base + path)
+		resp, err := http.Get(m.URL() + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,156 @@
+package actuator
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+)
+
+// healthHandler answers /acemq-health: 503 when the health is down, 200
+// when it is up or degraded (the Conn still works, or waits for the broker
+// by itself: restarting or unrouting the service would not help).
+type healthHandler struct {
+	conn          *acemq.Conn
+	timeout, slow time.Duration
+}
+
+func (h healthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
+	defer cancel()
+	if !h.conn.Transport().State().Connected {
+		// The round trip would wait for a reconnect: say down at once.
+		cancel()
+	}
+	rep := assess(h.conn.Health(ctx), h.timeout, h.slow)
+	rep.checked = time.Now().UTC()
+	status := http.StatusOK
+	if rep.status == contract.HealthDown {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, rep)
+}
+
+// report is the health as /acemq-health serves it.
+type report struct {
+	status  contract.HealthStatus
+	detail  string
+	checked time.Time
+	parts   []part
+}
+
+type part struct {
+	name   string
+	status contract.HealthStatus
+	detail string
+}
+
+func (r report) MarshalJSON() ([]byte, error) {
+	parts := make(object, 0, len(r.parts))
+	for _, p := range r.parts {
+		parts = append(parts, member{p.name, object{
+			{contract.HealthFieldStatus, p.status},
+			{contract.HealthFieldDetail, p.detail},
+		}})
+	}
+	return object{
+		{contract.HealthFieldStatus, r.status},
+		{contract.HealthFieldDetail, r.detail},
+		{contract.HealthFieldChecked, r.checked},
+		{contract.HealthFieldParts, parts},
+	}.MarshalJSON()
+}
+
+// rank orders the statuses from best to worst.
+var rank = map[contract.HealthStatus]int{contract.HealthUp: 0, contract.HealthDegraded: 1, contract.HealthDown: 2}
+
+// assess judges h, a Health whose round trip was bounded by timeout: the
+// status is its worst part's, and the detail that part's (every part's
+// when all are up).
+func assess(h acemq.Health, timeout, slow time.Duration) report {
+	parts := []part{connectionPart(h), brokerPart(h, timeout, slow), consumersPart(h)}
+	worst := contract.HealthUp
+	for _, p := range parts {
+		if rank[p.status] > rank[worst] {
+			worst = p.status
+		}
+	}
+	var details []string
+	for _, p := range parts {
+		if p.status == worst {
+			details = append(details, p.detail)
+		}
+	}
+	return report{status: worst, detail: strings.Join(details, "; "), parts: parts}
+}
+
+// connectionPart: up while connected, degraded while the broker blocks the
+// connection (a resource alarm: publishes wait), down while reconnecting and
+// once closed.
+func connectionPart(h acemq.Health) part {
+	p := part{name: contract.HealthPartConnection}
+	switch {
+	case h.Closed:
+		p.status, p.detail = contract.HealthDown, "the connection to "+h.Broker+" is closed"
+	case !h.Connected:
+		p.status, p.detail = contract.HealthDown, "reconnecting to "+h.Broker
+		if h.LastError != nil {
+			p.detail += fmt.Sprintf(", lost at %s: %v", h.LastErrorAt.UTC().Format(time.RFC3339), h.LastError)
+		}
+	case h.Blocked:
+		p.status, p.detail = contract.HealthDegraded, "connected to "+h.Broker+", which blocks its publishes"
+		if h.BlockedReason != "" {
+			p.detail += ": " + h.BlockedReason
+		}
+	default:
+		p.status, p.detail = contract.HealthUp, "connected to "+h.Broker
+		if h.Recoveries > 0 {
+			p.detail += fmt.Sprintf(" (recovered %d time%s)", h.Recoveries, plural(h.Recoveries))
+		}
+	}
+	return p
+}
+
+// brokerPart: up when the broker answered a round trip, degraded when it
+// answered slower than slow, or did not answer because it blocks the
+// connection; down otherwise.
+func brokerPart(h acemq.Health, timeout, slow time.Duration) part {
+	p := part{name: contract.HealthPartBroker}
+	switch {
+	case h.Answered && h.RoundTrip > slow:
+		p.status, p.detail = contract.HealthDegraded, fmt.Sprintf("answered a round trip in %s, slower than %s", roundTrip(h.RoundTrip), slow)
+	case h.Answered:
+		p.status, p.detail = contract.HealthUp, "answered a round trip in "+roundTrip(h.RoundTrip)
+	case h.Closed:
+		p.status, p.detail = contract.HealthDown, "not asked: the connection is closed"
+	case !h.Connected:
+		p.status, p.detail = contract.HealthDown, "not asked: the connection is down"
+	case h.Blocked:
+		p.status, p.detail = contract.HealthDegraded, fmt.Sprintf("no answer to a round trip within %s: it blocks this connection", timeout)
+	default:
+		// The round trip timed out, or failed at once as the connection
+		// was lost before the Conn knew it.
+		p.status, p.detail = contract.HealthDown, fmt.Sprintf("no answer to a round trip within %s", timeout)
+	}
+	return p
+}
+
+// consumersPart counts the consumers running; it is never worse than up,
+// since a service may have none (it only publishes).
+func consumersPart(h acemq.Health) part {
+	return part{name: contract.HealthPartConsumers, status: contract.HealthUp,
+		detail: fmt.Sprintf("%d consumer%s running", h.Consumers, plural(h.Consumers))}
+}
+
+func roundTrip(d time.Duration) string { return d.Round(time.Microsecond).String() }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

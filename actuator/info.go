@@ -1,0 +1,80 @@
+package actuator
+
+import (
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/capability"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
+)
+
+// info is what /acemq-info serves; none of it changes while the process
+// runs, so it is read once.
+type info struct {
+	library, version, transport string
+	capabilities                []contract.Capability
+}
+
+func newInfo(conn *acemq.Conn) info {
+	return info{library: contract.Library, version: moduleVersion(), transport: transportName(conn),
+		capabilities: capability.List()}
+}
+
+func (i info) MarshalJSON() ([]byte, error) {
+	return object{
+		{contract.InfoFieldLibrary, i.library},
+		{contract.InfoFieldVersion, i.version},
+		{contract.InfoFieldTransport, i.transport},
+		{contract.InfoFieldCapabilities, i.capabilities},
+	}.MarshalJSON()
+}
+
+type infoHandler info
+
+func (i infoHandler) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, info(i))
+}
+
+// moduleVersion is the version of this module the build recorded: the main
+// module's when it is this one (the acemq CLI), else the dependency's (a
+// service), the replacement's when replaced; VersionDevel when it recorded
+// none ("(devel)" from a checkout, or a replacement by a directory).
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return contract.VersionDevel
+	}
+	v := ""
+	if bi.Main.Path == contract.Library {
+		v = bi.Main.Version
+	}
+	for _, m := range bi.Deps {
+		if m.Path == contract.Library {
+			v = m.Version
+			if m.Replace != nil {
+				v = m.Replace.Version
+			}
+		}
+	}
+	if v == "" || v == "(devel)" {
+		return contract.VersionDevel
+	}
+	return v
+}
+
+// transportName says which broker conn speaks to: RabbitMQ over AMQP, the
+// in-process broker (whose String is memory://NAME, or "memory broker"), or
+// a transport of the application's own.
+func transportName(conn *acemq.Conn) string {
+	t := conn.Transport()
+	if _, ok := t.(*rabbitmq.Transport); ok {
+		return contract.TransportAMQP
+	}
+	if strings.HasPrefix(t.String(), contract.TransportMemory) {
+		return contract.TransportMemory
+	}
+	return contract.TransportOther
+}
