@@ -34,7 +34,7 @@ const (
 type Message[T any] struct {
 	Body     T
 	Envelope Envelope
-	// Raw is the body as it was delivered.
+	// Raw is the body as it was delivered, before any consume interceptor.
 	Raw         []byte
 	Exchange    string
 	RoutingKey  string
@@ -229,6 +229,7 @@ func (c *Consumer) declareLadder(ctx context.Context, d transport.Declarer) erro
 // the settlement depends on.
 func handleDelivery[T any](ctx context.Context, queue string, codec Codec, chain []Interceptor, h Handler[T], d transport.Delivery, now time.Time) (in delivered, panicErr error) {
 	var refused error
+	raw := d.Body
 	if len(chain) > 0 {
 		d, refused = interceptDelivery(ctx, queue, chain, d)
 	}
@@ -248,7 +249,7 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, chain
 			panicErr = fmt.Errorf("%w\n%s", panicErr, debug.Stack())
 		}
 	}()
-	in.Decision = h(ctx, Message[T]{Body: body, Envelope: env, Raw: d.Body,
+	in.Decision = h(ctx, Message[T]{Body: body, Envelope: env, Raw: raw,
 		Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered})
 	return in, nil
 }
