@@ -104,7 +104,7 @@ func reservedOf(h transport.Table) transport.Table {
 func reservedChange(before, h transport.Table) (string, bool) {
 	var changed []string
 	for k, v := range h {
-		if was, ok := before[k]; isReserved(k) && (!ok || !reflect.DeepEqual(was, v)) {
+		if was, ok := before[k]; isReserved(k) && (!ok || !same(was, v)) {
 			changed = append(changed, k)
 		}
 	}
@@ -117,6 +117,20 @@ func reservedChange(before, h transport.Table) (string, bool) {
 		return "", false
 	}
 	return slices.Min(changed), true
+}
+
+// same reports whether two header values are equal: strings and integers,
+// which the envelope is written in, at once, anything else deeply.
+func same(a, b any) bool {
+	switch a := a.(type) {
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case int64:
+		b, ok := b.(int64)
+		return ok && a == b
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // The interceptor options.
