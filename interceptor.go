@@ -18,8 +18,8 @@ import (
 //
 // A refused publish is not sent: Publish returns a *PublishError wrapping
 // the error. A refused delivery is a failure of its handler, which is not
-// called: it takes the retry path, as Retry(err) would (Retry(Fatal(err))
-// when the error is marked with Fatal, which dead-letters it at once).
+// called: it takes the retry path, as Retry(err) would; an error marked
+// with Fatal dead-letters it at once.
 //
 // The x-acemq-* headers are the library's: an interceptor reads them but
 // must not set, change or remove one. One that does has a publish refused
