@@ -38,8 +38,10 @@ type Conn struct {
 	logger    *slog.Logger
 	clock     transport.Clock
 	observer  Observer
-	consumers atomic.Int64 // started and not yet closed
-	closed    atomic.Bool  // Close was called
+	// The Conn's interceptors, run before a Publisher's or a consumer's.
+	publishChain, consumeChain []Interceptor
+	consumers                  atomic.Int64 // started and not yet closed
+	closed                     atomic.Bool  // Close was called
 }
 
 // Credentials supply a username and password on every connect and reconnect,
@@ -142,7 +144,8 @@ func newConnectOptions(opts []Option, by string, accepts scope, subject string) 
 }
 
 func newConn(t transport.Transport, redactedURL string, o connectOptions) *Conn {
-	c := &Conn{transport: t, url: redactedURL, logger: o.logger, clock: o.clock, observer: o.observer}
+	c := &Conn{transport: t, url: redactedURL, logger: o.logger, clock: o.clock, observer: o.observer,
+		publishChain: o.publishChain, consumeChain: o.consumeChain}
 	t.Notify(c.connectionEvent)
 	return c
 }

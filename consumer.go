@@ -1,12 +1,15 @@
 package acemq
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +34,7 @@ const (
 type Message[T any] struct {
 	Body     T
 	Envelope Envelope
-	// Raw is the body as it was delivered.
+	// Raw is the body as it was delivered, before any consume interceptor.
 	Raw         []byte
 	Exchange    string
 	RoutingKey  string
@@ -171,8 +174,9 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		observer: c.observer, waits: map[*wait]struct{}{},
 	}
 	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.Background())
+	chain := slices.Concat(c.consumeChain, o.chain)
 	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
-		return handleDelivery(ctx, queue, o.codec, h, d, c.clock.Now())
+		return handleDelivery(ctx, queue, o.codec, chain, h, d, c.clock.Now())
 	}
 	cons.sub, err = c.transport.Consume(ctx, queue, transport.ConsumeOptions{
 		Tag: o.tag, Prefetch: o.prefetch, Setup: cons.declareLadder,
@@ -220,11 +224,20 @@ func (c *Consumer) declareLadder(ctx context.Context, d transport.Declarer) erro
 	return nil
 }
 
-// handleDelivery decodes d, runs the handler (a panic becomes a rejection
-// with the panic as its reason) and says what the settlement depends on.
-func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Handler[T], d transport.Delivery, now time.Time) (in delivered, panicErr error) {
+// handleDelivery runs the interceptors over d, decodes it, runs the handler
+// (a panic becomes a rejection with the panic as its reason) and says what
+// the settlement depends on.
+func handleDelivery[T any](ctx context.Context, queue string, codec Codec, chain []Interceptor, h Handler[T], d transport.Delivery, now time.Time) (in delivered, panicErr error) {
+	var refused error
+	raw := d.Body
+	if len(chain) > 0 {
+		d, refused = interceptDelivery(ctx, queue, chain, d)
+	}
 	env := readDelivery(d)
 	in = delivered{Source: queue, Attempt: env.Attempt, Age: env.Age(now)}
+	if refused != nil {
+		return refusedDelivery(in, refused)
+	}
 	var body T
 	if in.DecodeErr = decodeBody(codec, d.Message, &body); in.DecodeErr != nil {
 		return in, nil
@@ -236,8 +249,53 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, h Han
 			panicErr = fmt.Errorf("%w\n%s", panicErr, debug.Stack())
 		}
 	}()
-	in.Decision = h(ctx, Message[T]{Body: body, Envelope: env, Raw: d.Body,
+	in.Decision = h(ctx, Message[T]{Body: body, Envelope: env, Raw: raw,
 		Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered})
+	return in, nil
+}
+
+// interceptDelivery runs chain over a copy of d's message, so that a retry
+// or a set-aside republishes it as it was delivered, and returns d as the
+// interceptors left it; a refusal returns d as it was. A change to a
+// reserved header is Fatal; a panic is an interceptorPanic.
+func interceptDelivery(ctx context.Context, queue string, chain []Interceptor, d transport.Delivery) (out transport.Delivery, refused error) {
+	msg := d.Message
+	msg.Headers, msg.Body = maps.Clone(msg.Headers), bytes.Clone(msg.Body)
+	m := intercepted(d.Exchange, d.RoutingKey, queue, msg)
+	defer func() {
+		if r := recover(); r != nil {
+			out, refused = d, interceptorPanic{fmt.Errorf("%s%v", contract.ReasonTextPanicked, r), debug.Stack()}
+		}
+	}()
+	switch _, reserved, err := intercept(ctx, "consume", chain, m); {
+	case reserved != "":
+		return d, Fatal(err)
+	case err != nil:
+		return d, err
+	}
+	out = d
+	out.Message, out.Exchange, out.RoutingKey = m.message(), m.Exchange, m.RoutingKey
+	return out, nil
+}
+
+// interceptorPanic is a consume interceptor's panic, with its stack.
+type interceptorPanic struct {
+	err   error
+	stack []byte
+}
+
+func (p interceptorPanic) Error() string { return p.err.Error() }
+
+// refusedDelivery is what settles a delivery its interceptors refused: the
+// failure of a handler that was not called, retried (Retry(err)), or a
+// panicking handler's rejection.
+func refusedDelivery(in delivered, err error) (delivered, error) {
+	in.Refused = true
+	if p, ok := err.(interceptorPanic); ok {
+		in.Decision, in.Panicked = Reject(p.err), true
+		return in, fmt.Errorf("%w\n%s", p.err, p.stack)
+	}
+	in.Decision = Retry(err)
 	return in, nil
 }
 
@@ -276,7 +334,7 @@ func (c *Consumer) work() {
 		// how long the handler took, not when anything is due.
 		began := time.Now()
 		in, panicErr := c.handle(h.ctx, d)
-		if in.DecodeErr == nil {
+		if in.DecodeErr == nil && !in.Refused {
 			h.handled = time.Since(began)
 		}
 		c.running.Add(-1)

@@ -72,6 +72,14 @@
 // with a reason class: the words [Stats], the [Observer], the metrics of
 // package acemqprom, the logs and the acemq command all use.
 //
+// # Interceptors
+//
+// An [Interceptor] sees each message in wire form before it is published
+// ([WithPublishInterceptors]) or before it is decoded and handled
+// ([WithConsumeInterceptors]), and may change it or refuse it: a refused
+// publish is not sent, a refused delivery is a failure of its handler. The
+// library's own republishes (retries, set-asides) go around them.
+//
 // # Options
 //
 // One [Option] type serves [Connect], [New], [NewPublisher] and [Consume].

@@ -22,7 +22,8 @@ const UnknownAge = time.Duration(-1)
 
 var (
 	// ErrReservedHeader is returned when application headers hold a header
-	// starting with ReservedHeaderPrefix.
+	// starting with ReservedHeaderPrefix, or an interceptor set, changed or
+	// removed one.
 	ErrReservedHeader = errors.New("header name is reserved for acemq")
 	// ErrInvalidEnvelope is returned when an envelope is written without a
 	// value the contract requires; Complete fills them in.

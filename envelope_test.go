@@ -809,7 +809,7 @@ func TestReadTypeDefault(t *testing.T) {
 				t.Errorf("ReadEnvelope Type = %q, want %q", got, tt.wantAlone)
 			}
 			var seen Envelope
-			in, _ := handleDelivery(context.Background(), "orders.new", JSON, func(_ context.Context, m Message[map[string]any]) Decision {
+			in, _ := handleDelivery(context.Background(), "orders.new", JSON, nil, func(_ context.Context, m Message[map[string]any]) Decision {
 				seen = m.Envelope
 				return Accept()
 			}, d, firstSeen)
@@ -840,7 +840,7 @@ func TestReadNoID(t *testing.T) {
 			d := transport.Delivery{Message: m, RoutingKey: "orders.new"}
 			var seen []string
 			for range 2 {
-				handleDelivery(context.Background(), "orders.new", JSON, func(_ context.Context, m Message[map[string]any]) Decision {
+				handleDelivery(context.Background(), "orders.new", JSON, nil, func(_ context.Context, m Message[map[string]any]) Decision {
 					seen = append(seen, m.Envelope.ID, m.Envelope.Correlation)
 					return Accept()
 				}, d, firstSeen)

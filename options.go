@@ -69,6 +69,8 @@ type connectOptions struct {
 	clock       transport.Clock
 	fallbacks   []string
 	observer    Observer
+	// The interceptors of every publish and delivery of the Conn.
+	publishChain, consumeChain []Interceptor
 }
 
 type publisherOptions struct {
@@ -76,6 +78,7 @@ type publisherOptions struct {
 	timeout time.Duration
 	window  int
 	origin  string
+	chain   []Interceptor
 }
 
 type consumeOptions struct {
@@ -88,6 +91,7 @@ type consumeOptions struct {
 	codec        Codec
 	random       func() float64
 	backoff      time.Duration
+	chain        []Interceptor
 }
 
 // apply applies opts to o for the constructor named by, which takes the

@@ -33,6 +33,7 @@ type Publisher[T any] struct {
 	origin    string
 	clock     transport.Clock
 	observer  Observer
+	chain     []Interceptor // the Conn's, then the Publisher's
 }
 
 // NewPublisher makes a publisher of T to exchange ("" is the default
@@ -45,7 +46,8 @@ func NewPublisher[T any](c *Conn, exchange string, opts ...Option) (*Publisher[T
 	}
 	o := all.pub
 	return &Publisher[T]{transport: c.transport, exchange: exchange, codec: o.codec, timeout: o.timeout,
-		window: o.window, origin: o.origin, clock: c.clock, observer: c.observer}, nil
+		window: o.window, origin: o.origin, clock: c.clock, observer: c.observer,
+		chain: slices.Concat(c.publishChain, o.chain)}, nil
 }
 
 // exchangeName names an exchange in an error: the default one is "".
@@ -105,7 +107,9 @@ func WithHeaders(h transport.Table) MessageOption {
 // ErrUnroutable, ErrRefused, ErrBlocked, ErrTimeout, ErrNotFound (the
 // exchange does not exist: the message was not routed), ErrNotConfirmed
 // (the connection or channel closed first: it may or may not have been
-// routed) or the codec's error.
+// routed), the codec's error or a publish interceptor's refusal. A
+// message sent names the exchange and routing key it was sent with, after
+// the interceptors; one not sent, those it was given.
 type PublishError struct {
 	Exchange   string
 	RoutingKey string
@@ -135,13 +139,13 @@ func (e *PublishError) Unwrap() error { return e.Err }
 func (p *Publisher[T]) Publish(ctx context.Context, routingKey string, body T, opts ...MessageOption) error {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	pub, id, err := p.prepare(routingKey, body, opts)
+	pub, id, err := p.prepare(ctx, routingKey, body, opts)
 	if err != nil {
 		unsent(ctx, p.observer, p.exchange, routingKey, id, err)
-		return p.fail(routingKey, id, err)
+		return p.fail(p.exchange, routingKey, id, err)
 	}
 	if err := startPublish(ctx, p.observer, p.transport, pub, false).Wait(ctx); err != nil {
-		return p.fail(routingKey, id, err)
+		return p.fail(pub.Exchange, pub.RoutingKey, id, err)
 	}
 	return nil
 }
@@ -182,29 +186,29 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	type inFlight struct {
-		index int
-		id    string
-		key   string
+		index         int
+		id            string
+		exchange, key string
 		*Pending
 	}
 	var failed []BatchFailure
-	fail := func(i int, key, id string, err error) {
-		failed = append(failed, BatchFailure{Index: i, Err: p.fail(key, id, err).(*PublishError)})
+	fail := func(i int, exchange, key, id string, err error) {
+		failed = append(failed, BatchFailure{Index: i, Err: p.fail(exchange, key, id, err)})
 	}
 	window := confirm.New(p.window, func(f inFlight) error {
 		if err := f.Wait(ctx); err != nil {
-			fail(f.index, f.key, f.id, err)
+			fail(f.index, f.exchange, f.key, f.id, err)
 		}
 		return nil // a failure is the message's; the others go on
 	})
 	for i, m := range msgs {
-		pub, id, err := p.prepare(m.RoutingKey, m.Body, m.Options)
+		pub, id, err := p.prepare(ctx, m.RoutingKey, m.Body, m.Options)
 		if err != nil {
 			unsent(ctx, p.observer, p.exchange, m.RoutingKey, id, err)
-			fail(i, m.RoutingKey, id, err)
+			fail(i, p.exchange, m.RoutingKey, id, err)
 			continue
 		}
-		_ = window.Add(inFlight{i, id, m.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, false)})
+		_ = window.Add(inFlight{i, id, pub.Exchange, pub.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, false)})
 	}
 	_ = window.Drain()
 	if len(failed) == 0 {
@@ -221,8 +225,9 @@ func (p *Publisher[T]) withTimeout(ctx context.Context) (context.Context, contex
 	return context.WithTimeout(ctx, p.timeout)
 }
 
-// prepare encodes body and wraps it in a completed envelope.
-func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) (transport.Publishing, string, error) {
+// prepare encodes body, wraps it in a completed envelope and runs the
+// interceptors over it.
+func (p *Publisher[T]) prepare(ctx context.Context, routingKey string, body T, opts []MessageOption) (transport.Publishing, string, error) {
 	env := Envelope{ContentType: p.codec.ContentType(), Origin: p.origin}
 	for _, opt := range opts {
 		opt(&env)
@@ -236,21 +241,29 @@ func (p *Publisher[T]) prepare(routingKey string, body T, opts []MessageOption) 
 	if err := env.Write(&msg); err != nil {
 		return transport.Publishing{}, env.ID, err
 	}
-	return transport.Publishing{Exchange: p.exchange, RoutingKey: routingKey, Mandatory: true, Message: msg}, env.ID, nil
+	pub := transport.Publishing{Exchange: p.exchange, RoutingKey: routingKey, Mandatory: true, Message: msg}
+	if len(p.chain) > 0 {
+		if err := interceptPublish(ctx, p.chain, &pub); err != nil {
+			return transport.Publishing{}, env.ID, err
+		}
+	}
+	return pub, env.ID, nil
 }
 
 // Publish publishes m to exchange under routingKey as it is (body,
 // properties and headers: it is already in wire form), mandatory and
-// confirmed, and tells the Conn's Observer of it as a publish of the
-// application's: it is for packages built on acemq that send messages of
-// their own making (package request's requests and replies). An error says
-// m was not sent (the broker blocked publishing until ctx ended, say;
-// ErrBlocked); else Wait on the Pending, once, for the broker's answer.
+// confirmed, through the Conn's publish interceptors, and tells the Conn's
+// Observer of it as a publish of the application's: it is for packages
+// built on acemq that send messages of their own making (package request's
+// requests and replies). An error says m was not sent (the broker blocked
+// publishing until ctx ended, say: ErrBlocked; an interceptor refused it: a
+// *PublishError); else Wait on the Pending, once, for the broker's answer.
 func (c *Conn) Publish(ctx context.Context, exchange, routingKey string, m transport.Message) (*Pending, error) {
 	return c.publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: m}, false)
 }
 
-// Republish is Publish to queue through the default exchange, told to the
+// Republish is Publish to queue through the default exchange, around the
+// publish interceptors (m was published once already), told to the
 // Observer as a republish (PublishInfo.Republish): package deadletter
 // moves dead letters with it.
 func (c *Conn) Republish(ctx context.Context, queue string, m transport.Message) (*Pending, error) {
@@ -259,6 +272,13 @@ func (c *Conn) Republish(ctx context.Context, queue string, m transport.Message)
 
 func (c *Conn) publish(ctx context.Context, pub transport.Publishing, republish bool) (*Pending, error) {
 	pub.Message.Headers = maps.Clone(pub.Message.Headers) // the Observer may add to them; the caller's stay
+	if !republish && len(c.publishChain) > 0 {
+		if err := interceptPublish(ctx, c.publishChain, &pub); err != nil {
+			id := readID(pub.Message)
+			unsent(ctx, c.observer, pub.Exchange, pub.RoutingKey, id, err)
+			return nil, &PublishError{Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, MessageID: id, Err: err}
+		}
+	}
 	p := startPublish(ctx, c.observer, c.transport, pub, republish)
 	if p.err != nil {
 		return nil, p.Wait(ctx)
@@ -280,6 +300,20 @@ func confirmErr(ctx context.Context, tr transport.Transport, err error) error {
 	return fmt.Errorf("%w: %w", ErrTimeout, err)
 }
 
-func (p *Publisher[T]) fail(routingKey, id string, err error) error {
-	return &PublishError{Exchange: p.exchange, RoutingKey: routingKey, MessageID: id, Err: err}
+func (p *Publisher[T]) fail(exchange, routingKey, id string, err error) *PublishError {
+	return &PublishError{Exchange: exchange, RoutingKey: routingKey, MessageID: id, Err: err}
+}
+
+// interceptPublish runs chain over pub: its exchange, routing key, headers,
+// content type and encoding, and body. A refusal leaves pub as it was.
+func interceptPublish(ctx context.Context, chain []Interceptor, pub *transport.Publishing) error {
+	m := intercepted(pub.Exchange, pub.RoutingKey, "", pub.Message)
+	switch at, reserved, err := intercept(ctx, "publish", chain, m); {
+	case reserved != "":
+		return err
+	case err != nil:
+		return fmt.Errorf("publish interceptor %d of %d refused it: %w", at, len(chain), err)
+	}
+	pub.Exchange, pub.RoutingKey, pub.Message = m.Exchange, m.RoutingKey, m.message()
+	return nil
 }

@@ -35,10 +35,14 @@ type delivered struct {
 	Source    string
 	DecodeErr error
 	Decision  Decision
-	// Panicked: the handler panicked; Decision rejects with the panic.
+	// Panicked: the handler (or an interceptor) panicked; Decision
+	// rejects with the panic.
 	Panicked bool
-	Attempt  int
-	Age      time.Duration // UnknownAge when not known
+	// Refused: an interceptor refused it, and the handler did not run;
+	// Decision retries with the refusal.
+	Refused bool
+	Attempt int
+	Age     time.Duration // UnknownAge when not known
 	// RungUnavailable: the rung for this wait is missing or returned the
 	// message, so the wait is the consumer's.
 	RungUnavailable bool

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -432,4 +433,48 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Requests and replies go through the Conn's publish interceptors (they
+// are sent with Conn.Publish); the responder's consumer runs the Conn's
+// consume interceptors, while the client reads its replies around them.
+func TestInterceptorsOnRequestsAndReplies(t *testing.T) {
+	var mu sync.Mutex
+	var published, consumed []string
+	stamp := func(_ context.Context, m *acemq.Intercepted) error {
+		mu.Lock()
+		defer mu.Unlock()
+		published = append(published, m.RoutingKey)
+		m.Headers["stamped"] = "yes"
+		return nil
+	}
+	note := func(_ context.Context, m *acemq.Intercepted) error {
+		mu.Lock()
+		defer mu.Unlock()
+		consumed = append(consumed, m.Queue)
+		return nil
+	}
+	eachBroker(t, func(t *testing.T, b broker) {
+		mu.Lock()
+		published, consumed = nil, nil
+		mu.Unlock()
+		serve(t, b, func(ctx context.Context, m acemq.Message[Quote]) (Price, error) {
+			if m.Envelope.Headers["stamped"] != "yes" {
+				return Price{}, fmt.Errorf("the request came with the headers %v, not the interceptor's", m.Envelope.Headers)
+			}
+			return price(ctx, m)
+		})
+		c := client(t, b)
+		if _, err := request.Do[Quote, Price](t.Context(), c, "", b.queue, Quote{SKU: "sku-1", Qty: 4}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []string{b.queue, c.ReplyQueue()}; !slices.Equal(published, want) {
+			t.Errorf("the publish chain saw %v, want the request and the reply: %v", published, want)
+		}
+		if want := []string{b.queue}; !slices.Equal(consumed, want) {
+			t.Errorf("the consume chain saw %v, want the request only: %v", consumed, want)
+		}
+	}, acemq.WithPublishInterceptors(stamp), acemq.WithConsumeInterceptors(note))
 }
