@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 	"github.com/acemq-go/acemq/outbox/sqlstore/postgres"
@@ -166,7 +167,7 @@ func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table s
 		if pg {
 			return time.Now().UTC()
 		}
-		return time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		return time.Now().UTC().Format(contract.OutboxSQLiteTimeLayout)
 	}
 	start := time.Now()
 	published := 0
