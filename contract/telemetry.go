@@ -94,6 +94,8 @@ type Metric struct {
 	Tags []string
 	// Family: one of section 17's; else this library's own.
 	Family bool
+	// Outcomes are the words its outcome tag takes, when it has one.
+	Outcomes []TelemetryOutcome
 }
 
 // Prometheus is the metric's name as the family's Prometheus shows it,
@@ -120,24 +122,30 @@ func PrometheusName(name string, kind MetricKind, seconds bool) string {
 // underscores (routing.key is routing_key).
 func PrometheusLabel(tag string) string { return strings.ReplaceAll(tag, ".", "_") }
 
+var (
+	publishOutcomes = []TelemetryOutcome{TelemetryConfirmed, TelemetryPublished, TelemetryUnroutable, TelemetryFailed}
+	consumeOutcomes = []TelemetryOutcome{TelemetryAcked, TelemetryRetried, TelemetryRejected, TelemetryDeadLettered, TelemetryParked, TelemetryInProgress}
+	requestOutcomes = []TelemetryOutcome{TelemetryAnswered, TelemetryTimedOut, TelemetryFailed}
+)
+
 var metrics = []Metric{
-	{MetricPublishTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagMessageType, TagKind, TagOutcome, TagReasonClass}, true},
-	{MetricPublishDuration, Histogram, true, []string{TagExchange}, true},
-	{MetricConsumeTotal, Counter, false, []string{TagQueue, TagMessageType, TagOutcome, TagReasonClass}, true},
-	{MetricConsumeDuration, Histogram, true, []string{TagQueue}, true},
-	{MetricConsumeAttempts, Histogram, false, []string{TagQueue}, true},
-	{MetricConsumeInFlight, Gauge, false, []string{TagQueue}, true},
-	{MetricMessagesRetried, Counter, false, []string{TagQueue, TagRung}, true},
-	{MetricMessagesDeadLettered, Counter, false, []string{TagQueue, TagTarget, TagReasonClass}, true},
-	{MetricSetAsideFailed, Counter, false, []string{TagQueue, TagTarget}, true},
-	{MetricRungMissing, Counter, false, []string{TagQueue, TagRung}, true},
-	{MetricRequestTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagOutcome}, true},
-	{MetricRequestDuration, Histogram, true, []string{TagExchange, TagRoutingKey, TagOutcome}, true},
-	{MetricRetryWaiting, Gauge, false, []string{TagQueue, TagWhere}, false},
-	{MetricSetAsideMessages, Gauge, false, []string{TagQueue, TagWhere}, false},
-	{MetricInspectErrors, Counter, false, []string{TagQueue, TagTarget}, false},
-	{MetricConnectionState, Gauge, false, []string{TagState}, false},
-	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false},
+	{MetricPublishTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagMessageType, TagKind, TagOutcome, TagReasonClass}, true, publishOutcomes},
+	{MetricPublishDuration, Histogram, true, []string{TagExchange}, true, nil},
+	{MetricConsumeTotal, Counter, false, []string{TagQueue, TagMessageType, TagOutcome, TagReasonClass}, true, consumeOutcomes},
+	{MetricConsumeDuration, Histogram, true, []string{TagQueue}, true, nil},
+	{MetricConsumeAttempts, Histogram, false, []string{TagQueue}, true, nil},
+	{MetricConsumeInFlight, Gauge, false, []string{TagQueue}, true, nil},
+	{MetricMessagesRetried, Counter, false, []string{TagQueue, TagRung}, true, nil},
+	{MetricMessagesDeadLettered, Counter, false, []string{TagQueue, TagTarget, TagReasonClass}, true, nil},
+	{MetricSetAsideFailed, Counter, false, []string{TagQueue, TagTarget}, true, nil},
+	{MetricRungMissing, Counter, false, []string{TagQueue, TagRung}, true, nil},
+	{MetricRequestTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagOutcome}, true, requestOutcomes},
+	{MetricRequestDuration, Histogram, true, []string{TagExchange, TagRoutingKey, TagOutcome}, true, requestOutcomes},
+	{MetricRetryWaiting, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
+	{MetricSetAsideMessages, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
+	{MetricInspectErrors, Counter, false, []string{TagQueue, TagTarget}, false, nil},
+	{MetricConnectionState, Gauge, false, []string{TagState}, false, nil},
+	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false, nil},
 }
 
 // Metrics are the metrics this library exports: the family's (section 17,
@@ -146,6 +154,7 @@ func Metrics() []Metric {
 	out := slices.Clone(metrics)
 	for i := range out {
 		out[i].Tags = slices.Clone(out[i].Tags)
+		out[i].Outcomes = slices.Clone(out[i].Outcomes)
 	}
 	return out
 }
