@@ -168,7 +168,7 @@ func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*
 	rung := contract.RungQueue(q, time.Second, contract.ContractRungs)
 	hops := []struct {
 		outcome string
-		target  string // republished to
+		target  string  // republished to
 		delay   float64 // seconds
 	}{
 		{"retried", q, 0.5},
