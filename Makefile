@@ -30,7 +30,7 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 # Go files as `go list ./...` sees them: skip testdata, _* and .* dirs (.rabbitmq).
 GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prune -o -type f -name '*.go' -print
 
-.PHONY: demo test conformance test-unit lint fuzz tidy rabbitmq rabbitmq-stop postgres postgres-stop
+.PHONY: demo test conformance test-unit lint rules fuzz tidy rabbitmq rabbitmq-stop postgres postgres-stop
 
 demo:
 	$(GO) run ./cmd/acemq demo
@@ -171,7 +171,7 @@ chaos-idempotent:
 test-unit:
 	env -u ACEMQ_TEST_URL -u ACEMQ_TEST_POSTGRES_URL $(GO) test -race ./...
 
-lint:
+lint: rules
 	@unformatted=$$($(GOFILES) | xargs -r gofmt -l); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	@# The core (and the actuator, which takes the metrics as a handler) stays
@@ -192,6 +192,13 @@ lint:
 	$(STATICCHECK) ./...
 	$(GO) -C bench vet ./...
 	cd bench && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
+
+# The Prometheus alert rules of dashboards/ (docs/observability.md), checked
+# by promtool, from Debian's prometheus package (installed when missing,
+# never its service: scripts/promtool.sh). The Go tests of acemqprom check
+# that the rules and the Grafana dashboard use only metrics it exports.
+rules:
+	@bash scripts/promtool.sh check rules dashboards/acemq-alerts.yml
 
 # Runs every Fuzz* target of every package for FUZZTIME each; new targets are
 # found by `go test -list`, so nothing here needs editing when one is added.

@@ -350,7 +350,8 @@ func (c *Consumer) start(d transport.Delivery) inHand {
 	// The id and type as the handler's Envelope reads them, without
 	// copying the headers.
 	info := &DeliveryInfo{Queue: c.queue, Exchange: d.Exchange, RoutingKey: d.RoutingKey, Headers: d.Headers,
-		MessageID: readID(d.Message), Type: readType(d.Headers, d.RoutingKey), Attempt: lenient.Count(d.Headers[contract.HeaderAttempt]),
+		MessageID: readID(d.Message), Type: readType(d.Headers, d.RoutingKey),
+		Correlation: lenient.String(d.Headers[contract.HeaderCorrelation]), Attempt: lenient.Count(d.Headers[contract.HeaderAttempt]),
 		Redelivered: d.Redelivered, BodySize: len(d.Body)}
 	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
 }

@@ -69,8 +69,11 @@
 //
 // Each delivery ends in one outcome of package contract (accepted,
 // retried_in_consumer, retried_on_rung, dead_lettered, parked, requeued),
-// with a reason class: the words [Stats], the [Observer], the metrics of
-// package acemqprom, the logs and the acemq command all use.
+// with a reason class: the words [Stats], the [Observer], the logs and the
+// acemq command all use. The metrics and spans of packages acemqprom and
+// acemqotel say them in the AceMQ family's fewer words (acked, retried,
+// rejected, dead_lettered, parked, in_progress: [contract.Outcome.Telemetry]),
+// the reason class beside them.
 //
 // # Interceptors
 //

@@ -50,6 +50,8 @@ type PublishInfo struct {
 	Headers   transport.Table
 	MessageID string
 	Type      string
+	// Correlation is the message's x-acemq-correlation.
+	Correlation string
 	// Republish: the library republishes a message: a delivery's retry or
 	// set-aside, in the context of that delivery's DeliveryStart, or a
 	// dead letter that package deadletter moves (Conn.Republish), in the
@@ -89,6 +91,7 @@ type DeliveryInfo struct {
 	Headers     transport.Table
 	MessageID   string
 	Type        string
+	Correlation string // x-acemq-correlation
 	Attempt     int
 	Redelivered bool
 	BodySize    int
@@ -199,6 +202,49 @@ type Event struct {
 	Err     error
 }
 
+// RequestObserver is an Observer that is told of requests too: the
+// request-reply round trips of package request, from the request's publish
+// to its reply or its failure. A Conn's Observer that implements it is
+// told (Conn.ObserveRequest); Observers tells those of its members that do.
+type RequestObserver interface {
+	// RequestStart is called before a request is published. The context it
+	// returns is the request's: its publish is made in it, and RequestEnd
+	// receives it.
+	RequestStart(ctx context.Context, r *RequestInfo) context.Context
+	// RequestEnd is called once the request has its reply, or has failed.
+	RequestEnd(ctx context.Context, r *RequestInfo, res RequestResult)
+}
+
+// RequestInfo is a request about to be sent.
+type RequestInfo struct {
+	Exchange   string
+	RoutingKey string
+	// CorrelationID is the request's correlation id, a new UUID.
+	CorrelationID string
+	Type          string
+}
+
+// RequestResult is how a request ended and how long it took, in real time.
+type RequestResult struct {
+	// Outcome: answered (the reply came and decoded), timed_out or failed.
+	Outcome  contract.TelemetryOutcome
+	Err      error
+	Duration time.Duration
+}
+
+// ObserveRequest tells the Conn's Observer, when it is a RequestObserver,
+// that a request starts; it returns the request's context and the function
+// to call, once, when the request ends. For packages that make requests
+// over a Conn (package request).
+func (c *Conn) ObserveRequest(ctx context.Context, r RequestInfo) (context.Context, func(RequestResult)) {
+	ro, ok := c.observer.(RequestObserver)
+	if !ok {
+		return ctx, func(RequestResult) {}
+	}
+	ctx = ro.RequestStart(ctx, &r)
+	return ctx, func(res RequestResult) { ro.RequestEnd(ctx, &r, res) }
+}
+
 // NopObserver does nothing; embed it in an Observer that implements only
 // some methods.
 type NopObserver struct{}
@@ -255,6 +301,23 @@ func (os observers) Event(e Event) {
 	}
 }
 
+func (os observers) RequestStart(ctx context.Context, r *RequestInfo) context.Context {
+	for _, o := range os {
+		if ro, ok := o.(RequestObserver); ok {
+			ctx = ro.RequestStart(ctx, r)
+		}
+	}
+	return ctx
+}
+
+func (os observers) RequestEnd(ctx context.Context, r *RequestInfo, res RequestResult) {
+	for _, o := range os {
+		if ro, ok := o.(RequestObserver); ok {
+			ro.RequestEnd(ctx, r, res)
+		}
+	}
+}
+
 // Pending is a publish sent and not yet answered, told to the Conn's
 // Observer: PublishStart was told before it was sent (and may have added
 // headers), and Wait tells PublishEnd.
@@ -271,7 +334,8 @@ type Pending struct {
 func startPublish(ctx context.Context, observer Observer, t transport.Transport, pub transport.Publishing, republish bool) *Pending {
 	op := &Pending{observer: observer, t: t, start: time.Now(), info: PublishInfo{
 		Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, Headers: pub.Message.Headers,
-		MessageID: pub.Message.MessageID, Type: lenient.String(pub.Message.Headers[contract.HeaderType]), Republish: republish,
+		MessageID: pub.Message.MessageID, Type: lenient.String(pub.Message.Headers[contract.HeaderType]),
+		Correlation: lenient.String(pub.Message.Headers[contract.HeaderCorrelation]), Republish: republish,
 	}}
 	op.ctx = observer.PublishStart(ctx, &op.info)
 	pub.Message.Headers = op.info.Headers

@@ -229,3 +229,50 @@ func TestConnPublishObserved(t *testing.T) {
 		}
 	}
 }
+
+// requestRecorder is a RequestObserver that writes down what it is told,
+// marking the context it hands out with its name.
+type requestRecorder struct {
+	acemq.NopObserver
+	name  string
+	lines *[]string
+}
+
+type requestMark struct{}
+
+func (r requestRecorder) RequestStart(ctx context.Context, info *acemq.RequestInfo) context.Context {
+	*r.lines = append(*r.lines, r.name+" start "+info.RoutingKey)
+	prev, _ := ctx.Value(requestMark{}).(string)
+	return context.WithValue(ctx, requestMark{}, prev+r.name)
+}
+
+func (r requestRecorder) RequestEnd(ctx context.Context, info *acemq.RequestInfo, res acemq.RequestResult) {
+	m, _ := ctx.Value(requestMark{}).(string)
+	*r.lines = append(*r.lines, fmt.Sprintf("%s end %s %s in %s", r.name, info.RoutingKey, res.Outcome, m))
+}
+
+// Conn.ObserveRequest tells a RequestObserver, and each RequestObserver
+// among combined Observers (in order, each given the context the one
+// before returned); an Observer that is not one is left alone.
+func TestObserveRequest(t *testing.T) {
+	var lines []string
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t, acemq.WithObserver(acemq.Observers(
+		requestRecorder{name: "a", lines: &lines}, &recorder{}, requestRecorder{name: "b", lines: &lines})))
+	ctx, end := conn.ObserveRequest(context.Background(), acemq.RequestInfo{RoutingKey: "quotes"})
+	if m, _ := ctx.Value(requestMark{}).(string); m != "ab" {
+		t.Errorf("the request's context is marked %q, want ab", m)
+	}
+	end(acemq.RequestResult{Outcome: contract.TelemetryAnswered})
+	want := []string{"a start quotes", "b start quotes", "a end quotes answered in ab", "b end quotes answered in ab"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("told %q, want %q", lines, want)
+	}
+
+	plain := b.Connect(t, acemq.WithObserver(&recorder{}))
+	ctx, end = plain.ObserveRequest(context.Background(), acemq.RequestInfo{RoutingKey: "quotes"})
+	end(acemq.RequestResult{Outcome: contract.TelemetryFailed})
+	if ctx != context.Background() {
+		t.Error("ObserveRequest without a RequestObserver changed the context")
+	}
+}

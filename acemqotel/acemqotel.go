@@ -1,8 +1,10 @@
-// Package acemqotel traces AceMQ with OpenTelemetry: an acemq.Observer that
-// makes a producer span for every publish and a consumer span for every
-// delivery, and carries the trace from one to the other in the message's
-// traceparent and tracestate headers (W3C trace context, CONTRACT.md section
-// 6).
+// Package acemqotel traces AceMQ with OpenTelemetry, by the span names and
+// attributes the AceMQ family shares (CONTRACT.md section 17): an
+// acemq.Observer (and an acemq.RequestObserver, for package request) that
+// makes a producer span for every publish, a consumer span for every
+// delivery and a client span for every request, and carries the trace from
+// one to the other in the message's traceparent and tracestate headers (W3C
+// trace context, section 6).
 //
 //	tracer := acemqotel.New(acemqotel.WithTracerProvider(tp))
 //	conn, err := acemq.Connect(ctx, url, acemq.WithObserver(tracer))
@@ -10,29 +12,50 @@
 // # Spans
 //
 // A publish, the application's or the library's own republish (a retry or
-// a set-aside), is a span "publish D" of kind Producer, D being the
-// exchange, or the queue for the default exchange. It is a child of the
-// span in the publish's context and ends when the broker has answered; a
-// publish the broker did not confirm has status Error, with error.type set
-// to the contract.PublishOutcome and the error recorded.
+// a set-aside), is a span "D publish" of kind Producer, D being the
+// exchange, or the routing key (the queue) on the default exchange. It is
+// a child of the span in the publish's context and ends when the broker has
+// answered.
 //
-// A delivery is a span "process Q" of kind Consumer, Q being the consumed
+// A delivery is a span "Q process" of kind Consumer, Q being the consumed
 // queue. Its parent, and a link, is the context in the message's headers;
 // without one it is a new root. Its context is the handler's, so spans the
 // handler starts nest under it, and so are its republishes. It ends when the
-// delivery is settled; a delivery that was not accepted has status Error,
-// with error.type set to the contract.ReasonClass.
+// delivery is settled.
 //
-// Attributes follow the OpenTelemetry messaging conventions for RabbitMQ
-// (messaging.system, messaging.operation.name and .type,
-// messaging.destination.name, messaging.rabbitmq.destination.routing_key,
-// messaging.message.id, messaging.message.body.size), plus acemq.* ones:
-// acemq.message.type, acemq.republish (publishes); acemq.attempt,
-// acemq.redelivered, acemq.outcome, acemq.reason_class, acemq.reason (why
-// a message was set aside: per message, so fit for a span though never for
-// a metric), acemq.target (the queue it was republished to),
-// acemq.retry.attempt and acemq.retry.delay_ms (a retry's next attempt and
-// its wait), acemq.handler.duration_ms (deliveries).
+// A request (request.Do) is a span "D request" of kind Client, around the
+// whole round trip: its publish is its child, and so the responder's
+// delivery and its reply's publish are in its trace.
+//
+// # Attributes
+//
+// The family's: messaging.system (rabbitmq), messaging.destination.name (D
+// or Q, as in the span's name), messaging.operation (publish, process,
+// request), messaging.message.id, messaging.message.conversation_id (the
+// x-acemq-correlation; a request's correlation id),
+// messaging.rabbitmq.destination.routing_key, messaging.acemq.message_type,
+// messaging.acemq.attempt (deliveries) and messaging.acemq.outcome, the
+// family's word for how it ended (contract.TelemetryOutcome: confirmed,
+// unroutable, failed; acked, retried, rejected, dead_lettered, parked,
+// in_progress; answered, timed_out). Where Java and the Go peer name one
+// differently (the routing key, the message type) these are the Go peer's
+// (docs/contract.md says why).
+//
+// This library's own, in the same namespace: messaging.acemq.republish
+// (publishes), messaging.acemq.redelivered, messaging.acemq.reason_class,
+// messaging.acemq.reason (why a message was set aside: per message, so fit
+// for a span though never for a metric), messaging.acemq.target (the queue
+// it was republished to), messaging.acemq.retry.attempt and
+// messaging.acemq.retry.delay (a retry's next attempt and its wait, in
+// seconds), messaging.acemq.handler.duration (in seconds), and
+// OpenTelemetry's messaging.message.body.size (deliveries).
+//
+// The status is Error where the family has it: a publish unroutable or
+// failed (error.type the contract.PublishOutcome, the error recorded), a
+// delivery dead-lettered (error.type its contract.ReasonClass), a request
+// failed (error.type failed, the error recorded). A retried, parked,
+// rejected or in-progress delivery and a timed-out request are not errors:
+// messaging.acemq.outcome says what they are.
 //
 // # Retries
 //
@@ -63,18 +86,24 @@ import (
 // ScopeName is the instrumentation scope of the spans.
 const ScopeName = "github.com/acemq-go/acemq/acemqotel"
 
+// The attributes' keys: the family's and this library's (package contract).
 const (
-	attemptKey         = attribute.Key("acemq.attempt")
-	redeliveredKey     = attribute.Key("acemq.redelivered")
-	messageTypeKey     = attribute.Key("acemq.message.type")
-	republishKey       = attribute.Key("acemq.republish")
-	outcomeKey         = attribute.Key("acemq.outcome")
-	reasonClassKey     = attribute.Key("acemq.reason_class")
-	reasonKey          = attribute.Key("acemq.reason")
-	targetKey          = attribute.Key("acemq.target")
-	retryAttemptKey    = attribute.Key("acemq.retry.attempt")
-	retryDelayKey      = attribute.Key("acemq.retry.delay_ms")
-	handlerDurationKey = attribute.Key("acemq.handler.duration_ms")
+	destinationKey     = attribute.Key(contract.AttrDestinationName)
+	operationKey       = attribute.Key(contract.AttrOperation)
+	messageIDKey       = attribute.Key(contract.AttrMessageID)
+	conversationKey    = attribute.Key(contract.AttrConversationID)
+	routingKeyKey      = attribute.Key(contract.AttrRoutingKey)
+	outcomeKey         = attribute.Key(contract.AttrOutcome)
+	attemptKey         = attribute.Key(contract.AttrAttempt)
+	messageTypeKey     = attribute.Key(contract.AttrMessageType)
+	redeliveredKey     = attribute.Key(contract.AttrRedelivered)
+	republishKey       = attribute.Key(contract.AttrRepublish)
+	reasonClassKey     = attribute.Key(contract.AttrReasonClass)
+	reasonKey          = attribute.Key(contract.AttrReason)
+	targetKey          = attribute.Key(contract.AttrTarget)
+	retryAttemptKey    = attribute.Key(contract.AttrRetryAttempt)
+	retryDelayKey      = attribute.Key(contract.AttrRetryDelay)
+	handlerDurationKey = attribute.Key(contract.AttrHandlerDuration)
 )
 
 // Tracer is an acemq.Observer that makes OpenTelemetry spans; set it on a
@@ -84,7 +113,10 @@ type Tracer struct {
 	propagator propagation.TextMapPropagator
 }
 
-var _ acemq.Observer = (*Tracer)(nil)
+var (
+	_ acemq.Observer        = (*Tracer)(nil)
+	_ acemq.RequestObserver = (*Tracer)(nil)
+)
 
 // Option configures a Tracer.
 type Option func(*options)
@@ -131,6 +163,7 @@ type spanKey uint8
 const (
 	publishSpan spanKey = iota
 	deliverySpan
+	requestSpan
 )
 
 func withSpan(ctx context.Context, k spanKey, span trace.Span) context.Context {
@@ -158,22 +191,15 @@ func spanOf(ctx context.Context, k spanKey) trace.Span {
 // delivery of a retried message a sibling, losing which attempt led to
 // which.
 func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context.Context {
+	dest := destination(p.Exchange, p.RoutingKey)
 	attrs := []attribute.KeyValue{
-		semconv.MessagingSystemRabbitMQ,
-		semconv.MessagingOperationName("publish"),
-		semconv.MessagingOperationTypeSend,
-		semconv.MessagingDestinationName(destinationName(p.Exchange, p.RoutingKey, "")),
+		semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
+		destinationKey.String(dest),
+		operationKey.String(contract.SpanPublish),
 		republishKey.Bool(p.Republish),
 	}
-	attrs = appendMessage(attrs, p.RoutingKey, p.MessageID, p.Type)
-	dest := p.Exchange
-	if dest == "" {
-		dest = p.RoutingKey
-	}
-	if dest == "" {
-		dest = defaultExchange
-	}
-	ctx, span := t.tracer.Start(ctx, "publish "+dest, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	attrs = appendMessage(attrs, p.RoutingKey, p.MessageID, p.Correlation, p.Type)
+	ctx, span := t.tracer.Start(ctx, dest+" "+contract.SpanPublish, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 	if p.Headers == nil {
 		p.Headers = transport.Table{}
 	}
@@ -191,11 +217,13 @@ func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context
 	return withSpan(ctx, publishSpan, span)
 }
 
-// PublishEnd ends the publish's span, an error unless the broker confirmed
-// the message.
+// PublishEnd ends the publish's span with the family's outcome, an error
+// when the broker did not take the message (unroutable, failed).
 func (t *Tracer) PublishEnd(ctx context.Context, _ *acemq.PublishInfo, r acemq.PublishResult) {
 	span := spanOf(ctx, publishSpan)
-	if r.Outcome != contract.PublishConfirmed {
+	outcome := r.Outcome.Telemetry()
+	span.SetAttributes(outcomeKey.String(string(outcome)))
+	if outcome != contract.TelemetryConfirmed {
 		desc := string(r.Outcome)
 		if r.Err != nil {
 			span.RecordError(r.Err)
@@ -212,30 +240,30 @@ func (t *Tracer) PublishEnd(ctx context.Context, _ *acemq.PublishInfo, r acemq.P
 func (t *Tracer) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) context.Context {
 	ctx = t.propagator.Extract(ctx, headers(d.Headers))
 	attrs := []attribute.KeyValue{
-		semconv.MessagingSystemRabbitMQ,
-		semconv.MessagingOperationName("process"),
-		semconv.MessagingOperationTypeProcess,
-		semconv.MessagingDestinationName(destinationName(d.Exchange, d.RoutingKey, d.Queue)),
+		semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
+		destinationKey.String(d.Queue),
+		operationKey.String(contract.SpanProcess),
 		semconv.MessagingMessageBodySize(d.BodySize),
 		attemptKey.Int(d.Attempt),
 		redeliveredKey.Bool(d.Redelivered),
 	}
-	attrs = appendMessage(attrs, d.RoutingKey, d.MessageID, d.Type)
+	attrs = appendMessage(attrs, d.RoutingKey, d.MessageID, d.Correlation, d.Type)
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...)}
 	// The messaging conventions require a link to the creation context;
 	// making it the parent too is their option for a single message.
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsRemote() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 	}
-	ctx, span := t.tracer.Start(ctx, "process "+d.Queue, opts...)
+	ctx, span := t.tracer.Start(ctx, d.Queue+" "+contract.SpanProcess, opts...)
 	return withSpan(ctx, deliverySpan, span)
 }
 
-// DeliveryEnd ends the delivery's span with how it was settled, an error
-// unless it was accepted.
+// DeliveryEnd ends the delivery's span with how it was settled, in the
+// family's word, an error when it was dead-lettered.
 func (t *Tracer) DeliveryEnd(ctx context.Context, _ *acemq.DeliveryInfo, s acemq.SettleResult) {
 	span := spanOf(ctx, deliverySpan)
-	attrs := []attribute.KeyValue{outcomeKey.String(string(s.Outcome))}
+	outcome := s.Outcome.Telemetry(s.ReasonClass)
+	attrs := []attribute.KeyValue{outcomeKey.String(string(outcome))}
 	if s.ReasonClass != contract.ReasonNone {
 		attrs = append(attrs, reasonClassKey.String(string(s.ReasonClass)))
 	}
@@ -245,24 +273,52 @@ func (t *Tracer) DeliveryEnd(ctx context.Context, _ *acemq.DeliveryInfo, s acemq
 	if s.Target != "" {
 		attrs = append(attrs, targetKey.String(s.Target))
 	}
-	if s.Outcome == contract.RetriedOnRung || s.Outcome == contract.RetriedInConsumer {
-		attrs = append(attrs, retryAttemptKey.Int(s.Attempt), retryDelayKey.Int64(s.Delay.Milliseconds()))
+	if outcome == contract.TelemetryRetried {
+		attrs = append(attrs, retryAttemptKey.Int(s.Attempt), retryDelayKey.Float64(s.Delay.Seconds()))
 	}
 	if s.HandlerDuration > 0 {
-		attrs = append(attrs, handlerDurationKey.Float64(float64(s.HandlerDuration.Microseconds())/1000))
+		attrs = append(attrs, handlerDurationKey.Float64(s.HandlerDuration.Seconds()))
 	}
-	if s.Outcome != contract.Accepted {
-		class, desc := string(s.ReasonClass), s.Reason
-		if class == "" {
-			class = string(s.Outcome)
-		}
+	if outcome == contract.TelemetryDeadLettered {
+		desc := s.Reason
 		if desc == "" {
 			desc = string(s.Outcome)
 		}
-		attrs = append(attrs, semconv.ErrorTypeKey.String(class))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(string(s.ReasonClass)))
 		span.SetStatus(codes.Error, desc)
 	}
 	span.SetAttributes(attrs...)
+	span.End()
+}
+
+// RequestStart starts the request's span, a child of ctx's; the request's
+// publish is made in the context it returns, and so is the span's child.
+func (t *Tracer) RequestStart(ctx context.Context, r *acemq.RequestInfo) context.Context {
+	dest := destination(r.Exchange, r.RoutingKey)
+	attrs := []attribute.KeyValue{
+		semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
+		destinationKey.String(dest),
+		operationKey.String(contract.SpanRequest),
+	}
+	attrs = appendMessage(attrs, r.RoutingKey, "", r.CorrelationID, r.Type)
+	ctx, span := t.tracer.Start(ctx, dest+" "+contract.SpanRequest, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return withSpan(ctx, requestSpan, span)
+}
+
+// RequestEnd ends the request's span with its outcome, an error when it
+// failed.
+func (t *Tracer) RequestEnd(ctx context.Context, _ *acemq.RequestInfo, res acemq.RequestResult) {
+	span := spanOf(ctx, requestSpan)
+	span.SetAttributes(outcomeKey.String(string(res.Outcome)))
+	if res.Outcome == contract.TelemetryFailed {
+		desc := string(res.Outcome)
+		if res.Err != nil {
+			span.RecordError(res.Err)
+			desc = res.Err.Error()
+		}
+		span.SetAttributes(semconv.ErrorTypeKey.String(string(res.Outcome)))
+		span.SetStatus(codes.Error, desc)
+	}
 	span.End()
 }
 
@@ -274,37 +330,35 @@ func (t *Tracer) DeliveryEnd(ctx context.Context, _ *acemq.DeliveryInfo, s acemq
 // delivery's span.
 func (t *Tracer) Event(acemq.Event) {}
 
-// defaultExchange is how the RabbitMQ conventions name the default exchange
-// when there is nothing else to name a destination by.
+// defaultExchange names the destination of a publish to the default
+// exchange without a routing key, as the RabbitMQ conventions of
+// OpenTelemetry name the default exchange.
 const defaultExchange = "amq.default"
 
-// destinationName is messaging.destination.name as the RabbitMQ conventions
-// build it: exchange, routing key and, for a consumer, queue, the empty ones
-// left out and a queue named as its routing key once, joined by ":".
-func destinationName(exchange, routingKey, queue string) string {
-	if queue == routingKey {
-		queue = ""
+// destination is what a publish or a request goes to, for its span's name
+// and messaging.destination.name: the exchange, else (the default
+// exchange) the routing key, which names the queue.
+func destination(exchange, routingKey string) string {
+	switch {
+	case exchange != "":
+		return exchange
+	case routingKey != "":
+		return routingKey
 	}
-	parts := make([]string, 0, 3)
-	for _, p := range []string{exchange, routingKey, queue} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return defaultExchange
-	}
-	return strings.Join(parts, ":")
+	return defaultExchange
 }
 
-// appendMessage adds the attributes a publish and a delivery share, those
-// of them that are set.
-func appendMessage(attrs []attribute.KeyValue, routingKey, id, typ string) []attribute.KeyValue {
+// appendMessage adds the attributes publishes, deliveries and requests
+// share, those of them that are set.
+func appendMessage(attrs []attribute.KeyValue, routingKey, id, correlation, typ string) []attribute.KeyValue {
 	if routingKey != "" {
-		attrs = append(attrs, semconv.MessagingRabbitMQDestinationRoutingKey(routingKey))
+		attrs = append(attrs, routingKeyKey.String(routingKey))
 	}
 	if id != "" {
-		attrs = append(attrs, semconv.MessagingMessageID(id))
+		attrs = append(attrs, messageIDKey.String(id))
+	}
+	if correlation != "" {
+		attrs = append(attrs, conversationKey.String(correlation))
 	}
 	if typ != "" {
 		attrs = append(attrs, messageTypeKey.String(typ))

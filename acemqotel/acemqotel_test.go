@@ -157,39 +157,41 @@ func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*
 	}
 
 	publish := only(root, trace.SpanKindProducer)
-	if publish.Name() != "publish "+q {
+	if publish.Name() != q+" publish" {
 		t.Errorf("the publish span is named %q", publish.Name())
 	}
-	wantAttrs(t, publish, map[string]any{"messaging.system": "rabbitmq", "messaging.operation.name": "publish",
-		"messaging.operation.type": "send", "messaging.destination.name": q, "messaging.rabbitmq.destination.routing_key": q,
-		"messaging.message.id": "m-1", "acemq.republish": false})
+	wantAttrs(t, publish, map[string]any{"messaging.system": "rabbitmq", "messaging.operation": "publish",
+		"messaging.destination.name": q, "messaging.rabbitmq.destination.routing_key": q,
+		"messaging.message.id": "m-1", "messaging.message.conversation_id": "m-1", "messaging.acemq.message_type": q,
+		"messaging.acemq.republish": false, "messaging.acemq.outcome": "confirmed"})
 
 	rung := contract.RungQueue(q, time.Second, contract.ContractRungs)
 	hops := []struct {
 		outcome string
-		target  string // republished to
-		delay   int64
-		status  codes.Code
+		target  string  // republished to
+		delay   float64 // seconds
 	}{
-		{"retried_in_consumer", q, 500, codes.Error},
-		{"retried_on_rung", rung, 1000, codes.Error},
-		{"accepted", "", 0, codes.Unset},
+		{"retried", q, 0.5},
+		{"retried", rung, 1},
+		{"acked", "", 0},
 	}
 	from := publish // the producer span each delivery came from
 	for i, hop := range hops {
 		attempt := int64(i + 1)
 		process := only(from, trace.SpanKindConsumer)
-		if process.Name() != "process "+q {
+		if process.Name() != q+" process" {
 			t.Errorf("attempt %d: the delivery span is named %q", attempt, process.Name())
 		}
 		if links := process.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != from.SpanContext().SpanID() {
 			t.Errorf("attempt %d: links %+v, want one to its producer span", attempt, links)
 		}
-		wantAttrs(t, process, map[string]any{"messaging.system": "rabbitmq", "messaging.operation.name": "process",
-			"messaging.operation.type": "process", "messaging.message.id": "m-1", "messaging.message.body.size": int64(len("hello")),
-			"acemq.attempt": attempt, "acemq.outcome": hop.outcome})
-		if process.Status().Code != hop.status {
-			t.Errorf("attempt %d: status %+v, want %s", attempt, process.Status(), hop.status)
+		wantAttrs(t, process, map[string]any{"messaging.system": "rabbitmq", "messaging.operation": "process",
+			"messaging.destination.name": q, "messaging.message.id": "m-1", "messaging.message.conversation_id": "m-1",
+			"messaging.message.body.size": int64(len("hello")), "messaging.acemq.message_type": q,
+			"messaging.acemq.attempt": attempt, "messaging.acemq.outcome": hop.outcome})
+		// A retry is no error for the family: its outcome says what it is.
+		if process.Status().Code != codes.Unset || attr(process, "error.type").Type() != attribute.EMPTY {
+			t.Errorf("attempt %d: status %+v, error.type %v; want neither", attempt, process.Status(), attr(process, "error.type").AsInterface())
 		}
 		if h := only(process, trace.SpanKindInternal); h.Name() != "handle" || attr(h, "attempt").AsInt64() != attempt {
 			t.Errorf("attempt %d: the handler's span is %s, attempt %d", attempt, h.Name(), attr(h, "attempt").AsInt64())
@@ -200,14 +202,15 @@ func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*
 			}
 			break
 		}
-		wantAttrs(t, process, map[string]any{"acemq.target": hop.target, "acemq.retry.attempt": attempt + 1,
-			"acemq.retry.delay_ms": hop.delay, "acemq.reason_class": "retry", "error.type": "retry"})
+		wantAttrs(t, process, map[string]any{"messaging.acemq.target": hop.target, "messaging.acemq.retry.attempt": attempt + 1,
+			"messaging.acemq.retry.delay": hop.delay, "messaging.acemq.reason_class": "retry"})
 		republish := only(process, trace.SpanKindProducer)
-		if republish.Name() != "publish "+hop.target {
+		if republish.Name() != hop.target+" publish" {
 			t.Errorf("attempt %d: the republish span is named %q", attempt, republish.Name())
 		}
-		wantAttrs(t, republish, map[string]any{"acemq.republish": true, "messaging.destination.name": hop.target,
-			"messaging.message.id": "m-1"})
+		wantAttrs(t, republish, map[string]any{"messaging.acemq.republish": true, "messaging.destination.name": hop.target,
+			"messaging.rabbitmq.destination.routing_key": hop.target, "messaging.message.id": "m-1",
+			"messaging.acemq.outcome": "confirmed"})
 		if republish.Status().Code != codes.Unset {
 			t.Errorf("attempt %d: the republish span's status is %+v", attempt, republish.Status())
 		}
@@ -285,7 +288,7 @@ func TestUntracedMessageStartsATrace(t *testing.T) {
 	var process, handle sdktrace.ReadOnlySpan
 	for _, s := range spans {
 		switch s.Name() {
-		case "process orders":
+		case "orders process":
 			process = s
 		case "handle":
 			handle = s
@@ -297,7 +300,7 @@ func TestUntracedMessageStartsATrace(t *testing.T) {
 	if process.Parent().IsValid() || len(process.Links()) != 0 || process.SpanKind() != trace.SpanKindConsumer {
 		t.Errorf("the delivery span has parent %v, links %v, kind %s; want a new root", process.Parent(), process.Links(), process.SpanKind())
 	}
-	wantAttrs(t, process, map[string]any{"acemq.outcome": "accepted", "acemq.attempt": int64(1), "acemq.redelivered": false})
+	wantAttrs(t, process, map[string]any{"messaging.acemq.outcome": "acked", "messaging.acemq.attempt": int64(1), "messaging.acemq.redelivered": false})
 	if process.Status().Code != codes.Unset {
 		t.Errorf("status %+v", process.Status())
 	}
@@ -318,10 +321,10 @@ func TestUnroutablePublish(t *testing.T) {
 	}
 	spans := tr.ended(t, 1)
 	s := spans[0]
-	if s.Name() != "publish nowhere" || s.SpanKind() != trace.SpanKindProducer || s.Status().Code != codes.Error {
+	if s.Name() != "nowhere publish" || s.SpanKind() != trace.SpanKindProducer || s.Status().Code != codes.Error {
 		t.Errorf("span %s, kind %s, status %+v", s.Name(), s.SpanKind(), s.Status())
 	}
-	wantAttrs(t, s, map[string]any{"error.type": "unroutable", "acemq.republish": false})
+	wantAttrs(t, s, map[string]any{"error.type": "unroutable", "messaging.acemq.outcome": "unroutable", "messaging.acemq.republish": false})
 	if len(s.Events()) != 1 || s.Events()[0].Name != "exception" {
 		t.Errorf("events %+v, want the error recorded", s.Events())
 	}
@@ -344,10 +347,10 @@ func TestPublishStartInjects(t *testing.T) {
 	if _, ok := p.Headers["X-AceMQ-Id"]; ok {
 		t.Errorf("a propagator wrote X-AceMQ-Id")
 	}
-	if s.Name() != "publish orders" {
+	if s.Name() != "orders publish" {
 		t.Errorf("span %q", s.Name())
 	}
-	wantAttrs(t, s, map[string]any{"messaging.destination.name": "orders:order.new", "messaging.rabbitmq.destination.routing_key": "order.new"})
+	wantAttrs(t, s, map[string]any{"messaging.destination.name": "orders", "messaging.rabbitmq.destination.routing_key": "order.new"})
 }
 
 // reserved is a propagator that tries to write a header of the library's.
@@ -361,7 +364,9 @@ func (reserved) Extract(ctx context.Context, _ propagation.TextMapCarrier) conte
 }
 func (reserved) Fields() []string { return []string{"X-AceMQ-Id"} }
 
-// messaging.destination.name as the RabbitMQ conventions build it.
+// messaging.destination.name is the span's destination, as its name says
+// it: the exchange, else the routing key, else amq.default; the queue of a
+// delivery.
 func TestDestinationName(t *testing.T) {
 	tr := newTracing(t)
 	tracer := acemqotel.New(acemqotel.WithTracerProvider(tr.provider))
@@ -371,10 +376,10 @@ func TestDestinationName(t *testing.T) {
 		{"", "", "", "amq.default"},
 		{"", "orders", "", "orders"},
 		{"events", "", "", "events"},
-		{"events", "order.new", "", "events:order.new"},
+		{"events", "order.new", "", "events"},
 		{"", "orders", "orders", "orders"},
-		{"events", "order.new", "orders", "events:order.new:orders"},
-		{"events", "", "orders", "events:orders"},
+		{"events", "order.new", "orders", "orders"},
+		{"events", "", "orders", "orders"},
 	} {
 		if c.queue == "" {
 			p := &acemq.PublishInfo{Exchange: c.exchange, RoutingKey: c.key}
@@ -384,21 +389,24 @@ func TestDestinationName(t *testing.T) {
 			tracer.DeliveryEnd(tracer.DeliveryStart(context.Background(), d), d, acemq.SettleResult{Outcome: contract.Accepted})
 		}
 		spans := tr.recorder.Ended()
-		if got := attr(spans[len(spans)-1], "messaging.destination.name").AsString(); got != c.want {
-			t.Errorf("exchange %q, routing key %q, queue %q: %q, want %q", c.exchange, c.key, c.queue, got, c.want)
+		last := spans[len(spans)-1]
+		if got := attr(last, "messaging.destination.name").AsString(); got != c.want || !strings.HasPrefix(last.Name(), c.want+" ") {
+			t.Errorf("exchange %q, routing key %q, queue %q: %q in a span %q, want %q", c.exchange, c.key, c.queue, got, last.Name(), c.want)
 		}
 	}
 }
 
 // A request and its reply (package request) are one trace: the request's
-// publish, the responder's delivery under it, and the reply's publish
-// under that.
+// client span around the round trip, its publish under it, the
+// responder's delivery under that, and the reply's publish under that. A
+// request that fails is an error span; one that times out is not, its
+// outcome says so.
 func TestRequestReplyIsOneTrace(t *testing.T) {
 	tr := newTracing(t)
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t, tr.observer())
 	ctx := context.Background()
-	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "quotes", DeadLetter: true}}}
+	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "quotes", DeadLetter: true}, {Name: "idle"}}}
 	if err := top.Apply(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
@@ -414,22 +422,84 @@ func TestRequestReplyIsOneTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if got, err := request.Do[string, string](ctx, c, "", "quotes", "sku-1"); err != nil || got != "priced sku-1" {
+	if got, err := request.Do[string, string](ctx, c, "", "quotes", "sku-1", acemq.WithMessageType("quote")); err != nil || got != "priced sku-1" {
 		t.Fatalf("reply %q, %v", got, err)
 	}
-	spans := tr.ended(t, 3)
+	spans := tr.ended(t, 4)
 	byName := map[string]sdktrace.ReadOnlySpan{}
 	for _, s := range spans {
 		byName[s.Name()] = s
 	}
-	req, process, reply := byName["publish quotes"], byName["process quotes"], byName["publish "+c.ReplyQueue()]
-	if req == nil || process == nil || reply == nil {
+	do, req, process, reply := byName["quotes request"], byName["quotes publish"], byName["quotes process"], byName[c.ReplyQueue()+" publish"]
+	if do == nil || req == nil || process == nil || reply == nil {
 		t.Fatalf("spans %s", names(spans))
 	}
-	if process.Parent().SpanID() != req.SpanContext().SpanID() || reply.Parent().SpanID() != process.SpanContext().SpanID() {
-		t.Errorf("spans %s: want the request's publish, its delivery under it, the reply's publish under that", names(spans))
+	if do.SpanKind() != trace.SpanKindClient || do.Parent().IsValid() || req.Parent().SpanID() != do.SpanContext().SpanID() ||
+		process.Parent().SpanID() != req.SpanContext().SpanID() || reply.Parent().SpanID() != process.SpanContext().SpanID() {
+		t.Errorf("spans %s: want the request, its publish under it, its delivery under that, the reply's publish under that", names(spans))
 	}
-	if req.SpanContext().TraceID() != reply.SpanContext().TraceID() {
-		t.Errorf("the reply's trace %s is not the request's %s", reply.SpanContext().TraceID(), req.SpanContext().TraceID())
+	if do.SpanContext().TraceID() != reply.SpanContext().TraceID() {
+		t.Errorf("the reply's trace %s is not the request's %s", reply.SpanContext().TraceID(), do.SpanContext().TraceID())
+	}
+	corr := attr(req, "messaging.message.conversation_id").AsString()
+	wantAttrs(t, do, map[string]any{"messaging.system": "rabbitmq", "messaging.operation": "request",
+		"messaging.destination.name": "quotes", "messaging.rabbitmq.destination.routing_key": "quotes",
+		"messaging.message.conversation_id": corr, "messaging.acemq.message_type": "quote", "messaging.acemq.outcome": "answered"})
+	if corr == "" || do.Status().Code != codes.Unset {
+		t.Errorf("the request's correlation %q, status %+v", corr, do.Status())
+	}
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := request.Do[string, string](short, c, "", "idle", "sku-2"); !errors.Is(err, request.ErrTimeout) {
+		t.Fatalf("a request nobody answers: %v", err)
+	}
+	if _, err := request.Do[string, string](ctx, c, "", "nowhere", "sku-3"); !errors.Is(err, acemq.ErrUnroutable) {
+		t.Fatalf("a request no queue takes: %v", err)
+	}
+	spans = tr.ended(t, 8)
+	for _, s := range spans {
+		switch s.Name() {
+		case "idle request":
+			wantAttrs(t, s, map[string]any{"messaging.acemq.outcome": "timed_out"})
+			if s.Status().Code != codes.Unset {
+				t.Errorf("the timed-out request's status is %+v, want unset", s.Status())
+			}
+		case "nowhere request":
+			wantAttrs(t, s, map[string]any{"messaging.acemq.outcome": "failed", "error.type": "failed"})
+			if s.Status().Code != codes.Error || len(s.Events()) != 1 {
+				t.Errorf("the failed request's status is %+v, events %+v; want an error, recorded", s.Status(), s.Events())
+			}
+		}
+	}
+}
+
+// Of the deliveries set aside, the dead-lettered one is an error, with its
+// reason class as error.type; the parked one is not (the family's rule).
+func TestDeadLetteredIsAnError(t *testing.T) {
+	tr := newTracing(t)
+	tracer := acemqotel.New(acemqotel.WithTracerProvider(tr.provider))
+	for _, c := range []struct {
+		outcome contract.Outcome
+		class   contract.ReasonClass
+		family  string
+		status  codes.Code
+	}{
+		{contract.DeadLettered, contract.ReasonExhausted, "dead_lettered", codes.Error},
+		{contract.Parked, contract.ReasonUndecodable, "parked", codes.Unset},
+		{contract.Requeued, contract.ReasonShutdown, "rejected", codes.Unset},
+		{contract.Requeued, contract.ReasonRequeue, "in_progress", codes.Unset},
+	} {
+		d := &acemq.DeliveryInfo{Queue: "orders"}
+		tracer.DeliveryEnd(tracer.DeliveryStart(context.Background(), d), d, acemq.SettleResult{Outcome: c.outcome, ReasonClass: c.class, Reason: "why"})
+		spans := tr.recorder.Ended()
+		s := spans[len(spans)-1]
+		wantAttrs(t, s, map[string]any{"messaging.acemq.outcome": c.family, "messaging.acemq.reason_class": string(c.class), "messaging.acemq.reason": "why"})
+		if s.Status().Code != c.status {
+			t.Errorf("%s (%s): status %+v, want %s", c.outcome, c.class, s.Status(), c.status)
+		}
+		if c.status == codes.Error && attr(s, "error.type").AsString() != string(c.class) {
+			t.Errorf("%s: error.type %v, want %s", c.outcome, attr(s, "error.type").AsInterface(), c.class)
+		}
 	}
 }

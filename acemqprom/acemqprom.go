@@ -1,29 +1,52 @@
-// Package acemqprom keeps Prometheus metrics of what an acemq Conn does: it
-// is an acemq.Observer, and a prometheus.Collector that New registers.
+// Package acemqprom keeps Prometheus metrics of what an acemq Conn does, by
+// the names the AceMQ family shares (CONTRACT.md section 17): it is an
+// acemq.Observer (and an acemq.RequestObserver, for package request), and a
+// prometheus.Collector that New registers.
 //
 //	reg := prometheus.NewRegistry()
 //	m, err := acemqprom.New(reg)
 //	conn, err := acemq.Connect(ctx, url, acemq.WithObserver(m))
 //
-// The metrics, under the namespace "acemq" unless WithNamespace says
-// otherwise:
+// The metrics (contract.Metrics: the family's names, dots turned to
+// underscores, durations in seconds, counters ending in _total), under the
+// namespace "acemq" unless WithNamespace says otherwise:
 //
-//	acemq_publish_total{exchange,kind,outcome}           counter
-//	acemq_publish_duration_seconds{exchange}             histogram
-//	acemq_consume_total{queue,outcome,reason_class}      counter
-//	acemq_handler_duration_seconds{queue}                histogram
-//	acemq_consume_in_flight{queue}                       gauge
-//	acemq_retry_waiting{queue,where}                     gauge
-//	acemq_set_aside_messages{queue,where}                gauge
-//	acemq_inspect_errors_total{queue,target}             counter
-//	acemq_retry_rung_missing_total{queue,rung}           counter
-//	acemq_set_aside_failed_total{queue,target}           counter
-//	acemq_connection_state{state}                        gauge
-//	acemq_connection_events_total{event}                 counter
+//	acemq_publish_total{exchange,routing_key,message_type,kind,outcome,reason_class}  counter
+//	acemq_publish_duration_seconds{exchange}                                          histogram
+//	acemq_consume_total{queue,message_type,outcome,reason_class}                      counter
+//	acemq_consume_duration_seconds{queue}                                             histogram
+//	acemq_consume_attempts{queue}                                                     histogram
+//	acemq_consume_in_flight{queue}                                                    gauge
+//	acemq_messages_retried_total{queue,rung}                                          counter
+//	acemq_messages_dead_lettered_total{queue,target,reason_class}                     counter
+//	acemq_messages_set_aside_failed_total{queue,target}                               counter
+//	acemq_retry_rung_missing_total{queue,rung}                                        counter
+//	acemq_request_total{exchange,routing_key,outcome}                                 counter
+//	acemq_request_duration_seconds{exchange,routing_key,outcome}                      histogram
 //
-// Labels are names of exchanges and queues and a few fixed words; a message
-// id, an error or a reason's text never becomes one, so that the number of
-// series stays bounded. The default exchange is exchange="".
+// and this library's own, which the family lacks:
+//
+//	acemq_retry_waiting{queue,where}                                                  gauge
+//	acemq_set_aside_messages{queue,where}                                             gauge
+//	acemq_inspect_errors_total{queue,target}                                          counter
+//	acemq_connection_state{state}                                                     gauge
+//	acemq_connection_events_total{event}                                              counter
+//
+// outcome is the family's word (contract.TelemetryOutcome): publish
+// confirmed, unroutable or failed; consume acked, retried, rejected,
+// dead_lettered, parked or in_progress; request answered, timed_out or
+// failed. reason_class keeps what the family's word folds away: a
+// delivery's contract.ReasonClass ("none" when acked), a publish's finer
+// contract.PublishOutcome (refused, timed_out...; "none" when confirmed).
+// kind="republish" are the library's own retries and set-asides. rung is
+// the rung's queue, or "consumer" for a retry held in the consumer; target
+// is Q.dlq or Q.parked.
+//
+// Labels are names of exchanges, routing keys, message types and queues
+// and a few fixed words; a message id, an error or a reason's text never
+// becomes one, so that the number of series stays bounded as long as the
+// routing keys and types are a bounded set. The default exchange is
+// exchange="".
 //
 // retry_waiting{where="rung"} and set_aside_messages (where="dlq" for Q.dlq,
 // "parked" for Q.parked) are read from the broker at each scrape: one
@@ -39,15 +62,17 @@
 // it observes, "connected" until an event says otherwise (Connect returns
 // a Conn only once connected). For several Conns, give each its own Metrics
 // and tell them apart with a constant label, on every one of them (series
-// of one name must all have the same labels):
+// of one name must all have the same labels); the family's transport tag
+// is added the same way:
 //
-//	m, err := acemqprom.New(prometheus.WrapRegistererWith(prometheus.Labels{"conn": "orders"}, reg))
+//	m, err := acemqprom.New(prometheus.WrapRegistererWith(prometheus.Labels{"conn": "orders", "transport": "rabbitmq"}, reg))
 package acemqprom
 
 import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,16 +113,21 @@ type Metrics struct {
 	publishes       *prometheus.CounterVec
 	publishDuration *prometheus.HistogramVec
 	consumes        *prometheus.CounterVec
-	handlerDuration *prometheus.HistogramVec
+	consumeDuration *prometheus.HistogramVec
+	attempts        *prometheus.HistogramVec
 	inFlight        *prometheus.GaugeVec
+	retried         *prometheus.CounterVec
+	deadLettered    *prometheus.CounterVec
+	setAsideFail    *prometheus.CounterVec
+	rungMissing     *prometheus.CounterVec
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
 	// waiting holds the consumer waits (where="consumer"); the rung waits
 	// of the same metric are read from the broker at each scrape.
 	waiting      *prometheus.GaugeVec
 	rungDesc     *prometheus.Desc
 	setAsideDesc *prometheus.Desc
 	inspectFails *prometheus.CounterVec
-	rungMissing  *prometheus.CounterVec
-	setAsideFail *prometheus.CounterVec
 	connDesc     *prometheus.Desc
 	connEvents   *prometheus.CounterVec
 
@@ -141,7 +171,73 @@ var (
 		acemq.EventConnectionBlocked:   "blocked",
 		acemq.EventConnectionUnblocked: "unblocked",
 	}
+	// attemptBuckets are the upper bounds of consume_attempts' buckets.
+	attemptBuckets = []float64{1, 2, 3, 5, 8, 13, 21}
 )
+
+// help is each metric's help text.
+var help = map[string]string{
+	contract.MetricPublishTotal:         "Publishes by how they ended (outcome: confirmed, unroutable, failed; reason_class: refused, timed_out, failed, unroutable, none); kind=\"republish\" are the library's own retries and set-asides.",
+	contract.MetricPublishDuration:      "Time from a publish to the broker's answer, whatever it was, in seconds.",
+	contract.MetricConsumeTotal:         "Deliveries settled, by outcome (acked, retried, rejected, dead_lettered, parked, in_progress) and by the kind of reason (none when acked).",
+	contract.MetricConsumeDuration:      "Time the handler ran on a delivery, in seconds; deliveries it never saw (undecodable ones, those handed back at shutdown) are left out.",
+	contract.MetricConsumeAttempts:      "The attempt of each delivery settled (x-acemq-attempt, from 1).",
+	contract.MetricConsumeInFlight:      "Deliveries received and not yet settled, those waiting in the consumer included.",
+	contract.MetricMessagesRetried:      "Retries, by rung: the rung's queue, or consumer for a wait held in the consumer.",
+	contract.MetricMessagesDeadLettered: "Messages set aside, in the dead-letter queue or the parked queue (target), by the kind of reason.",
+	contract.MetricSetAsideFailed:       "Messages that could not be set aside in their dead-letter or parked queue (target) and went back to their queue.",
+	contract.MetricRungMissing:          "Retries meant for a rung that waited in the consumer instead, because the rung was missing or returned the message.",
+	contract.MetricRequestTotal:         "Requests (package request) by how they ended: answered, timed_out, failed.",
+	contract.MetricRequestDuration:      "Time from a request to its reply or its failure, in seconds.",
+	contract.MetricRetryWaiting:         "Messages waiting for a retry: where=\"consumer\" held in the consumer now; where=\"rung\" on the queue's retry rungs, read from the broker at scrape time.",
+	contract.MetricSetAsideMessages:     "Messages in a consumed queue's dead-letter queue (where=\"dlq\") and parked queue (where=\"parked\"), read from the broker at scrape time.",
+	contract.MetricInspectErrors:        "Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time); it was left out.",
+	contract.MetricConnectionState:      "The connection's state: 1 for the state it is in (connected, reconnecting, blocked, closed), 0 for the others.",
+	contract.MetricConnectionEvents:     "Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).",
+}
+
+// builder makes the metrics of contract.Metrics, named and labelled as it
+// says, under a namespace.
+type builder struct {
+	ns      string
+	buckets []float64
+	byName  map[string]contract.Metric
+}
+
+// name is m's name in Prometheus, and its labels.
+func (b builder) name(metric string) (string, []string) {
+	m, ok := b.byName[metric]
+	if !ok {
+		panic("acemqprom: " + metric + " is not among contract.Metrics")
+	}
+	labels := make([]string, len(m.Tags))
+	for i, t := range m.Tags {
+		labels[i] = contract.PrometheusLabel(t)
+	}
+	rest := strings.TrimPrefix(m.Prometheus(), contract.PrometheusLabel(contract.MetricPrefix))
+	return prometheus.BuildFQName(b.ns, "", rest), labels
+}
+
+func (b builder) counter(metric string) *prometheus.CounterVec {
+	name, labels := b.name(metric)
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help[metric]}, labels)
+}
+
+func (b builder) gauge(metric string) *prometheus.GaugeVec {
+	name, labels := b.name(metric)
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help[metric]}, labels)
+}
+
+// histogram has the durations' buckets, or buckets for counts.
+func (b builder) histogram(metric string, buckets []float64) *prometheus.HistogramVec {
+	name, labels := b.name(metric)
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help[metric], Buckets: buckets}, labels)
+}
+
+func (b builder) desc(metric string) *prometheus.Desc {
+	name, labels := b.name(metric)
+	return prometheus.NewDesc(name, help[metric], labels, nil)
+}
 
 // New returns an observer whose metrics are registered with reg (a
 // prometheus.NewRegistry(), or prometheus.DefaultRegisterer); it fails if
@@ -155,50 +251,30 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	ns := o.namespace
-	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, labels)
+	b := builder{ns: o.namespace, buckets: o.buckets, byName: map[string]contract.Metric{}}
+	for _, m := range contract.Metrics() {
+		b.byName[m.Name] = m
 	}
-	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, labels)
-	}
-	histogram := func(name, help string, labels ...string) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: o.buckets}, labels)
-	}
-	const waitingHelp = "Messages waiting for a retry: where=\"consumer\" held in the consumer now; where=\"rung\" on the queue's retry rungs, read from the broker at scrape time."
 	m := &Metrics{
-		publishes: counter("publish_total",
-			"Publishes by how they ended (outcome: confirmed, unroutable, refused, timed_out, failed); kind=\"republish\" are the library's own retries and set-asides.",
-			"exchange", "kind", "outcome"),
-		publishDuration: histogram("publish_duration_seconds",
-			"Time from a publish to the broker's answer, whatever it was, in seconds.", "exchange"),
-		consumes: counter("consume_total",
-			"Deliveries settled, by outcome (accepted, retried_in_consumer, retried_on_rung, dead_lettered, parked, requeued) and by the kind of reason (none when accepted).",
-			"queue", "outcome", "reason_class"),
-		handlerDuration: histogram("handler_duration_seconds",
-			"Time the handler ran on a delivery, in seconds; deliveries it never saw (undecodable ones, those handed back at shutdown) are left out.", "queue"),
-		inFlight: gauge("consume_in_flight",
-			"Deliveries received and not yet settled, those waiting in the consumer included.", "queue"),
-		waiting:  gauge("retry_waiting", waitingHelp, "queue", "where"),
-		rungDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "retry_waiting"), waitingHelp, []string{"queue", "where"}, nil),
-		setAsideDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "set_aside_messages"),
-			"Messages in a consumed queue's dead-letter queue (where=\"dlq\") and parked queue (where=\"parked\"), read from the broker at scrape time.",
-			[]string{"queue", "where"}, nil),
-		inspectFails: counter("inspect_errors_total",
-			"Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time); it was left out.",
-			"queue", "target"),
-		rungMissing: counter("retry_rung_missing_total",
-			"Retries meant for a rung that waited in the consumer instead, because the rung was missing or returned the message.",
-			"queue", "rung"),
-		setAsideFail: counter("set_aside_failed_total",
-			"Messages that could not be set aside in their dead-letter or parked queue (target) and went back to their queue.",
-			"queue", "target"),
-		connDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "", "connection_state"),
-			"The connection's state: 1 for the state it is in (connected, reconnecting, blocked, closed), 0 for the others.",
-			[]string{"state"}, nil),
-		connEvents: counter("connection_events_total",
-			"Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).", "event"),
-		watched: map[string]*watch{},
+		publishes:       b.counter(contract.MetricPublishTotal),
+		publishDuration: b.histogram(contract.MetricPublishDuration, o.buckets),
+		consumes:        b.counter(contract.MetricConsumeTotal),
+		consumeDuration: b.histogram(contract.MetricConsumeDuration, o.buckets),
+		attempts:        b.histogram(contract.MetricConsumeAttempts, attemptBuckets),
+		inFlight:        b.gauge(contract.MetricConsumeInFlight),
+		retried:         b.counter(contract.MetricMessagesRetried),
+		deadLettered:    b.counter(contract.MetricMessagesDeadLettered),
+		setAsideFail:    b.counter(contract.MetricSetAsideFailed),
+		rungMissing:     b.counter(contract.MetricRungMissing),
+		requests:        b.counter(contract.MetricRequestTotal),
+		requestDuration: b.histogram(contract.MetricRequestDuration, o.buckets),
+		waiting:         b.gauge(contract.MetricRetryWaiting),
+		rungDesc:        b.desc(contract.MetricRetryWaiting),
+		setAsideDesc:    b.desc(contract.MetricSetAsideMessages),
+		inspectFails:    b.counter(contract.MetricInspectErrors),
+		connDesc:        b.desc(contract.MetricConnectionState),
+		connEvents:      b.counter(contract.MetricConnectionEvents),
+		watched:         map[string]*watch{},
 	}
 	// Known label values start at 0, so that their series exist and rate()
 	// sees the first event.
@@ -213,8 +289,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 
 // vecs are the metrics kept as events come, collected as they are.
 func (m *Metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.publishes, m.publishDuration, m.consumes, m.handlerDuration, m.inFlight,
-		m.waiting, m.rungMissing, m.setAsideFail, m.connEvents}
+	return []prometheus.Collector{m.publishes, m.publishDuration, m.consumes, m.consumeDuration, m.attempts, m.inFlight,
+		m.retried, m.deadLettered, m.setAsideFail, m.rungMissing, m.requests, m.requestDuration, m.waiting, m.connEvents}
 }
 
 // Describe implements prometheus.Collector.
@@ -303,11 +379,15 @@ func (m *Metrics) PublishStart(ctx context.Context, _ *acemq.PublishInfo) contex
 // PublishEnd implements acemq.Observer: it counts the publish by its
 // outcome and records its duration.
 func (m *Metrics) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
-	kind := "publish"
+	kind := contract.TagKindPublish
 	if p.Republish {
-		kind = "republish"
+		kind = contract.TagKindRepublish
 	}
-	m.publishes.WithLabelValues(p.Exchange, kind, string(r.Outcome)).Inc()
+	class := contract.TagNone
+	if r.Outcome != contract.PublishConfirmed {
+		class = string(r.Outcome)
+	}
+	m.publishes.WithLabelValues(p.Exchange, p.RoutingKey, p.Type, kind, string(r.Outcome.Telemetry()), class).Inc()
 	m.publishDuration.WithLabelValues(p.Exchange).Observe(r.Duration.Seconds())
 }
 
@@ -317,8 +397,9 @@ func (m *Metrics) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) cont
 	return ctx
 }
 
-// DeliveryEnd implements acemq.Observer: it counts the settlement and
-// records the handler's duration.
+// DeliveryEnd implements acemq.Observer: it counts the settlement, its
+// retry or set-aside, and records the delivery's attempt and the handler's
+// duration.
 //
 // The duration is recorded when the handler ran: when HandlerDuration is
 // above 0, or when the outcome is the handler's decision (anything but a
@@ -330,12 +411,31 @@ func (m *Metrics) DeliveryEnd(_ context.Context, d *acemq.DeliveryInfo, s acemq.
 	m.inFlight.WithLabelValues(d.Queue).Dec()
 	class := string(s.ReasonClass)
 	if class == "" {
-		class = "none"
+		class = contract.TagNone
 	}
-	m.consumes.WithLabelValues(d.Queue, string(s.Outcome), class).Inc()
+	m.consumes.WithLabelValues(d.Queue, d.Type, string(s.Outcome.Telemetry(s.ReasonClass)), class).Inc()
+	m.attempts.WithLabelValues(d.Queue).Observe(float64(d.Attempt))
+	switch s.Outcome {
+	case contract.RetriedOnRung:
+		m.retried.WithLabelValues(d.Queue, s.Target).Inc()
+	case contract.RetriedInConsumer:
+		m.retried.WithLabelValues(d.Queue, contract.TagRungConsumer).Inc()
+	case contract.DeadLettered, contract.Parked:
+		m.deadLettered.WithLabelValues(d.Queue, s.Target, class).Inc()
+	}
 	if s.HandlerDuration > 0 || s.Outcome != contract.Requeued && s.ReasonClass != contract.ReasonUndecodable {
-		m.handlerDuration.WithLabelValues(d.Queue).Observe(s.HandlerDuration.Seconds())
+		m.consumeDuration.WithLabelValues(d.Queue).Observe(s.HandlerDuration.Seconds())
 	}
+}
+
+// RequestStart implements acemq.RequestObserver; it changes nothing.
+func (m *Metrics) RequestStart(ctx context.Context, _ *acemq.RequestInfo) context.Context { return ctx }
+
+// RequestEnd implements acemq.RequestObserver: it counts the request by its
+// outcome and records its duration.
+func (m *Metrics) RequestEnd(_ context.Context, r *acemq.RequestInfo, res acemq.RequestResult) {
+	m.requests.WithLabelValues(r.Exchange, r.RoutingKey, string(res.Outcome)).Inc()
+	m.requestDuration.WithLabelValues(r.Exchange, r.RoutingKey, string(res.Outcome)).Observe(res.Duration.Seconds())
 }
 
 // Event implements acemq.Observer.
@@ -426,4 +526,7 @@ func (m *Metrics) connectionEvent(e acemq.Event) {
 	}
 }
 
-var _ acemq.Observer = (*Metrics)(nil)
+var (
+	_ acemq.Observer        = (*Metrics)(nil)
+	_ acemq.RequestObserver = (*Metrics)(nil)
+)

@@ -231,46 +231,71 @@ func runScenario(t *testing.T, w world) {
 		t.Fatal(err)
 	}
 
-	pubs := func(republished float64) map[string]float64 {
-		return map[string]float64{
-			series("publish_total", "exchange", "", "kind", "publish", "outcome", "confirmed"):   7,
-			series("publish_total", "exchange", x, "kind", "publish", "outcome", "unroutable"):   1,
-			series("publish_total", "exchange", "", "kind", "republish", "outcome", "confirmed"): republished,
-			series("publish_duration_seconds_count", "exchange", ""):                             7 + republished,
-			series("publish_duration_seconds_count", "exchange", x):                              1,
+	// Every message's type is its routing key at the first publish: q, or
+	// "nowhere" for the unroutable one; republishes keep it.
+	published := func(exchange, routingKey, typ, kind, outcome, class string) string {
+		return series("publish_total", "exchange", exchange, "routing_key", routingKey, "message_type", typ,
+			"kind", kind, "outcome", outcome, "reason_class", class)
+	}
+	republished := func(routingKey string) string {
+		return published("", routingKey, q, "republish", "confirmed", "none")
+	}
+	// pubs are the publishes once dlq, parked, home (back to q after a
+	// wait in the consumer) and onRung republishes were made.
+	pubs := func(dlq, parked, home, onRung float64) map[string]float64 {
+		want := map[string]float64{
+			published("", q, q, "publish", "confirmed", "none"):                       7,
+			published(x, "nowhere", "nowhere", "publish", "unroutable", "unroutable"): 1,
+			series("publish_duration_seconds_count", "exchange", ""):                  7 + dlq + parked + home + onRung,
+			series("publish_duration_seconds_count", "exchange", x):                   1,
 		}
+		for rk, n := range map[string]float64{contract.DeadLetterQueue(q): dlq, contract.ParkedQueue(q): parked, q: home, rung: onRung} {
+			if n > 0 {
+				want[republished(rk)] = n
+			}
+		}
+		return want
 	}
 	consumed := func(outcome, class string) string {
-		return series("consume_total", "queue", q, "outcome", outcome, "reason_class", class)
+		return series("consume_total", "queue", q, "message_type", q, "outcome", outcome, "reason_class", class)
+	}
+	setAsideTo := func(target, class string) string {
+		return series("messages_dead_lettered_total", "queue", q, "target", target, "reason_class", class)
 	}
 	settled := map[string]float64{ // without a retry
-		consumed("accepted", "none"):          2,
-		consumed("dead_lettered", "rejected"): 1,
-		consumed("parked", "parked"):          1,
-		consumed("parked", "undecodable"):     1,
+		consumed("acked", "none"):                           2,
+		consumed("dead_lettered", "rejected"):               1,
+		consumed("parked", "parked"):                        1,
+		consumed("parked", "undecodable"):                   1,
+		setAsideTo(contract.DeadLetterQueue(q), "rejected"): 1,
+		setAsideTo(contract.ParkedQueue(q), "parked"):       1,
+		setAsideTo(contract.ParkedQueue(q), "undecodable"):  1,
 	}
 	waiting := func(where string) string { return series("retry_waiting", "queue", q, "where", where) }
 	setAside := func(where string) string { return series("set_aside_messages", "queue", q, "where", where) }
-	inFlight, handled := series("consume_in_flight", "queue", q), series("handler_duration_seconds_count", "queue", q)
-	retriedOnRung := consumed("retried_on_rung", "retry")
+	inFlight, handled := series("consume_in_flight", "queue", q), series("consume_duration_seconds_count", "queue", q)
+	attempts := series("consume_attempts_count", "queue", q)
+	retriedOnRung := series("messages_retried_total", "queue", q, "rung", rung)
+	retriedInConsumer := series("messages_retried_total", "queue", q, "rung", "consumer")
 
 	var want map[string]float64
 	if w.advance != nil {
 		// "flaky" and "retry" wait in the consumer; the rest is settled
 		// (a dead letter and two parked: three republishes).
-		want = merge(connectionSeries("connected"), pubs(3), settled, map[string]float64{
-			handled: 4, inFlight: 2, waiting("consumer"): 2, waiting("rung"): 0,
+		want = merge(connectionSeries("connected"), pubs(1, 2, 0, 0), settled, map[string]float64{
+			handled: 4, attempts: 5, inFlight: 2, waiting("consumer"): 2, waiting("rung"): 0,
 			setAside("dlq"): 1, setAside("parked"): 2,
 		})
 		eventually(t, w.reg, "two waits in the consumer", exactly(want))
 
 		// Both come back: "flaky" is accepted, "retry" goes to the rung.
 		w.advance(w.unit)
-		want = merge(want, pubs(6), map[string]float64{
-			consumed("accepted", "none"):             3,
-			consumed("retried_in_consumer", "retry"): 2,
-			retriedOnRung:                            1,
-			handled:                                  8, inFlight: 0, waiting("consumer"): 0, waiting("rung"): 1,
+		want = merge(want, pubs(1, 2, 2, 1), map[string]float64{
+			consumed("acked", "none"):    3,
+			consumed("retried", "retry"): 3,
+			retriedInConsumer:            2,
+			retriedOnRung:                1,
+			handled:                      8, attempts: 9, inFlight: 0, waiting("consumer"): 0, waiting("rung"): 1,
 		})
 		eventually(t, w.reg, "a wait on the rung", exactly(want))
 		w.advance(2 * w.unit)
@@ -279,13 +304,16 @@ func runScenario(t *testing.T, w world) {
 	}
 
 	// The rung sends "retry" home for its third and last attempt.
-	want = merge(connectionSeries("connected"), pubs(7), settled, map[string]float64{
-		consumed("accepted", "none"):             3,
-		consumed("retried_in_consumer", "retry"): 2,
-		retriedOnRung:                            1,
-		consumed("dead_lettered", "exhausted"):   1,
-		handled:                                  9, // not the undecodable one
-		inFlight:                                 0, waiting("consumer"): 0, waiting("rung"): 0,
+	want = merge(connectionSeries("connected"), pubs(2, 2, 2, 1), settled, map[string]float64{
+		consumed("acked", "none"):                            3,
+		consumed("retried", "retry"):                         3,
+		retriedInConsumer:                                    2,
+		retriedOnRung:                                        1,
+		consumed("dead_lettered", "exhausted"):               1,
+		setAsideTo(contract.DeadLetterQueue(q), "exhausted"): 1,
+		handled:  9, // not the undecodable one
+		attempts: 10,
+		inFlight: 0, waiting("consumer"): 0, waiting("rung"): 0,
 		setAside("dlq"): 2, setAside("parked"): 2,
 	})
 	eventually(t, w.reg, "every message settled", exactly(want))
@@ -444,8 +472,8 @@ func TestRungMissingOnMemory(t *testing.T) {
 	inspectErrors := series("inspect_errors_total", "queue", "orders", "target", rung)
 	got := eventually(t, reg, "the retry waiting in the consumer", including(map[string]float64{
 		missing: 1,
-		series("publish_total", "exchange", "", "kind", "republish", "outcome", "unroutable"): 1,
-		series("retry_waiting", "queue", "orders", "where", "consumer"):                       1,
+		series("publish_total", "exchange", "", "routing_key", rung, "message_type", "orders", "kind", "republish", "outcome", "unroutable", "reason_class", "unroutable"): 1,
+		series("retry_waiting", "queue", "orders", "where", "consumer"): 1,
 	}))
 	if _, ok := got[series("retry_waiting", "queue", "orders", "where", "rung")]; ok {
 		t.Errorf("a queue whose only rung is missing reports %v on its rungs, want no series", got)
@@ -456,9 +484,10 @@ func TestRungMissingOnMemory(t *testing.T) {
 
 	b.Advance(20 * time.Second)
 	eventually(t, reg, "the dead letter", including(map[string]float64{
-		series("consume_total", "queue", "orders", "outcome", "retried_in_consumer", "reason_class", "retry"): 1,
-		series("consume_total", "queue", "orders", "outcome", "dead_lettered", "reason_class", "exhausted"):   1,
-		series("retry_waiting", "queue", "orders", "where", "consumer"):                                       0,
+		series("consume_total", "queue", "orders", "message_type", "orders", "outcome", "retried", "reason_class", "retry"):           1,
+		series("consume_total", "queue", "orders", "message_type", "orders", "outcome", "dead_lettered", "reason_class", "exhausted"): 1,
+		series("messages_retried_total", "queue", "orders", "rung", "consumer"):                                                       1,
+		series("retry_waiting", "queue", "orders", "where", "consumer"):                                                               0,
 		missing: 1,
 	}))
 	checkLabels(t, reg)

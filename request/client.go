@@ -190,27 +190,18 @@ func replyCorrelation(m transport.Message) string {
 // decoded as Resp. The deadline is ctx's, else the client's timeout
 // (DefaultTimeout). The request goes mandatory and confirmed, told to the
 // Conn's Observer (acemq.Conn.Publish): with no queue to take it, Do fails
-// at once with acemq.ErrUnroutable. opts set
+// at once with acemq.ErrUnroutable. The whole round trip is told to the
+// Observer too when it is an acemq.RequestObserver (acemq.Conn.ObserveRequest),
+// the publish within it: answered, timed_out or failed. opts set
 // the request's envelope (its type, headers...); its correlation id is
 // always a new UUID, which is its message id too unless opts set one.
 func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey string, req Req, opts ...acemq.MessageOption) (Resp, error) {
-	var zero Resp
 	corr := uuid.NewString()
-	fail := func(err error) (Resp, error) {
-		return zero, &Error{Exchange: exchange, RoutingKey: routingKey, CorrelationID: corr, Err: err}
-	}
 	if _, ok := ctx.Deadline(); !ok && c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	select {
-	case <-c.closed:
-		return fail(ErrClientClosed)
-	default:
-	}
-
-	codec := c.codecFor(codecOf[Req]())
 	env := acemq.Envelope{ID: corr}
 	for _, opt := range opts {
 		opt(&env)
@@ -219,25 +210,58 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 		env.Headers = transport.Table{}
 	}
 	env.Headers[contract.HeaderReplyTo] = c.queue
-	env.ReplyTo, env.CorrelationID, env.ContentType = c.queue, corr, codec.ContentType()
+	env.ReplyTo, env.CorrelationID = c.queue, corr
 	if env.Correlation == "" {
 		env.Correlation = corr
 	}
 	env = env.Complete(routingKey, time.Now())
+
+	// Told to the Conn's Observer, the request's publish within it.
+	ctx, end := c.conn.ObserveRequest(ctx, acemq.RequestInfo{Exchange: exchange, RoutingKey: routingKey, CorrelationID: corr, Type: env.Type})
+	start := time.Now()
+	resp, err := roundTrip[Req, Resp](ctx, c, exchange, routingKey, env, req)
+	if err != nil {
+		err = &Error{Exchange: exchange, RoutingKey: routingKey, CorrelationID: corr, Err: err}
+	}
+	end(acemq.RequestResult{Outcome: requestOutcome(err), Err: err, Duration: time.Since(start)})
+	return resp, err
+}
+
+// requestOutcome is the family's word for how a request ended.
+func requestOutcome(err error) contract.TelemetryOutcome {
+	switch {
+	case err == nil:
+		return contract.TelemetryAnswered
+	case errors.Is(err, ErrTimeout):
+		return contract.TelemetryTimedOut
+	}
+	return contract.TelemetryFailed
+}
+
+// roundTrip sends the request env describes and waits for its reply.
+func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey string, env acemq.Envelope, req Req) (Resp, error) {
+	var zero Resp
+	select {
+	case <-c.closed:
+		return zero, ErrClientClosed
+	default:
+	}
+	codec := c.codecFor(codecOf[Req]())
+	env.ContentType = codec.ContentType()
 	body, err := codec.Marshal(req)
 	if err != nil {
-		return fail(err)
+		return zero, err
 	}
 	msg := transport.Message{Body: body}
 	if err := env.Write(&msg); err != nil {
-		return fail(err)
+		return zero, err
 	}
 
 	// Waiting under the message id too answers .NET's responders, which
 	// reply with the request's message id.
 	w := &waiter{reply: make(chan transport.Delivery, 1)}
-	keys := []string{corr}
-	if env.ID != corr {
+	keys := []string{env.CorrelationID}
+	if env.ID != env.CorrelationID {
 		keys = append(keys, env.ID)
 	}
 	c.mu.Lock()
@@ -258,23 +282,23 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 		err = sent.Wait(ctx)
 	}
 	if err != nil {
-		return fail(waitErr(ctx, err))
+		return zero, waitErr(ctx, err)
 	}
 
 	select {
 	case d := <-w.reply:
 		if text := lenient.String(d.Headers[contract.HeaderReplyError]); text != "" {
-			return fail(&ResponderError{Message: text})
+			return zero, &ResponderError{Message: text}
 		}
 		var resp Resp
 		if err := c.codecFor(codecOf[Resp]()).Unmarshal(d.ContentType, d.Body, &resp); err != nil {
-			return fail(fmt.Errorf("the reply could not be decoded: %w", err))
+			return zero, fmt.Errorf("the reply could not be decoded: %w", err)
 		}
 		return resp, nil
 	case <-ctx.Done():
-		return fail(waitErr(ctx, context.Cause(ctx)))
+		return zero, waitErr(ctx, context.Cause(ctx))
 	case <-c.closed:
-		return fail(ErrClientClosed)
+		return zero, ErrClientClosed
 	}
 }
 

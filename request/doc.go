@@ -11,7 +11,9 @@
 // (exclusive, auto-delete, classic), declared again after a lost
 // connection. Requests and replies are published with acemq.Conn.Publish:
 // the Conn's Observer counts and traces them, and a reply goes on in its
-// request's trace.
+// request's trace. An Observer that is an acemq.RequestObserver is told
+// each Do as a whole too (acemq.Conn.ObserveRequest): answered, timed_out
+// or failed.
 //
 // A reply that comes too late is no proof that the request was not
 // handled: a timeout (ErrTimeout, matching context.DeadlineExceeded too)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
@@ -42,8 +43,24 @@ func (o *observed) PublishStart(ctx context.Context, p *acemq.PublishInfo) conte
 	return ctx
 }
 
-func (o *observed) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
+func (o *observed) PublishEnd(ctx context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
 	o.add("publish %q %s %s republish=%v error=%v", p.Exchange, p.Type, r.Outcome, p.Republish, r.Err != nil)
+	if corr, ok := ctx.Value(requestKey{}).(string); ok && corr == p.Correlation {
+		o.add("publish %s within its request", p.Type)
+	}
+}
+
+// requestKey holds, in a request's context, its correlation id.
+type requestKey struct{}
+
+func (o *observed) RequestStart(ctx context.Context, r *acemq.RequestInfo) context.Context {
+	o.add("request %q %s started", r.RoutingKey, r.Type)
+	return context.WithValue(ctx, requestKey{}, r.CorrelationID)
+}
+
+func (o *observed) RequestEnd(ctx context.Context, r *acemq.RequestInfo, res acemq.RequestResult) {
+	corr, _ := ctx.Value(requestKey{}).(string)
+	o.add("request %q %s %s error=%v own context=%v", r.RoutingKey, r.Type, res.Outcome, res.Err != nil, corr == r.CorrelationID)
 }
 
 func (o *observed) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) context.Context {
@@ -53,7 +70,10 @@ func (o *observed) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) con
 
 // Requests and replies are told to the Observer (the metrics, spans and
 // logs of acemqprom and acemqotel) as the application's publishes, and the
-// header the Observer adds to a request reaches its responder.
+// header the Observer adds to a request reaches its responder. A
+// RequestObserver is told each request too, from before its publish (made
+// in the request's context) to its end: answered, failed (the responder's
+// failure, unroutable) or timed out.
 func TestRequestsAndRepliesObserved(t *testing.T) {
 	obs := &observed{}
 	eachBroker(t, func(t *testing.T, b broker) {
@@ -77,6 +97,13 @@ func TestRequestsAndRepliesObserved(t *testing.T) {
 		if _, err := request.Do[Quote, Price](t.Context(), c, "", b.queue+"-nobody", Quote{}, acemq.WithMessageType("stray")); !errors.Is(err, acemq.ErrUnroutable) {
 			t.Fatalf("error %v, want ErrUnroutable", err)
 		}
+		idle := b.queue + "-idle"
+		declare(t, b.conn, idle, false)
+		short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := request.Do[Quote, Price](short, c, "", idle, Quote{}, acemq.WithMessageType("late")); !errors.Is(err, request.ErrTimeout) {
+			t.Fatalf("error %v, want ErrTimeout", err)
+		}
 		// A reply's publish ends (and is told) before its request is settled.
 		acemqtest.WaitFor(t, r.Consumer, "both requests settled", func(s acemq.Stats) bool { return s.Accepted == 1 && s.DeadLettered == 1 })
 
@@ -89,6 +116,19 @@ func TestRequestsAndRepliesObserved(t *testing.T) {
 			`publish "" Reply confirmed republish=false error=false`,
 			`publish "" quote confirmed republish=false error=false`,
 			`publish "" stray unroutable republish=false error=true`,
+			`publish "" late confirmed republish=false error=false`,
+			`request "` + b.queue + `" quote started`,
+			`publish quote within its request`,
+			`request "` + b.queue + `" quote answered error=false own context=true`,
+			`request "` + b.queue + `" quote started`,
+			`publish quote within its request`,
+			`request "` + b.queue + `" quote failed error=true own context=true`,
+			`request "` + b.queue + `-nobody" stray started`,
+			`publish stray within its request`,
+			`request "` + b.queue + `-nobody" stray failed error=true own context=true`,
+			`request "` + idle + `" late started`,
+			`publish late within its request`,
+			`request "` + idle + `" late timed_out error=true own context=true`,
 		}
 		// The two sides run at once: the order within is theirs.
 		for _, w := range want {

@@ -13,6 +13,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqprom"
 	"github.com/acemq-go/acemq/actuator"
+	"github.com/acemq-go/acemq/contract"
 )
 
 // demoMetrics serves the demo's actuator (package actuator: its metrics,
@@ -66,12 +67,18 @@ func (d *demoMetrics) stop() {
 	<-d.served
 }
 
-// write prints the acemq metrics whose names are in names, as a scrape
-// would show them.
-func (d *demoMetrics) write(w io.Writer, names ...string) error {
+// write prints the metrics named (contract.Metric names), as a scrape
+// shows them.
+func (d *demoMetrics) write(w io.Writer, metrics ...string) error {
 	families, err := d.registry.Gather()
 	if err != nil {
 		return err
+	}
+	var names []string
+	for _, m := range contract.Metrics() {
+		if slices.Contains(metrics, m.Name) {
+			names = append(names, m.Prometheus())
+		}
 	}
 	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
 	for _, f := range families {

@@ -71,13 +71,15 @@ func TestDemoRefusesAnUnknownKindOfRungs(t *testing.T) {
 func TestDemoMetrics(t *testing.T) {
 	r := run(t, "", "demo", "--messages", "20", "--metrics-addr", "127.0.0.1:0")
 	for _, want := range []string{
-		`acemq_consume_total{outcome="accepted",queue="acemq.demo.orders",reason_class="none"} 16`,
-		`acemq_consume_total{outcome="dead_lettered",queue="acemq.demo.orders",reason_class="exhausted"} 2`,
-		`acemq_consume_total{outcome="parked",queue="acemq.demo.orders",reason_class="undecodable"} 2`,
-		`acemq_consume_total{outcome="retried_in_consumer",queue="acemq.demo.orders",reason_class="retry"} 6`,
-		`acemq_consume_total{outcome="retried_on_rung",queue="acemq.demo.orders",reason_class="retry"} 6`,
-		`acemq_publish_total{exchange="",kind="republish",outcome="confirmed"} 16`,
-		`acemq_publish_total{exchange="acemq.demo",kind="publish",outcome="confirmed"} 20`,
+		`acemq_consume_total{message_type="order.new",outcome="acked",queue="acemq.demo.orders",reason_class="none"} 16`,
+		`acemq_consume_total{message_type="order.new",outcome="dead_lettered",queue="acemq.demo.orders",reason_class="exhausted"} 2`,
+		`acemq_consume_total{message_type="order.new",outcome="parked",queue="acemq.demo.orders",reason_class="undecodable"} 2`,
+		`acemq_consume_total{message_type="order.new",outcome="retried",queue="acemq.demo.orders",reason_class="retry"} 12`,
+		`acemq_messages_retried_total{queue="acemq.demo.orders",rung="consumer"} 6`,
+		`acemq_messages_retried_total{queue="acemq.demo.orders",rung="acemq.demo.orders.retry.quorum.1s"} 4`,
+		`acemq_messages_retried_total{queue="acemq.demo.orders",rung="acemq.demo.orders.retry.quorum.2s"} 2`,
+		`acemq_publish_total{exchange="",kind="republish",message_type="order.new",outcome="confirmed",reason_class="none",routing_key="acemq.demo.orders.dlq"} 2`,
+		`acemq_publish_total{exchange="acemq.demo",kind="publish",message_type="order.new",outcome="confirmed",reason_class="none",routing_key="order.new"} 20`,
 		"final: published 20, accepted 16, retried in consumer 6, retried on rungs 6, dead-lettered 2, parked 2, lost 0",
 	} {
 		if !strings.Contains(r.stdout, want+"\n") {

@@ -1,0 +1,254 @@
+package contract
+
+import (
+	"slices"
+	"strings"
+)
+
+// Telemetry names (section 17): the metrics, their tags and outcome words,
+// and the spans' attributes, as every library of the family writes them, so
+// that one Prometheus, one tracing backend and one set of dashboards serve
+// them all.
+
+// The family's metrics, by their OpenTelemetry-style names; Prometheus
+// shows them as Metric.Prometheus renders them.
+const (
+	MetricPublishTotal         = "acemq.publish.total"
+	MetricPublishDuration      = "acemq.publish.duration"
+	MetricConsumeTotal         = "acemq.consume.total"
+	MetricConsumeDuration      = "acemq.consume.duration"
+	MetricConsumeAttempts      = "acemq.consume.attempts"
+	MetricConsumeInFlight      = "acemq.consume.in.flight"
+	MetricMessagesRetried      = "acemq.messages.retried.total"
+	MetricMessagesDeadLettered = "acemq.messages.dead.lettered.total"
+	MetricSetAsideFailed       = "acemq.messages.set.aside.failed"
+	MetricRungMissing          = "acemq.retry.rung.missing"
+	MetricRequestTotal         = "acemq.request.total"
+	MetricRequestDuration      = "acemq.request.duration"
+)
+
+// This library's own metrics, which the family lacks, named in its style.
+const (
+	MetricRetryWaiting     = "acemq.retry.waiting"
+	MetricSetAsideMessages = "acemq.set.aside.messages"
+	MetricInspectErrors    = "acemq.inspect.errors.total"
+	MetricConnectionState  = "acemq.connection.state"
+	MetricConnectionEvents = "acemq.connection.events.total"
+)
+
+// MetricPrefix starts every metric's name: the namespace.
+const MetricPrefix = "acemq."
+
+// The family's tags, as they are named on its metrics; Prometheus shows
+// them with underscores (routing_key).
+const (
+	TagExchange    = "exchange"
+	TagRoutingKey  = "routing.key"
+	TagQueue       = "queue"
+	TagMessageType = "message.type"
+	TagTarget      = "target"
+	TagRung        = "rung"
+	TagOutcome     = "outcome"
+)
+
+// This library's own tags, beside the family's.
+const (
+	// TagReasonClass is a ReasonClass (none for an accepted message), or,
+	// on a publish, the PublishOutcome its family outcome folds away.
+	TagReasonClass = "reason.class"
+	// TagKind tells a publish of the application's from the library's own
+	// republishes: TagKindPublish, TagKindRepublish.
+	TagKind  = "kind"
+	TagWhere = "where"
+	TagState = "state"
+	TagEvent = "event"
+)
+
+// Values of the tags of this library's own.
+const (
+	TagKindPublish   = "publish"
+	TagKindRepublish = "republish"
+	// TagRungConsumer is the rung of a retry waited for in the consumer:
+	// no rung's name (they all hold RungInfix) can be it.
+	TagRungConsumer = "consumer"
+	// TagNone is reason.class of what needs no reason (accepted, confirmed).
+	TagNone = "none"
+)
+
+// MetricKind is what a metric is.
+type MetricKind string
+
+const (
+	Counter   MetricKind = "counter"
+	Gauge     MetricKind = "gauge"
+	Histogram MetricKind = "histogram"
+)
+
+// Metric is one metric this library exports.
+type Metric struct {
+	Name string // acemq.publish.total
+	Kind MetricKind
+	// Seconds: a duration, in seconds.
+	Seconds bool
+	// Tags are its labels, in the family's spelling.
+	Tags []string
+	// Family: one of section 17's; else this library's own.
+	Family bool
+	// Outcomes are the words its outcome tag takes, when it has one.
+	Outcomes []TelemetryOutcome
+}
+
+// Prometheus is the metric's name as the family's Prometheus shows it,
+// as the Prometheus exporters of OpenTelemetry and Micrometer render it:
+// dots to underscores, a duration's name ending in _seconds, a counter's in
+// _total (added when the name lacks it).
+func (m Metric) Prometheus() string {
+	return PrometheusName(m.Name, m.Kind, m.Seconds)
+}
+
+// PrometheusName renders a metric's name (Metric.Prometheus).
+func PrometheusName(name string, kind MetricKind, seconds bool) string {
+	n := PrometheusLabel(name)
+	if seconds && !strings.HasSuffix(n, "_seconds") {
+		n += "_seconds"
+	}
+	if kind == Counter && !strings.HasSuffix(n, "_total") {
+		n += "_total"
+	}
+	return n
+}
+
+// PrometheusLabel renders a tag's name as Prometheus shows it: dots to
+// underscores (routing.key is routing_key).
+func PrometheusLabel(tag string) string { return strings.ReplaceAll(tag, ".", "_") }
+
+var (
+	publishOutcomes = []TelemetryOutcome{TelemetryConfirmed, TelemetryPublished, TelemetryUnroutable, TelemetryFailed}
+	consumeOutcomes = []TelemetryOutcome{TelemetryAcked, TelemetryRetried, TelemetryRejected, TelemetryDeadLettered, TelemetryParked, TelemetryInProgress}
+	requestOutcomes = []TelemetryOutcome{TelemetryAnswered, TelemetryTimedOut, TelemetryFailed}
+)
+
+var metrics = []Metric{
+	{MetricPublishTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagMessageType, TagKind, TagOutcome, TagReasonClass}, true, publishOutcomes},
+	{MetricPublishDuration, Histogram, true, []string{TagExchange}, true, nil},
+	{MetricConsumeTotal, Counter, false, []string{TagQueue, TagMessageType, TagOutcome, TagReasonClass}, true, consumeOutcomes},
+	{MetricConsumeDuration, Histogram, true, []string{TagQueue}, true, nil},
+	{MetricConsumeAttempts, Histogram, false, []string{TagQueue}, true, nil},
+	{MetricConsumeInFlight, Gauge, false, []string{TagQueue}, true, nil},
+	{MetricMessagesRetried, Counter, false, []string{TagQueue, TagRung}, true, nil},
+	{MetricMessagesDeadLettered, Counter, false, []string{TagQueue, TagTarget, TagReasonClass}, true, nil},
+	{MetricSetAsideFailed, Counter, false, []string{TagQueue, TagTarget}, true, nil},
+	{MetricRungMissing, Counter, false, []string{TagQueue, TagRung}, true, nil},
+	{MetricRequestTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagOutcome}, true, requestOutcomes},
+	{MetricRequestDuration, Histogram, true, []string{TagExchange, TagRoutingKey, TagOutcome}, true, requestOutcomes},
+	{MetricRetryWaiting, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
+	{MetricSetAsideMessages, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
+	{MetricInspectErrors, Counter, false, []string{TagQueue, TagTarget}, false, nil},
+	{MetricConnectionState, Gauge, false, []string{TagState}, false, nil},
+	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false, nil},
+}
+
+// Metrics are the metrics this library exports: the family's (section 17,
+// less the outbox's and the pipeline's, which it has not) and its own.
+func Metrics() []Metric {
+	out := slices.Clone(metrics)
+	for i := range out {
+		out[i].Tags = slices.Clone(out[i].Tags)
+		out[i].Outcomes = slices.Clone(out[i].Outcomes)
+	}
+	return out
+}
+
+// TelemetryOutcome is an outcome as the family's metrics and spans say it
+// (the outcome tag, messaging.acemq.outcome): fewer words than Outcome and
+// PublishOutcome, which fold into them (PublishOutcome.Telemetry,
+// Outcome.Telemetry), the reason class keeping the rest.
+type TelemetryOutcome string
+
+const (
+	TelemetryConfirmed  TelemetryOutcome = "confirmed"  // publish: the broker confirmed it
+	TelemetryPublished  TelemetryOutcome = "published"  // publish: sent without confirms; never this library's, which confirms every publish
+	TelemetryUnroutable TelemetryOutcome = "unroutable" // publish: no queue took it
+	TelemetryFailed     TelemetryOutcome = "failed"     // publish, request: anything else
+
+	TelemetryAcked        TelemetryOutcome = "acked"         // consume: accepted
+	TelemetryRetried      TelemetryOutcome = "retried"       // consume: in the consumer or on a rung
+	TelemetryRejected     TelemetryOutcome = "rejected"      // consume: handed back to its queue
+	TelemetryDeadLettered TelemetryOutcome = "dead_lettered" // consume: set aside in Q.dlq
+	TelemetryParked       TelemetryOutcome = "parked"        // consume: set aside in Q.parked
+	TelemetryInProgress   TelemetryOutcome = "in_progress"   // consume: put back while another consumer holds it (Requeue)
+
+	TelemetryAnswered TelemetryOutcome = "answered"  // request: a reply came and decoded
+	TelemetryTimedOut TelemetryOutcome = "timed_out" // request: no reply before the deadline
+)
+
+// Telemetry is the family's word for a publish's outcome: refused and
+// timed out are failed (the reason.class tag keeps which).
+func (o PublishOutcome) Telemetry() TelemetryOutcome {
+	switch o {
+	case PublishConfirmed:
+		return TelemetryConfirmed
+	case PublishUnroutable:
+		return TelemetryUnroutable
+	}
+	return TelemetryFailed
+}
+
+// Telemetry is the family's word for how a delivery ended, for its reason
+// class: both retries are retried, and a delivery back on its queue is
+// rejected (handed back: at shutdown, after a failed republish or ack, a
+// failed set-aside), unless its handler put it back (ReasonRequeue: another
+// consumer holds it), which is in_progress.
+func (o Outcome) Telemetry(class ReasonClass) TelemetryOutcome {
+	switch o {
+	case Accepted:
+		return TelemetryAcked
+	case RetriedInConsumer, RetriedOnRung:
+		return TelemetryRetried
+	case DeadLettered:
+		return TelemetryDeadLettered
+	case Parked:
+		return TelemetryParked
+	}
+	if class == ReasonRequeue {
+		return TelemetryInProgress
+	}
+	return TelemetryRejected
+}
+
+// The spans (section 17): "<destination> publish" (producer), "<queue>
+// process" (consumer), "<destination> request" (client).
+const (
+	SpanPublish = "publish"
+	SpanProcess = "process"
+	SpanRequest = "request"
+)
+
+// The spans' attributes of the family (section 17). Where Java and the Go
+// peer disagree, these are the Go peer's, which are OpenTelemetry's
+// semantic convention for the routing key and keep the message type in
+// the library's namespace.
+const (
+	AttrMessagingSystem = "messaging.system"
+	AttrDestinationName = "messaging.destination.name"
+	AttrOperation       = "messaging.operation"
+	AttrMessageID       = "messaging.message.id"
+	AttrConversationID  = "messaging.message.conversation_id"
+	AttrRoutingKey      = "messaging.rabbitmq.destination.routing_key"
+	AttrOutcome         = "messaging.acemq.outcome"
+	AttrAttempt         = "messaging.acemq.attempt"
+	AttrMessageType     = "messaging.acemq.message_type"
+)
+
+// This library's own span attributes, which the family lacks, in the same
+// namespace.
+const (
+	AttrRedelivered     = "messaging.acemq.redelivered"
+	AttrRepublish       = "messaging.acemq.republish"
+	AttrReasonClass     = "messaging.acemq.reason_class"
+	AttrReason          = "messaging.acemq.reason"
+	AttrTarget          = "messaging.acemq.target"
+	AttrRetryAttempt    = "messaging.acemq.retry.attempt"
+	AttrRetryDelay      = "messaging.acemq.retry.delay"
+	AttrHandlerDuration = "messaging.acemq.handler.duration"
+)
