@@ -49,6 +49,7 @@ type demoOptions struct {
 	timeout     time.Duration
 	json        bool
 	metricsAddr string
+	tls         tlsFlags
 }
 
 func newDemoCmd() *cobra.Command {
@@ -112,6 +113,7 @@ end.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve metrics and health over HTTP at `ADDR` (such as :9090) while the demo runs")
+	o.tls.addFlags(cmd)
 	return cmd
 }
 
@@ -191,7 +193,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (demoSummary, er
 		defer metrics.stop()
 		opts = append(opts, acemq.WithObserver(metrics.observer))
 	}
-	conn, err := connect(ctx, o.url, "acemq demo", opts...)
+	conn, err := o.tls.connect(ctx, o.url, "acemq demo", opts...)
 	if err != nil {
 		return demoSummary{}, err
 	}
