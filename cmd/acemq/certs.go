@@ -84,7 +84,7 @@ func printCerts(w io.Writer, dir string, set *devcert.Set) error {
 	} {
 		fmt.Fprintf(&b, "  %-24s %s\n", f.name, f.what)
 	}
-	fmt.Fprintf(&b, "\nrabbitmq.conf (an amqps:// listener on 5671 that wants a client certificate):\n")
+	fmt.Fprintf(&b, "\nrabbitmq.conf (an amqps:// listener on 5671; a client certificate is checked if one is presented):\n")
 	for _, line := range rabbitMQConf(dir, 5671) {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
@@ -98,9 +98,10 @@ func printCerts(w io.Writer, dir string, set *devcert.Set) error {
 }
 
 // rabbitMQConf is a TLS listener on port with the files in dir: the
-// broker's certificate, and the CA to check the client's, which it must
-// present (verify_peer, fail_if_no_peer_cert). scripts/rabbitmq.sh
-// writes the same lines for its TLS node.
+// broker's certificate, and the CA to check a client's (verify_peer), which
+// a client need not present (fail_if_no_peer_cert = false: a user name and
+// password do, as over amqp://). scripts/rabbitmq.sh writes the same lines
+// for its TLS node.
 func rabbitMQConf(dir string, port int) []string {
 	return []string{
 		fmt.Sprintf("listeners.ssl.default = %d", port),
@@ -108,6 +109,6 @@ func rabbitMQConf(dir string, port int) []string {
 		"ssl_options.certfile = " + filepath.Join(dir, devcert.ServerCertFile),
 		"ssl_options.keyfile = " + filepath.Join(dir, devcert.ServerKeyFile),
 		"ssl_options.verify = verify_peer",
-		"ssl_options.fail_if_no_peer_cert = true",
+		"ssl_options.fail_if_no_peer_cert = false",
 	}
 }
