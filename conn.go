@@ -170,6 +170,8 @@ func (o connectOptions) rabbitMQOptions() (rabbitmq.Options, error) {
 		Logger:         o.logger,
 		ConnectionName: o.name,
 		Addresses:      slices.Clone(o.fallbacks),
+
+		AllowDevelopmentCertificates: o.devCerts,
 	}, nil
 }
 

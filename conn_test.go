@@ -161,6 +161,31 @@ func TestWithFallbackURLs(t *testing.T) {
 	}
 }
 
+// WithDevelopmentCertificates reaches the transport, and only Connect takes
+// it.
+func TestWithDevelopmentCertificates(t *testing.T) {
+	for _, c := range []struct {
+		opts []Option
+		want bool
+	}{{nil, false}, {[]Option{WithDevelopmentCertificates()}, true}} {
+		ro, err := applied(t, c.opts...).rabbitMQOptions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ro.AllowDevelopmentCertificates != c.want {
+			t.Errorf("%d options: AllowDevelopmentCertificates = %v, want %v", len(c.opts), ro.AllowDevelopmentCertificates, c.want)
+		}
+	}
+	b := memory.NewBroker()
+	defer b.Close()
+	if conn, err := New(b.Connect(), WithDevelopmentCertificates()); err == nil || !strings.Contains(err.Error(), "WithDevelopmentCertificates configures Connect, not New") {
+		if conn != nil {
+			conn.Close()
+		}
+		t.Errorf("New with WithDevelopmentCertificates: %v", err)
+	}
+}
+
 // Connect dials RabbitMQ only: memory:// is the in-process broker, which a
 // service that never uses it does not link, and the error says how to reach
 // it.

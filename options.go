@@ -63,6 +63,7 @@ type connectOptions struct {
 	certFile    string
 	keyFile     string
 	serverName  string
+	devCerts    bool // WithDevelopmentCertificates
 	credentials Credentials
 	logger      *slog.Logger
 	name        string
@@ -174,6 +175,20 @@ func WithServerName(name string) Option {
 			return invalid("the server name is empty")
 		}
 		o.conn.serverName = name
+		return nil
+	})
+}
+
+// WithDevelopmentCertificates accepts a broker certificate marked as made
+// for local work (contract.DevelopmentCertificateMarker in its subject or
+// its issuer, as `acemq certs` makes them), which Connect otherwise
+// refuses, even with verification off (InsecureSkipVerify), so that a
+// development certificate never serves a real deployment unnoticed. It
+// only lifts that refusal: the certificate is still verified as the TLS
+// options say (trust the development CA with WithCA). For local work only.
+func WithDevelopmentCertificates() Option {
+	return option("WithDevelopmentCertificates", forDialing, func(o *options) error {
+		o.conn.devCerts = true
 		return nil
 	})
 }

@@ -20,6 +20,14 @@
 # ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS, when set, is the node's
 # dead_letter_worker_publisher_confirm_timeout (RabbitMQ's default: 180000).
 #
+# ACEMQ_RABBITMQ_TLS_DIR, when set, adds an amqps:// listener on
+# ACEMQ_RABBITMQ_TLS_PORT (default 5671) with the files `acemq certs` writes
+# in that directory (ca_certificate.pem, server_certificate.pem,
+# server_key.pem, copied into the node's data directory): the broker's
+# certificate, and a client certificate checked against the CA when one is
+# presented (the lines `acemq certs` prints). A node reused on the port
+# must have been started with the same files.
+#
 # ACEMQ_RABBITMQ_SERIES chooses the RabbitMQ:
 #   3.10 (default)  Debian bookworm's rabbitmq-server (3.10.8), installed on
 #                   the host with apt-get.
@@ -49,6 +57,9 @@ NODE=${RABBITMQ_NODENAME:-acemq@localhost} # @localhost: no dependence on the ho
 SERIES=${ACEMQ_RABBITMQ_SERIES:-3.10}
 TIMEOUT=${ACEMQ_RABBITMQ_TIMEOUT:-120}    # seconds to wait for the node to boot
 URL="amqp://guest:guest@localhost:$PORT/" # guest may log in from localhost only
+TLS_DIR=${ACEMQ_RABBITMQ_TLS_DIR:-}
+TLS_PORT=${ACEMQ_RABBITMQ_TLS_PORT:-5671}
+TLS_FILES=(ca_certificate.pem server_certificate.pem server_key.pem)
 
 log() { echo "rabbitmq.sh: $*" >&2; }
 
@@ -92,6 +103,36 @@ amqp_up() (
 	read -r -t 5 -N 1 -u 3 c || exit 1
 	[[ $c == $'\x01' ]]
 ) 2>/dev/null
+
+# tls_up: no TLS listener is asked for, or its port is open.
+tls_up() { [[ -z $TLS_DIR ]] || port_open "$TLS_PORT"; }
+
+# same_tls: the node's copies of the TLS files are those of $TLS_DIR.
+same_tls() {
+	local f
+	for f in "${TLS_FILES[@]}"; do cmp -s "$TLS_DIR/$f" "$DIR/tls/$f" || return 1; done
+}
+
+# configure_tls copies the TLS files into the node's data directory (a 4.0
+# node sees only its chroot) and adds the listener to rabbitmq.conf: the
+# lines `acemq certs` prints, on TLS_PORT.
+configure_tls() {
+	local f
+	for f in "${TLS_FILES[@]}"; do
+		[[ -r $TLS_DIR/$f ]] || { log "ACEMQ_RABBITMQ_TLS_DIR=$TLS_DIR has no $f; make the files with: go run ./cmd/acemq certs --out $TLS_DIR"; exit 2; }
+	done
+	rm -rf "$DIR/tls"
+	mkdir -m 700 "$DIR/tls"
+	for f in "${TLS_FILES[@]}"; do cp "$TLS_DIR/$f" "$DIR/tls/$f"; done
+	cat >>"$DIR/rabbitmq.conf" <<-EOF
+		listeners.ssl.default = $TLS_PORT
+		ssl_options.cacertfile = $NODE_DIR/tls/ca_certificate.pem
+		ssl_options.certfile = $NODE_DIR/tls/server_certificate.pem
+		ssl_options.keyfile = $NODE_DIR/tls/server_key.pem
+		ssl_options.verify = verify_peer
+		ssl_options.fail_if_no_peer_cert = false
+	EOF
+}
 
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -178,6 +219,10 @@ start() {
 	exec 9>"${ACEMQ_RABBITMQ_LOCK:-/tmp/acemq-rabbitmq.lock}"
 	flock -w 600 9 || { log "timed out waiting for another rabbitmq.sh"; exit 1; }
 	if amqp_up; then
+		if [[ -n $TLS_DIR ]] && ! same_tls; then
+			log "the node on port $PORT was not started with the TLS files of $TLS_DIR; stop it first (scripts/rabbitmq.sh stop, with this environment)"
+			exit 1
+		fi
 		log "reusing the broker already answering on port $PORT"
 		echo "$URL"
 		return
@@ -193,6 +238,7 @@ start() {
 	# Everything the node reads lives in $DIR, so /etc/rabbitmq is never consulted.
 	echo '[rabbitmq_management].' >"$DIR/enabled_plugins"
 	printf 'management.tcp.port = %s\n' "$MGMT_PORT" >"$DIR/rabbitmq.conf"
+	if [[ -n $TLS_DIR ]]; then configure_tls; else rm -rf "$DIR/tls"; fi
 	# How long an at-least-once dead letter waits for its target's confirm
 	# before RabbitMQ sends it again (180000 ms by default): the test nodes
 	# shorten it so that a test sees a kept dead letter arrive in seconds.
@@ -222,6 +268,10 @@ start() {
 		log "port $PORT is taken by something that does not speak AMQP"
 		exit 1
 	fi
+	if [[ -n $TLS_DIR ]] && port_open "$TLS_PORT"; then
+		log "the TLS port $TLS_PORT is taken"
+		exit 1
+	fi
 
 	log "starting RabbitMQ $SERIES node $NODE (data in $DIR)"
 	local t0=$SECONDS pid
@@ -230,8 +280,9 @@ start() {
 	setsid "${IN_NODE[@]}" "${env[@]}" rabbitmq-server </dev/null >"$DIR/log/startup.log" 2>&1 9>&- &
 	pid=$!
 
-	# The AMQP listener opens before plugins start; wait for management too.
-	until amqp_up && port_open "$MGMT_PORT"; do
+	# The AMQP listener opens before plugins start; wait for management
+	# (and the TLS listener) too.
+	until amqp_up && port_open "$MGMT_PORT" && tls_up; do
 		if ! kill -0 "$pid" 2>/dev/null || ((SECONDS - t0 >= TIMEOUT)); then
 			log "node did not come up within ${TIMEOUT}s (or exited); log tail:"
 			tail -n 40 "$DIR/log/startup.log" "$DIR/log/$NODE.log" >&2 2>/dev/null || true
@@ -242,7 +293,7 @@ start() {
 	done
 	# Checks that rabbitmqctl reaches the node (cookie) and that boot finished.
 	ctl await_startup --timeout 30 >/dev/null
-	log "started RabbitMQ $(ctl version) in $((SECONDS - t0))s; management UI on http://localhost:$MGMT_PORT/"
+	log "started RabbitMQ $(ctl version) in $((SECONDS - t0))s; management UI on http://localhost:$MGMT_PORT/${TLS_DIR:+; amqps:// on port $TLS_PORT}"
 	echo "$URL"
 }
 

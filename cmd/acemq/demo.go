@@ -50,6 +50,7 @@ type demoOptions struct {
 	timeout     time.Duration
 	json        bool
 	metricsAddr string
+	tls         tlsFlags
 }
 
 func newDemoCmd() *cobra.Command {
@@ -115,6 +116,7 @@ The family's address is ` + contract.DefaultActuatorAddress + `.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for every order to be settled")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the final summary as JSON")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve the actuator (metrics, health, info) over HTTP at `ADDR` (such as "+contract.DefaultActuatorAddress+") while the demo runs")
+	o.tls.addFlags(cmd)
 	return cmd
 }
 
@@ -194,7 +196,7 @@ func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSum
 		defer metrics.stop()
 		opts = append(opts, acemq.WithObserver(metrics.observer))
 	}
-	conn, err := connect(ctx, o.url, "acemq demo", opts...)
+	conn, err := o.tls.connect(ctx, o.url, "acemq demo", opts...)
 	if err != nil {
 		return demoSummary{}, err
 	}

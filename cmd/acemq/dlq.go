@@ -28,11 +28,13 @@ const exitInterrupted = 130
 type brokerOptions struct {
 	url     string
 	timeout time.Duration
+	tls     tlsFlags
 }
 
 func (o *brokerOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.url, "url", "", "the broker's AMQP `URL` (default $ACEMQ_URL or amqp://guest:guest@localhost:5672/)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the broker to answer a connect")
+	o.tls.addFlags(cmd)
 }
 
 // connect opens a connection named after the verb, as the management UI
@@ -40,7 +42,7 @@ func (o *brokerOptions) addFlags(cmd *cobra.Command) {
 func (o brokerOptions) connect(ctx context.Context, verb string) (*acemq.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	return connect(ctx, amqpURL(o.url), "acemq dlq "+verb)
+	return o.tls.connect(ctx, amqpURL(o.url), "acemq dlq "+verb)
 }
 
 func newDLQCmd() *cobra.Command {

@@ -1,12 +1,13 @@
 // Command acemq is the operator's tool for AceMQ: it shows what a retry
 // policy does to a queue and what a topology file declares before any of it
 // reaches a broker, compares a topology with a live broker and applies it,
-// and deals with dead letters.
+// deals with dead letters, and makes development certificates.
 //
 //	acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' [--attempt 3]
 //	acemq topology plan -f topology.yaml
 //	acemq topology diff -f topology.yaml
 //	acemq dlq replay orders.new.dlq --match 'reason contains "timeout"'
+//	acemq certs --out ./acemq-dev-certs
 //	acemq version
 //
 // Every verb is a thin call into the acemq packages, so what it prints is
@@ -87,11 +88,12 @@ func errorLine(err error) string {
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "acemq",
-		Short: "Review AceMQ retry ladders and topologies, and deal with dead letters",
+		Short: "Review AceMQ retry ladders and topologies, deal with dead letters, make development certificates",
 		Long: `acemq shows what an AceMQ retry policy does to a queue and what a topology
 file declares, exactly as the AceMQ libraries (Go, Java, .NET, Python, Ruby)
 would declare it; compares a topology with a live broker and applies it; and
-shows, replays, parks, exports and purges dead letters without losing one.`,
+shows, replays, parks, exports and purges dead letters without losing one;
+and makes TLS certificates for a local broker, marked for development.`,
 		// execute prints errors, and usage only after a usage mistake.
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -99,7 +101,7 @@ shows, replays, parks, exports and purges dead letters without losing one.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newLadderCmd(), newTopologyCmd(), newDLQCmd(), newDemoCmd(), newVersionCmd())
+	root.AddCommand(newLadderCmd(), newTopologyCmd(), newDLQCmd(), newDemoCmd(), newCertsCmd(), newVersionCmd())
 	return root
 }
 

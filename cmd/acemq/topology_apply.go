@@ -14,6 +14,7 @@ import (
 type applyOptions struct {
 	diffOptions
 	dryRun bool
+	tls    tlsFlags
 }
 
 func newTopologyApplyCmd() *cobra.Command {
@@ -40,6 +41,7 @@ Exit status: 0 applied (or would apply), 1 refused, 2 on any error.`,
 		}),
 	}
 	o.addFlags(cmd)
+	o.tls.addFlags(cmd)
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "compare and say what would be declared; declare nothing")
 	return cmd
 }
@@ -77,7 +79,7 @@ func runApply(ctx context.Context, stdout, stderr io.Writer, o applyOptions) err
 	} else {
 		ctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
-		conn, err := connect(ctx, amqpURL(o.url), "acemq topology apply")
+		conn, err := o.tls.connect(ctx, amqpURL(o.url), "acemq topology apply")
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +28,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/devcert"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -56,6 +59,12 @@ type Options struct {
 	// last); the backoff above applies only after a whole round failed.
 	// TLS, Credentials and ConnectionName apply to each address.
 	Addresses []string
+	// AllowDevelopmentCertificates accepts a broker certificate marked as
+	// made for local work (contract.DevelopmentCertificateMarker, as
+	// `acemq certs` makes them). Without it an amqps:// connection refuses
+	// one with ErrDevelopmentCertificate, even when TLS.InsecureSkipVerify
+	// turns verification off.
+	AllowDevelopmentCertificates bool
 }
 
 // Transport is a connection to RabbitMQ that redials itself when lost.
@@ -215,8 +224,12 @@ func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, err
 	if t.opts.ConnectionName != "" {
 		cfg.Properties.SetClientConnectionName(t.opts.ConnectionName)
 	}
-	if t.opts.TLS != nil {
-		cfg.TLSClientConfig = t.opts.TLS.Clone() // amqp091 fills in ServerName
+	if strings.HasPrefix(url, "amqps://") {
+		tlsConfig, err := t.tlsConfig(url)
+		if err != nil {
+			return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), err)
+		}
+		cfg.TLSClientConfig = tlsConfig // amqp091 fills in ServerName
 	}
 	if t.opts.Credentials != nil {
 		user, pass, err := t.opts.Credentials(ctx)
@@ -256,6 +269,91 @@ func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, err
 		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), err)
 	}
 	return conn, nil
+}
+
+// ErrDevelopmentCertificate is matched (errors.Is) by the error of a
+// connect refused because the broker presented a development certificate
+// and Options.AllowDevelopmentCertificates is not set.
+var ErrDevelopmentCertificate = errors.New("the broker's TLS certificate is a development certificate")
+
+// tlsConfig is the TLS configuration of a connection to the amqps:// url:
+// Options.TLS, or when nil the one amqp091 makes from the URL (the system
+// roots, or the query's cacertfile, certfile, keyfile and
+// server_name_indication), with the development-certificate check
+// before any VerifyConnection of its own. VerifyConnection runs on every
+// handshake, InsecureSkipVerify or not.
+func (t *Transport) tlsConfig(url string) (*tls.Config, error) {
+	cfg := t.opts.TLS.Clone()
+	if cfg == nil {
+		var err error
+		if cfg, err = tlsConfigFromURL(url); err != nil {
+			return nil, err
+		}
+	}
+	if t.opts.AllowDevelopmentCertificates {
+		return cfg, nil
+	}
+	theirs := cfg.VerifyConnection
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if err := refuseDevelopmentCertificates(cs); err != nil {
+			return err
+		}
+		if theirs != nil {
+			return theirs(cs)
+		}
+		return nil
+	}
+	return cfg, nil
+}
+
+// tlsConfigFromURL is the configuration amqp091 makes for an amqps:// URL
+// given no tls.Config, which it does not export.
+func tlsConfigFromURL(url string) (*tls.Config, error) {
+	uri, err := amqp.ParseURI(url)
+	if err != nil {
+		return nil, errors.New(uriProblem(err))
+	}
+	cfg := &tls.Config{ServerName: uri.ServerName, MinVersion: tls.VersionTLS12}
+	if uri.CACertFile != "" {
+		pem, err := os.ReadFile(uri.CACertFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the URL's cacertfile: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		cfg.RootCAs.AppendCertsFromPEM(pem)
+	}
+	if uri.CertFile != "" && uri.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(uri.CertFile, uri.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading the URL's certfile and keyfile: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// refuseDevelopmentCertificates fails when a certificate the broker
+// presented, or one of the chains it was verified by, is marked as a
+// development certificate (devcert.Marked).
+func refuseDevelopmentCertificates(cs tls.ConnectionState) error {
+	certs := slices.Clone(cs.PeerCertificates)
+	for _, chain := range cs.VerifiedChains {
+		certs = append(certs, chain...)
+	}
+	for i, c := range certs {
+		if !devcert.Marked(c) {
+			continue
+		}
+		what := fmt.Sprintf("its subject %q (issuer %q)", c.Subject, c.Issuer)
+		if i > 0 {
+			what = fmt.Sprintf("the certificate %q of its chain", c.Subject)
+		}
+		return fmt.Errorf("%w, refused: %s carries the marker %q; "+
+			"to connect to a development broker, allow development certificates with acemq.WithDevelopmentCertificates() "+
+			"(rabbitmq.Options.AllowDevelopmentCertificates), never in production",
+			ErrDevelopmentCertificate, what, contract.DevelopmentCertificateMarker)
+	}
+	return nil
 }
 
 // watched is a connection with its notifications, registered before
