@@ -1,6 +1,7 @@
 // Package sqldb is what the SQL stores (schemaregistry/sqlregistry,
-// idempotency/sqlstore) share over database/sql, without a driver: the
-// check that a table of the store's name is the store's. The drivers are
+// idempotency/sqlstore, outbox/sqlstore) share over database/sql, without
+// a driver: the check that a table of the store's name is the store's,
+// table names, and making a migrated store on a database just opened. The drivers are
 // opened by sqldb/sqlite and sqldb/postgres, which only the stores' own
 // driver packages import.
 package sqldb
@@ -14,6 +15,21 @@ import (
 // Querier is a *sql.DB or a *sql.Tx.
 type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Migrated returns the store newStore makes on db, its tables made
+// (Migrate). When either fails, db is closed: no store owns it.
+func Migrated[S interface{ Migrate(context.Context) error }](ctx context.Context, db *sql.DB, newStore func(*sql.DB) (S, error)) (S, error) {
+	s, err := newStore(db)
+	if err == nil {
+		err = s.Migrate(ctx)
+	}
+	if err != nil {
+		db.Close()
+		var none S
+		return none, err
+	}
+	return s, nil
 }
 
 // MissingColumns reads the columns of table and says which of want it

@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
+	"github.com/acemq-go/acemq/internal/sqldb"
 	pgdb "github.com/acemq-go/acemq/internal/sqldb/postgres"
 )
 
@@ -28,16 +29,9 @@ func Open(ctx context.Context, url string, opts ...sqlstore.Option) (*sqlstore.S
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlstore.New(db, sqlstore.PostgreSQL, append(opts, sqlstore.OwnDB())...)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
+	return sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlstore.Store, error) {
+		return sqlstore.New(db, sqlstore.PostgreSQL, append(opts, sqlstore.OwnDB())...)
+	})
 }
 
 // OpenDB returns a pool of connections to url, for sqlstore.New with

@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
+	"github.com/acemq-go/acemq/internal/sqldb"
 
 	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
 )
@@ -33,13 +34,10 @@ func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*sqlstore.
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlstore.New(db, sqlstore.SQLite, append(opts, sqlstore.OwnDB())...)
+	s, err := sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlstore.Store, error) {
+		return sqlstore.New(db, sqlstore.SQLite, append(opts, sqlstore.OwnDB())...)
+	})
 	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.Migrate(ctx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
 	}
 	return s, nil

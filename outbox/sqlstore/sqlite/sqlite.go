@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/acemq-go/acemq/internal/sqldb"
 	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 )
@@ -27,13 +28,10 @@ func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*sqlstore.
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlstore.New(db, sqlstore.SQLite, append(opts, sqlstore.OwnDB())...)
+	s, err := sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlstore.Store, error) {
+		return sqlstore.New(db, sqlstore.SQLite, append(opts, sqlstore.OwnDB())...)
+	})
 	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.Migrate(ctx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
 	}
 	return s, nil

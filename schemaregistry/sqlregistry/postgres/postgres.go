@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/acemq-go/acemq/internal/sqldb"
 	pgdb "github.com/acemq-go/acemq/internal/sqldb/postgres"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
 )
@@ -28,16 +29,9 @@ func Open(ctx context.Context, url string, opts ...sqlregistry.Option) (*sqlregi
 	if err != nil {
 		return nil, err
 	}
-	r, err := sqlregistry.New(db, sqlregistry.PostgreSQL, append(opts, sqlregistry.OwnDB())...)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := r.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return r, nil
+	return sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlregistry.Registry, error) {
+		return sqlregistry.New(db, sqlregistry.PostgreSQL, append(opts, sqlregistry.OwnDB())...)
+	})
 }
 
 // OpenDB returns a pool of connections to url, for sqlregistry.New with

@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/acemq-go/acemq/internal/sqldb"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
 
 	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
@@ -34,13 +35,10 @@ func Open(ctx context.Context, path string, opts ...sqlregistry.Option) (*sqlreg
 	if err != nil {
 		return nil, err
 	}
-	r, err := sqlregistry.New(db, sqlregistry.SQLite, append(opts, sqlregistry.OwnDB())...)
+	r, err := sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlregistry.Registry, error) {
+		return sqlregistry.New(db, sqlregistry.SQLite, append(opts, sqlregistry.OwnDB())...)
+	})
 	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := r.Migrate(ctx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
 	}
 	return r, nil
