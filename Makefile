@@ -220,7 +220,7 @@ lint: rules
 	@inproc=$$($(GO) list -deps . | grep -E '/transport/(memory|transporttest)$$' || true); \
 	if [ -n "$$inproc" ]; then echo "the root package links the in-process broker:"; echo "$$inproc"; exit 1; fi
 	@# Database drivers only in the packages that open a database with them.
-	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
+	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
 	if [ -n "$$drivers" ]; then echo "a package outside the sqlite and postgres driver sub-packages links a database driver:"; echo "$$drivers"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags tlsbroker . ./cmd/acemq/

@@ -23,6 +23,8 @@
 //	acemq_retry_rung_missing_total{queue,rung}                                        counter
 //	acemq_request_total{exchange,routing_key,outcome}                                 counter
 //	acemq_request_duration_seconds{exchange,routing_key,outcome}                      histogram
+//	acemq_outbox_total{outcome}                                                       counter
+//	acemq_outbox_lag_seconds                                                          gauge
 //
 // and this library's own, which the family lacks:
 //
@@ -35,7 +37,7 @@
 // outcome is the family's word (contract.TelemetryOutcome): publish
 // confirmed, unroutable or failed; consume acked, retried, rejected,
 // dead_lettered, parked or in_progress; request answered, timed_out or
-// failed. reason_class keeps what the family's word folds away: a
+// failed; an outbox record's publish published or failed. reason_class keeps what the family's word folds away: a
 // delivery's contract.ReasonClass ("none" when acked), a publish's finer
 // contract.PublishOutcome (refused, timed_out...; "none" when confirmed).
 // kind="republish" are the library's own retries and set-asides. rung is
@@ -57,6 +59,17 @@
 // ready messages, so a message an at-least-once rung has dead-lettered but
 // not yet seen confirmed home (the management API's messages_dlx) is not
 // among them.
+//
+// The outbox's metrics are those of the relays (package outbox) given to
+// WatchOutbox, read at each scrape: outbox_total sums their Stats, a
+// publish published when the record was confirmed and marked, failed for
+// every failed publish, counted towards the record's attempts or not (the
+// broker never answered); outbox_lag_seconds is the age of the oldest
+// unpublished record of their tables (Relay.Lag, within the same two
+// seconds as the queues), 0 when all are published. A relay whose table
+// cannot be read is left out of the lag and counted in
+// inspect_errors_total{queue="",target=<the relay's name>}. The relays'
+// publishes are publishes of their Conn too, in publish_total.
 //
 // One Metrics is meant for one Conn: connection_state is that of the Conn
 // it observes, "connected" until an event says otherwise (Connect returns
@@ -80,14 +93,16 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/outbox"
 )
 
 // DefaultNamespace prefixes every metric's name unless WithNamespace says
 // otherwise.
 const DefaultNamespace = "acemq"
 
-// inspectTimeout bounds the rung inspections of one scrape, all of them
-// together, so that a slow or reconnecting broker cannot hold a scrape up.
+// inspectTimeout bounds the rung inspections and the outbox lags of one
+// scrape, all of them together, so that a slow or reconnecting broker, or a
+// slow database, cannot hold a scrape up.
 const inspectTimeout = 2 * time.Second
 
 // Option configures New.
@@ -130,9 +145,12 @@ type Metrics struct {
 	inspectFails *prometheus.CounterVec
 	connDesc     *prometheus.Desc
 	connEvents   *prometheus.CounterVec
+	outboxDesc   *prometheus.Desc
+	lagDesc      *prometheus.Desc
 
 	mu      sync.Mutex
 	watched map[string]*watch // by source queue
+	relays  []*outbox.Relay   // WatchOutbox's
 	// conn is read at each scrape, so that the one-hot series of
 	// connection_state always agree.
 	conn connState
@@ -191,7 +209,9 @@ var help = map[string]string{
 	contract.MetricRequestDuration:      "Time from a request to its reply or its failure, in seconds.",
 	contract.MetricRetryWaiting:         "Messages waiting for a retry: where=\"consumer\" held in the consumer now; where=\"rung\" on the queue's retry rungs, read from the broker at scrape time.",
 	contract.MetricSetAsideMessages:     "Messages in a consumed queue's dead-letter queue (where=\"dlq\") and parked queue (where=\"parked\"), read from the broker at scrape time.",
-	contract.MetricInspectErrors:        "Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time); it was left out.",
+	contract.MetricOutboxTotal:          "Publishes of outbox records by the relays watched: published (confirmed and marked) or failed (every failed publish, counted towards the record's attempts or not).",
+	contract.MetricOutboxLag:            "Age of the oldest unpublished record (given up or not) of the watched relays' outboxes, in seconds, 0 when all are published; read from their tables at scrape time.",
+	contract.MetricInspectErrors:        "Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time), or an outbox relay's lag (queue empty, target the relay's name); it was left out.",
 	contract.MetricConnectionState:      "The connection's state: 1 for the state it is in (connected, reconnecting, blocked, closed), 0 for the others.",
 	contract.MetricConnectionEvents:     "Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).",
 }
@@ -274,6 +294,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		inspectFails:    b.counter(contract.MetricInspectErrors),
 		connDesc:        b.desc(contract.MetricConnectionState),
 		connEvents:      b.counter(contract.MetricConnectionEvents),
+		outboxDesc:      b.desc(contract.MetricOutboxTotal),
+		lagDesc:         b.desc(contract.MetricOutboxLag),
 		watched:         map[string]*watch{},
 	}
 	// Known label values start at 0, so that their series exist and rate()
@@ -302,10 +324,13 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.setAsideDesc
 	m.inspectFails.Describe(ch)
 	ch <- m.connDesc
+	ch <- m.outboxDesc
+	ch <- m.lagDesc
 }
 
-// Collect implements prometheus.Collector: the metrics kept so far, and the
-// messages on the rungs of every queue consumed, read from the broker now.
+// Collect implements prometheus.Collector: the metrics kept so far, the
+// messages on the rungs of every queue consumed, read from the broker now,
+// and the watched relays' counts and lag.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range m.vecs() {
 		c.Collect(ch)
@@ -320,7 +345,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(m.connDesc, prometheus.GaugeValue, v, st)
 	}
-	m.collectRungs(ch)
+	ctx, cancel := context.WithTimeout(context.Background(), inspectTimeout)
+	defer cancel()
+	m.collectRungs(ctx, ch)
+	m.collectOutboxes(ctx, ch)
 	// After the inspections, so that this scrape counts its own failures.
 	m.inspectFails.Collect(ch)
 }
@@ -329,7 +357,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 // and in its dead-letter and parked queues. A queue that cannot be
 // inspected is left out and counted; a sum none of whose queues could be
 // read is not reported, rather than reported 0.
-func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
+func (m *Metrics) collectRungs(ctx context.Context, ch chan<- prometheus.Metric) {
 	type target struct {
 		queue string
 		rungs []string
@@ -342,8 +370,6 @@ func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 	}
 	m.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.Background(), inspectTimeout)
-	defer cancel()
 	for _, t := range targets {
 		// A Conn reconnecting would keep every inspection waiting until
 		// the timeout: the queues are counted as unreadable at once.
@@ -370,6 +396,53 @@ func (m *Metrics) collectRungs(ch chan<- prometheus.Metric) {
 		if n, ok := depth(contract.ParkedQueue(t.queue)); ok {
 			ch <- prometheus.MustNewConstMetric(m.setAsideDesc, prometheus.GaugeValue, n, t.queue, "parked")
 		}
+	}
+}
+
+// WatchOutbox has the relay's publishes counted in outbox_total and its
+// table's lag in outbox_lag_seconds, read at each scrape, for as long as
+// the Metrics is used (a relay watched twice is counted once). Watch every
+// relay of the process, so that the count is all of theirs.
+func (m *Metrics) WatchOutbox(r *outbox.Relay) {
+	if r == nil {
+		panic("acemqprom: WatchOutbox(nil)")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.relays, r) {
+		m.relays = append(m.relays, r)
+	}
+}
+
+// collectOutboxes reports the watched relays' publishes, summed, and the
+// oldest unpublished record of their tables. A relay whose lag cannot be
+// read is left out of it and counted, as a queue is; a lag none of whose
+// relays could be read is not reported.
+func (m *Metrics) collectOutboxes(ctx context.Context, ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	relays := slices.Clone(m.relays)
+	m.mu.Unlock()
+	if len(relays) == 0 {
+		return
+	}
+	var published, failed int64
+	var oldest time.Duration
+	read := false
+	for _, r := range relays {
+		s := r.Stats()
+		published += s.Published
+		failed += s.Failed + s.Unanswered
+		lag, err := r.Lag(ctx)
+		if err != nil {
+			m.inspectFails.WithLabelValues("", r.Name()).Inc()
+			continue
+		}
+		oldest, read = max(oldest, lag.Oldest), true
+	}
+	ch <- prometheus.MustNewConstMetric(m.outboxDesc, prometheus.CounterValue, float64(published), string(contract.TelemetryPublished))
+	ch <- prometheus.MustNewConstMetric(m.outboxDesc, prometheus.CounterValue, float64(failed), string(contract.TelemetryFailed))
+	if read {
+		ch <- prometheus.MustNewConstMetric(m.lagDesc, prometheus.GaugeValue, oldest.Seconds())
 	}
 }
 

@@ -46,14 +46,15 @@ func scraped(t *testing.T, g prometheus.Gatherer) map[string][]string {
 // family's words, and the run's outcomes are all seen: a publish confirmed,
 // unroutable and failed; deliveries acked, retried, rejected (a set-aside
 // that failed), dead-lettered, parked and in progress; requests answered,
-// timed out and failed.
+// timed out and failed; outbox records published and failed (a relay
+// watched, its table on SQLite).
 func TestFamilyNamesInAScrape(t *testing.T) {
 	reg, m := newMetrics(t)
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t, acemq.WithObserver(m))
 	ctx := context.Background()
 	tr := conn.Transport()
-	for _, q := range []string{"orders", "payments", "quotes", "idle"} {
+	for _, q := range []string{"orders", "payments", "quotes", "idle", "outboxed"} {
 		if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -163,6 +164,11 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 	b.Advance(time.Minute)
 	acemqtest.WaitFor(t, payments, "the payment accepted", func(s acemq.Stats) bool { return s.Accepted == 1 })
 
+	// An outbox relay: a record published, one failed.
+	s, relay, clock := anOutbox(t, conn, "relay")
+	m.WatchOutbox(relay)
+	publishedAndFailed(t, s, relay, clock, "outboxed", time.Minute)
+
 	got := scraped(t, reg)
 	for _, metric := range contract.Metrics() {
 		if !metric.Family {
@@ -184,6 +190,7 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 		"acemq_publish_total": {"confirmed", "failed", "unroutable"},
 		"acemq_consume_total": {"acked", "dead_lettered", "in_progress", "parked", "rejected", "retried"},
 		"acemq_request_total": {"answered", "failed", "timed_out"},
+		"acemq_outbox_total":  {"failed", "published"},
 	}
 	for name, values := range want {
 		if !slices.Equal(got[name], values) {

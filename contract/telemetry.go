@@ -25,6 +25,8 @@ const (
 	MetricRungMissing          = "acemq.retry.rung.missing"
 	MetricRequestTotal         = "acemq.request.total"
 	MetricRequestDuration      = "acemq.request.duration"
+	MetricOutboxTotal          = "acemq.outbox.total"
+	MetricOutboxLag            = "acemq.outbox.lag"
 )
 
 // This library's own metrics, which the family lacks, named in its style.
@@ -126,6 +128,7 @@ var (
 	publishOutcomes = []TelemetryOutcome{TelemetryConfirmed, TelemetryPublished, TelemetryUnroutable, TelemetryFailed}
 	consumeOutcomes = []TelemetryOutcome{TelemetryAcked, TelemetryRetried, TelemetryRejected, TelemetryDeadLettered, TelemetryParked, TelemetryInProgress}
 	requestOutcomes = []TelemetryOutcome{TelemetryAnswered, TelemetryTimedOut, TelemetryFailed}
+	outboxOutcomes  = []TelemetryOutcome{TelemetryPublished, TelemetryFailed}
 )
 
 var metrics = []Metric{
@@ -141,6 +144,8 @@ var metrics = []Metric{
 	{MetricRungMissing, Counter, false, []string{TagQueue, TagRung}, true, nil},
 	{MetricRequestTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagOutcome}, true, requestOutcomes},
 	{MetricRequestDuration, Histogram, true, []string{TagExchange, TagRoutingKey, TagOutcome}, true, requestOutcomes},
+	{MetricOutboxTotal, Counter, false, []string{TagOutcome}, true, outboxOutcomes},
+	{MetricOutboxLag, Gauge, true, nil, true, nil},
 	{MetricRetryWaiting, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
 	{MetricSetAsideMessages, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
 	{MetricInspectErrors, Counter, false, []string{TagQueue, TagTarget}, false, nil},
@@ -149,7 +154,7 @@ var metrics = []Metric{
 }
 
 // Metrics are the metrics this library exports: the family's (section 17,
-// less the outbox's and the pipeline's, which it has not) and its own.
+// less the pipeline's, which it has not) and its own.
 func Metrics() []Metric {
 	out := slices.Clone(metrics)
 	for i := range out {
@@ -167,9 +172,9 @@ type TelemetryOutcome string
 
 const (
 	TelemetryConfirmed  TelemetryOutcome = "confirmed"  // publish: the broker confirmed it
-	TelemetryPublished  TelemetryOutcome = "published"  // publish: sent without confirms; never this library's, which confirms every publish
+	TelemetryPublished  TelemetryOutcome = "published"  // publish: sent without confirms, never this library's, which confirms every publish; outbox: a record confirmed and marked
 	TelemetryUnroutable TelemetryOutcome = "unroutable" // publish: no queue took it
-	TelemetryFailed     TelemetryOutcome = "failed"     // publish, request: anything else
+	TelemetryFailed     TelemetryOutcome = "failed"     // publish, request: anything else; outbox: a record's publish failed
 
 	TelemetryAcked        TelemetryOutcome = "acked"         // consume: accepted
 	TelemetryRetried      TelemetryOutcome = "retried"       // consume: in the consumer or on a rung
