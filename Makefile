@@ -8,19 +8,27 @@ FUZZTIME ?= 30s
 # instead of RabbitMQ's 180s, so that the conformance behaviour that waits
 # for one takes seconds (the chaos nodes keep the default, as users run it).
 TEST_DEAD_LETTER_RETRY_MS := 5000
-# The test run's private RabbitMQ node: its own name, ports and data directory.
+# The development certificates of the test nodes' amqps:// listeners
+# (target tls-certs).
+TLS_CERTS := $(CURDIR)/.rabbitmq/tls-certs
+# The test run's private RabbitMQ node: its own name, ports and data
+# directory, and an amqps:// listener on the certificates of TLS_CERTS.
 TEST_BROKER := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS) \
 	RABBITMQ_NODENAME=acemq-test@localhost RABBITMQ_NODE_PORT=5673 \
 	ACEMQ_RABBITMQ_MGMT_PORT=15673 ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/test \
+	ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=5675 \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5673/ \
-	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15673
+	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15673 \
+	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:5675/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
 # The same for RabbitMQ 4.0 (Debian trixie's 4.0.5, from the chroot
 # scripts/rabbitmq.sh makes and reuses; its data directory lives in there).
 TEST_BROKER4 := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS) \
 	ACEMQ_RABBITMQ_SERIES=4.0 RABBITMQ_NODENAME=acemq-test4@localhost RABBITMQ_NODE_PORT=5674 \
 	ACEMQ_RABBITMQ_MGMT_PORT=15674 \
+	ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=5676 \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5674/ \
-	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15674
+	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15674 \
+	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:5676/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
 # The test run's private PostgreSQL server (scripts/postgres.sh), for the SQL
 # schema registry's tests: its own port and data directory.
 TEST_POSTGRES := ACEMQ_POSTGRES_PORT=5433 ACEMQ_POSTGRES_DIR=$(CURDIR)/.postgres/test
@@ -30,7 +38,7 @@ STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 # Go files as `go list ./...` sees them: skip testdata, _* and .* dirs (.rabbitmq).
 GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prune -o -type f -name '*.go' -print
 
-.PHONY: demo test conformance test-tls test-unit lint rules fuzz tidy rabbitmq rabbitmq-stop postgres postgres-stop
+.PHONY: demo test conformance tls-certs test-unit lint rules fuzz tidy rabbitmq rabbitmq-stop postgres postgres-stop
 
 demo:
 	$(GO) run ./cmd/acemq demo
@@ -42,8 +50,9 @@ demo:
 # the short memory alarm scenario alone on that node (an alarm blocks every
 # publisher on it); then every test again against a private RabbitMQ 4.0
 # node (and the PostgreSQL server), one after the other (2 cores), with its
-# conformance counts; then the amqps:// tests on a TLS node of their own,
-# 3.10 then 4.0 (test-tls); then the short failover scenarios on a three-node cluster (the
+# conformance counts (each node with an amqps:// listener on development
+# certificates, for TestRealTLSListener); then the short failover scenarios
+# on a three-node cluster (the
 # waits in the consumer, and at-least-once rungs) and the short restart
 # scenario (a quorum source, at-least-once rungs) on a 3.10 and a 4.0 chaos
 # node, each failing on any loss; then the benchmark harness's own tests
@@ -52,52 +61,27 @@ demo:
 # dead letter after CHAOS_SHORT_RETRY_MS, not 180s: that changes how soon it
 # comes home, not whether it does (make chaos keeps the default).
 CHAOS_SHORT_RETRY_MS := 20000
-test:
+test: tls-certs
 	@t0=$$SECONDS; \
 	$(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
 	t1=$$SECONDS; \
 	$(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
 	t2=$$SECONDS; \
-	$(MAKE) --no-print-directory test-tls; \
-	$(MAKE) --no-print-directory test-tls TLS_SERIES=4.0; \
-	t2tls=$$SECONDS; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)' CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	t3=$$SECONDS; \
 	$(GO) -C bench test -count=1 ./...; \
 	$(MAKE) --no-print-directory lint; \
-	echo "make test: RabbitMQ 3.10 and PostgreSQL $$((t1 - t0))s, RabbitMQ 4.0 and PostgreSQL $$((t2 - t1))s, TLS listeners $$((t2tls - t2))s, failover and restart scenarios $$((t3 - t2tls))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"
+	echo "make test: RabbitMQ 3.10 and PostgreSQL $$((t1 - t0))s, RabbitMQ 4.0 and PostgreSQL $$((t2 - t1))s, failover and restart scenarios $$((t3 - t2))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"
 
-# The amqps:// tests (TestRealTLSListener, tag tlsbroker, which keeps them
-# out of `go test ./...`: its nodes have no TLS listener): development
-# certificates made with `acemq certs` (new ones each run), a private
-# RabbitMQ node with an amqps:// listener on them (acemq-tls@localhost, AMQP
-# 5698, amqps 5699, management 15698, data in .rabbitmq/tls, a lock of its
-# own), the root package's test (refused without
-# WithDevelopmentCertificates, verification on or off; accepted with it)
-# and the CLI's (--allow-dev-certs), then the node stopped. A node left
-# running from an earlier run has the earlier files, and rabbitmq.sh
-# refuses to reuse it: stop it with `make test-tls-stop`.
-# TLS_SERIES=4.0 runs them on RabbitMQ 4.0 instead (the node's data
-# directory then lives in the chroot); make test runs both, one after the
-# other (about 20 to 55s each here, most of it the node's boot). -race is left
-# out to keep the run under a minute: these tests add no concurrency to
-# what the race-checked unit tests of the check already cover.
-TLS_SERIES ?= 3.10
-TLS_CERTS := $(CURDIR)/.rabbitmq/tls-certs
-TLS_BROKER = RABBITMQ_NODENAME=acemq-tls@localhost RABBITMQ_NODE_PORT=5698 \
-	$(if $(filter 4.0,$(TLS_SERIES)),ACEMQ_RABBITMQ_SERIES=4.0,ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/tls) \
-	ACEMQ_RABBITMQ_MGMT_PORT=15698 ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=5699 \
-	ACEMQ_RABBITMQ_LOCK=/tmp/acemq-rabbitmq-tls.lock \
-	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:5699/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
-.PHONY: test-tls-stop
-test-tls:
-	$(GO) run ./cmd/acemq certs --out $(TLS_CERTS) --force >/dev/null
-	$(TLS_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -tags tlsbroker -run '^TestRealTLSListener$$' . ./cmd/acemq/
-
-test-tls-stop:
-	$(TLS_BROKER) bash scripts/rabbitmq.sh stop
+# TLS_CERTS (TestRealTLSListener, of the root package and of the command,
+# connects to the test nodes' amqps:// listeners on them): made by `acemq certs` when missing, and again once a month old
+# (they are valid 90 days). A node still running with older files is
+# refused by rabbitmq.sh, which says to stop it.
+tls-certs:
+	@if [ -z "$$(find $(TLS_CERTS)/server_certificate.pem -mtime -30 2>/dev/null)" ]; then \
+		$(GO) run ./cmd/acemq certs --out $(TLS_CERTS) --force >/dev/null; fi
 
 # The transport conformance suite, with its counts per target (go test shows
 # t.Logf only with -v): memory:// in each RabbitMQ version it emulates, and
@@ -140,7 +124,7 @@ CHAOS_BROKER4 := ACEMQ_RABBITMQ_SERIES=4.0 RABBITMQ_NODENAME=acemq-chaos4@localh
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5692/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15692
 .PHONY: chaos chaos-short chaos-alarm chaos-cluster chaos-restart chaos-idempotent
-chaos-short:
+chaos-short: tls-certs
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/chaos/
 
 # Two memory alarms (docs/reliability.md), with the chaos tag, which keeps
@@ -223,7 +207,6 @@ lint: rules
 	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
 	if [ -n "$$drivers" ]; then echo "a package outside the sqlite and postgres driver sub-packages links a database driver:"; echo "$$drivers"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags tlsbroker . ./cmd/acemq/
 	$(STATICCHECK) ./...
 	$(GO) -C bench vet ./...
 	cd bench && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
@@ -269,8 +252,8 @@ postgres-stop:
 # Markdown table on stdout, the JSON in bench/results/latest.json.
 # bench-quick is the small run (under two minutes).
 .PHONY: bench bench-quick
-bench:
+bench: tls-certs
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) -C bench run ./cmd/acemq-bench
 
-bench-quick:
+bench-quick: tls-certs
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) -C bench run ./cmd/acemq-bench -quick

@@ -1,5 +1,3 @@
-//go:build tlsbroker
-
 package acemq_test
 
 import (
@@ -26,13 +24,12 @@ import (
 
 // TestRealTLSListener connects to a RabbitMQ node whose amqps:// listener
 // serves the broker certificate `acemq certs` made and requires its client
-// certificate (`make test-tls`: ACEMQ_TEST_TLS_URL, and the files in
-// ACEMQ_TEST_TLS_CERTS). The tlsbroker tag keeps it out of `go test ./...`,
-// whose nodes have no TLS listener.
+// certificate (`make test`'s test nodes: ACEMQ_TEST_TLS_URL, and the files
+// in ACEMQ_TEST_TLS_CERTS). Off CI it skips without them; under CI it fails.
 func TestRealTLSListener(t *testing.T) {
 	url, dir := os.Getenv("ACEMQ_TEST_TLS_URL"), os.Getenv("ACEMQ_TEST_TLS_CERTS")
 	if url == "" || dir == "" {
-		reachtest.Unavailable(t, "broker", "ACEMQ_TEST_TLS_URL and ACEMQ_TEST_TLS_CERTS are not set, so there is no TLS listener to test against; run `make test-tls`")
+		reachtest.Unavailable(t, "broker", "ACEMQ_TEST_TLS_URL and ACEMQ_TEST_TLS_CERTS are not set, so there is no TLS listener to test against; run `make test`, whose test nodes have one")
 	}
 	file := func(name string) string { return filepath.Join(dir, name) }
 	for _, name := range []string{devcert.CAFile, devcert.ClientCertFile, devcert.ClientKeyFile} {
@@ -61,7 +58,7 @@ func TestRealTLSListener(t *testing.T) {
 		t.Fatalf("ACEMQ_TEST_TLS_URL: %v", err)
 	}
 	if c, err := net.DialTimeout("tcp", u.Host, 3*time.Second); err != nil {
-		reachtest.Unavailable(t, "broker", "no TLS listener at "+reachtest.Redact(url)+": "+err.Error()+"; run `make test-tls`")
+		reachtest.Unavailable(t, "broker", "no TLS listener at "+reachtest.Redact(url)+": "+err.Error()+"; run `make test`, whose test nodes have one")
 	} else {
 		_ = c.Close()
 	}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,12 +52,22 @@ func docRows(t *testing.T) []docRow {
 
 // constants type-checks package contract from its source and returns its
 // exported constants: what the page must list, with the values it must give.
+// The check (its imports type-checked from source too) is done once for
+// all the tests that ask.
 func constants(t *testing.T) map[string]*types.Const {
 	t.Helper()
+	consts, err := checkedConstants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return consts
+}
+
+var checkedConstants = sync.OnceValues(func() (map[string]*types.Const, error) {
 	fset := token.NewFileSet()
 	names, err := filepath.Glob("*.go")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var files []*ast.File
 	for _, name := range names {
@@ -65,14 +76,14 @@ func constants(t *testing.T) map[string]*types.Const {
 		}
 		f, err := parser.ParseFile(fset, name, nil, 0)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		files = append(files, f)
 	}
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	pkg, err := conf.Check("contract", fset, files, nil)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	consts := map[string]*types.Const{}
 	for _, name := range pkg.Scope().Names() {
@@ -80,8 +91,8 @@ func constants(t *testing.T) map[string]*types.Const {
 			consts[name] = c
 		}
 	}
-	return consts
-}
+	return consts, nil
+})
 
 // render writes a constant as the page does: strings as they are, durations
 // in Go's syntax, numbers exactly.

@@ -1,5 +1,3 @@
-//go:build tlsbroker
-
 package main
 
 import (
@@ -19,12 +17,12 @@ import (
 )
 
 // TestRealTLSListener: the connecting verbs, on the amqps:// listener of
-// `make test-tls` (see the root package's test of the same name), refuse
+// `make test`'s test nodes (see the root package's test of the same name), refuse
 // its development certificate without --allow-dev-certs and work with it.
 func TestRealTLSListener(t *testing.T) {
 	url, dir := os.Getenv("ACEMQ_TEST_TLS_URL"), os.Getenv("ACEMQ_TEST_TLS_CERTS")
 	if url == "" || dir == "" {
-		reachtest.Unavailable(t, "broker", "ACEMQ_TEST_TLS_URL and ACEMQ_TEST_TLS_CERTS are not set, so there is no TLS listener to test against; run `make test-tls`")
+		reachtest.Unavailable(t, "broker", "ACEMQ_TEST_TLS_URL and ACEMQ_TEST_TLS_CERTS are not set, so there is no TLS listener to test against; run `make test`, whose test nodes have one")
 	}
 	ca := filepath.Join(dir, devcert.CAFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
