@@ -48,8 +48,9 @@ demo:
 # PostgreSQL server (Debian's, installed when missing, started for each
 # `go test ./...` part and stopped after it), the conformance counts, then
 # the short memory alarm scenario alone on that node (an alarm blocks every
-# publisher on it); then every test again against a private RabbitMQ 4.0
-# node (and the PostgreSQL server), one after the other (2 cores), with its
+# publisher on it); then the broker tests again against a private RabbitMQ 4.0
+# node (and the PostgreSQL server), one after the other (2 cores), for the
+# packages whose tests reach the broker (scripts/broker-packages.sh), with its
 # conformance counts (each node with an amqps:// listener on development
 # certificates, for TestRealTLSListener); then the short failover scenarios
 # on a three-node cluster (the
@@ -65,12 +66,15 @@ test: tls-certs
 	@t0=$$SECONDS; \
 	$(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
 	t1=$$SECONDS; \
-	$(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
+	echo "make test: RabbitMQ 3.10 and PostgreSQL took $$((t1 - t0))s"; \
+	$(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 $$(GO=$(GO) bash scripts/broker-packages.sh) && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
 	t2=$$SECONDS; \
+	echo "make test: RabbitMQ 4.0 and PostgreSQL took $$((t2 - t1))s"; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)' CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	t3=$$SECONDS; \
+	echo "make test: the failover and restart scenarios took $$((t3 - t2))s"; \
 	$(GO) -C bench test -count=1 ./...; \
 	$(MAKE) --no-print-directory lint; \
 	echo "make test: RabbitMQ 3.10 and PostgreSQL $$((t1 - t0))s, RabbitMQ 4.0 and PostgreSQL $$((t2 - t1))s, failover and restart scenarios $$((t3 - t2))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"

@@ -87,8 +87,11 @@ func prefetchUnlimited(e *env) {
 }
 
 // Two consumers (prefetch 1 each, on two connections) on one queue, each
-// message published once the one before was settled: they alternate, even
-// though the consumer that just settled has room again.
+// message published once the one before was settled: they take turns,
+// though the consumer that just settled has room again. Not strictly: an
+// ack is asynchronous, so the next publish may reach the queue before it,
+// and RabbitMQ 4.0.5 was seen to give one consumer two in a row
+// ([0 1 0 1 1 0]); each takes a share, never one all.
 func roundRobin(e *env) {
 	q := e.classic("q", nil)
 	subs := []transport.Subscription{
@@ -113,11 +116,12 @@ func roundRobin(e *env) {
 		}
 		e.ok("Ack", d.Ack())
 	}
-	for i := 1; i < len(who); i++ {
-		if who[i] == who[i-1] {
-			e.t.Errorf("consumers took the messages in the order %v, want them to alternate", who)
-			break
-		}
+	took := [2]int{}
+	for _, c := range who {
+		took[c]++
+	}
+	if took[0] < 2 || took[1] < 2 {
+		e.t.Errorf("consumers took the messages in the order %v, want them to take turns (each at least 2 of 6)", who)
 	}
 }
 
