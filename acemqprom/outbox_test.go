@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,35 +12,18 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/internal/testclock"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 	"github.com/acemq-go/acemq/outbox/sqlstore/sqlite"
 	"github.com/acemq-go/acemq/transport"
 )
 
-// clock is an outbox store's time, moved by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // anOutbox is an outbox in a SQLite file of the test's own, on a clock the
 // test moves, and a relay named name of it publishing through conn.
-func anOutbox(t *testing.T, conn *acemq.Conn, name string) (*sqlstore.Store, *outbox.Relay, *clock) {
+func anOutbox(t *testing.T, conn *acemq.Conn, name string) (*sqlstore.Store, *outbox.Relay, *testclock.Clock) {
 	t.Helper()
-	c := &clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "outbox.db"), sqlstore.WithClock(c.Now))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +71,7 @@ func relayOnce(t *testing.T, r *outbox.Relay, want outbox.Batch) {
 // publishedAndFailed has r publish one record to queue and fail one to an
 // exchange that does not exist (counted), the failed one written wait
 // before the scrape: the lag.
-func publishedAndFailed(t *testing.T, s *sqlstore.Store, r *outbox.Relay, c *clock, queue string, wait time.Duration) {
+func publishedAndFailed(t *testing.T, s *sqlstore.Store, r *outbox.Relay, c *testclock.Clock, queue string, wait time.Duration) {
 	t.Helper()
 	record(t, s, "", queue)
 	relayOnce(t, r, outbox.Batch{Claimed: 1, Published: 1})

@@ -14,8 +14,8 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/testclock"
 	"github.com/acemq-go/acemq/outbox"
-	"github.com/acemq-go/acemq/outbox/internal/storetest"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 	"github.com/acemq-go/acemq/outbox/sqlstore/sqlite"
 	"github.com/acemq-go/acemq/transport"
@@ -30,7 +30,7 @@ type broker struct {
 	dial  func(t *testing.T) transport.Transport // a new connection
 	conn  *acemq.Conn
 	queue string
-	clock *storetest.Clock
+	clock *testclock.Clock
 	path  string
 }
 
@@ -52,7 +52,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b *broker)) {
 }
 
 func run(t *testing.T, dial func(*testing.T) transport.Transport, queue string, test func(*testing.T, *broker)) {
-	b := &broker{dial: dial, queue: queue, clock: storetest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)),
+	b := &broker{dial: dial, queue: queue, clock: testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)),
 		path: filepath.Join(t.TempDir(), "outbox.db")}
 	b.conn = b.connect(t, nil)
 	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: queue}}}).Apply(t.Context(), b.conn); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/idempotency"
+	"github.com/acemq-go/acemq/internal/testclock"
 )
 
 // Target is a store under test.
@@ -19,26 +20,6 @@ type Target struct {
 	// store of its own (its own pool of connections, where it has one) on
 	// the same records, all on clock.
 	New func(t *testing.T, clock func() time.Time) (open func() idempotency.Store)
-}
-
-// Clock is a test's time, moved by hand.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 const (
@@ -50,7 +31,7 @@ const (
 func Run(t *testing.T, target Target) {
 	tests := []struct {
 		name string
-		run  func(t *testing.T, open func() idempotency.Store, clock *Clock)
+		run  func(t *testing.T, open func() idempotency.Store, clock *testclock.Clock)
 	}{
 		{"ClaimThenInProgress", claimThenInProgress},
 		{"ConfirmedIsADuplicate", confirmedIsADuplicate},
@@ -64,7 +45,7 @@ func Run(t *testing.T, target Target) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Milliseconds: what SQLite keeps of a time.
-			clock := &Clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+			clock := testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 			tt.run(t, target.New(t, clock.Now), clock)
 		})
 	}
@@ -78,7 +59,7 @@ func claim(t *testing.T, s idempotency.Store, key, owner string, want idempotenc
 	}
 }
 
-func claimThenInProgress(t *testing.T, open func() idempotency.Store, _ *Clock) {
+func claimThenInProgress(t *testing.T, open func() idempotency.Store, _ *testclock.Clock) {
 	a, b := open(), open()
 	claim(t, a, "m-1", "a", idempotency.Claimed)
 	claim(t, b, "m-1", "b", idempotency.InProgress)
@@ -86,7 +67,7 @@ func claimThenInProgress(t *testing.T, open func() idempotency.Store, _ *Clock) 
 	claim(t, b, "m-2", "b", idempotency.Claimed)
 }
 
-func confirmedIsADuplicate(t *testing.T, open func() idempotency.Store, _ *Clock) {
+func confirmedIsADuplicate(t *testing.T, open func() idempotency.Store, _ *testclock.Clock) {
 	a, b := open(), open()
 	claim(t, a, "m-1", "a", idempotency.Claimed)
 	if err := a.Confirm(t.Context(), "m-1", retention); err != nil {
@@ -105,7 +86,7 @@ func confirmedIsADuplicate(t *testing.T, open func() idempotency.Store, _ *Clock
 	claim(t, a, "m-2", "a", idempotency.Confirmed)
 }
 
-func forgetReleasesOnlyTheOwnersClaim(t *testing.T, open func() idempotency.Store, _ *Clock) {
+func forgetReleasesOnlyTheOwnersClaim(t *testing.T, open func() idempotency.Store, _ *testclock.Clock) {
 	a, b := open(), open()
 	claim(t, a, "m-1", "a", idempotency.Claimed)
 	if err := b.Forget(t.Context(), "m-1", "b"); err != nil {
@@ -121,7 +102,7 @@ func forgetReleasesOnlyTheOwnersClaim(t *testing.T, open func() idempotency.Stor
 	}
 }
 
-func expiredClaimIsTakenOver(t *testing.T, open func() idempotency.Store, clock *Clock) {
+func expiredClaimIsTakenOver(t *testing.T, open func() idempotency.Store, clock *testclock.Clock) {
 	a, b := open(), open()
 	claim(t, a, "m-1", "a", idempotency.Claimed)
 	clock.Advance(timeout - time.Millisecond)
@@ -135,7 +116,7 @@ func expiredClaimIsTakenOver(t *testing.T, open func() idempotency.Store, clock 
 	claim(t, a, "m-1", "a", idempotency.InProgress)
 }
 
-func confirmationExpires(t *testing.T, open func() idempotency.Store, clock *Clock) {
+func confirmationExpires(t *testing.T, open func() idempotency.Store, clock *testclock.Clock) {
 	a := open()
 	claim(t, a, "m-1", "a", idempotency.Claimed)
 	if err := a.Confirm(t.Context(), "m-1", retention); err != nil {
@@ -147,7 +128,7 @@ func confirmationExpires(t *testing.T, open func() idempotency.Store, clock *Clo
 	claim(t, a, "m-1", "b", idempotency.Claimed)
 }
 
-func prune(t *testing.T, open func() idempotency.Store, clock *Clock) {
+func prune(t *testing.T, open func() idempotency.Store, clock *testclock.Clock) {
 	s := open()
 	claim(t, s, "claimed-early", "a", idempotency.Claimed) // expires at +5m
 	if err := s.Confirm(t.Context(), "confirmed", time.Hour); err != nil {
@@ -171,7 +152,7 @@ func prune(t *testing.T, open func() idempotency.Store, clock *Clock) {
 	claim(t, s, "confirmed", "b", idempotency.Claimed)
 }
 
-func invalid(t *testing.T, open func() idempotency.Store, _ *Clock) {
+func invalid(t *testing.T, open func() idempotency.Store, _ *testclock.Clock) {
 	s := open()
 	long := strings.Repeat("k", 256)
 	for _, c := range []struct{ key, owner string }{{"", "a"}, {"m", ""}, {long, "a"}, {"m", strings.Repeat("o", 65)}, {"\xff", "a"}} {
@@ -191,7 +172,7 @@ func invalid(t *testing.T, open func() idempotency.Store, _ *Clock) {
 
 // Of the owners claiming one key at once, each through a store of its
 // own, exactly one gets it.
-func concurrentClaims(t *testing.T, open func() idempotency.Store, _ *Clock) {
+func concurrentClaims(t *testing.T, open func() idempotency.Store, _ *testclock.Clock) {
 	const owners, keys = 4, 10
 	stores := make([]idempotency.Store, owners)
 	for i := range stores {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/testclock"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 	"github.com/acemq-go/acemq/transport"
@@ -28,33 +29,13 @@ type Target struct {
 	New func(t *testing.T, clock func() time.Time) (open func() *sqlstore.Store)
 }
 
-// Clock is a test's time, moved by hand.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 const lease = time.Minute
 
 // Run runs every test of the suite on target.
 func Run(t *testing.T, target Target) {
 	tests := []struct {
 		name string
-		run  func(t *testing.T, open func() *sqlstore.Store, clock *Clock)
+		run  func(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock)
 	}{
 		{"WrittenInTheTransaction", writtenInTheTransaction},
 		{"AnyBodyAndHeaders", anyBodyAndHeaders},
@@ -72,7 +53,7 @@ func Run(t *testing.T, target Target) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Milliseconds: what SQLite keeps of a time.
-			clock := &Clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+			clock := testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 			tt.run(t, target.New(t, clock.Now), clock)
 		})
 	}
@@ -131,7 +112,7 @@ func wantIDs(t *testing.T, what string, recs []outbox.Record, want ...int64) {
 
 // A record written in a transaction is offered once it commits, never when
 // it rolls back, and carries the envelope a Publisher writes.
-func writtenInTheTransaction(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
+func writtenInTheTransaction(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock) {
 	s := open()
 	tx, err := s.DB().BeginTx(t.Context(), nil)
 	if err != nil {
@@ -166,7 +147,7 @@ func writtenInTheTransaction(t *testing.T, open func() *sqlstore.Store, clock *C
 }
 
 // Any body is kept, byte for byte, and header values keep their types.
-func anyBodyAndHeaders(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
+func anyBodyAndHeaders(t *testing.T, open func() *sqlstore.Store, _ *testclock.Clock) {
 	s := open()
 	bodies := [][]byte{nil, []byte("plain text, ünïcödé"), {0, 1, 2, 0xff}, []byte("nul\x00inside"), {0xc3, 0x28}}
 	headers := transport.Table{"s": "x", "i": int64(-42), "big": int64(1) << 60, "f": 1.5, "b": true,
@@ -198,7 +179,7 @@ func anyBodyAndHeaders(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
 
 // A claimed record is not offered to another owner until its lease ends;
 // then it is, and each batch is in id order.
-func leaseGivesARecordToOneOwner(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
+func leaseGivesARecordToOneOwner(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock) {
 	a, b := open(), open()
 	ids := writeN(t, a, 5)
 	wantIDs(t, "a", claim(t, a, "a", 3, false), ids[:3]...)
@@ -229,7 +210,7 @@ func leaseGivesARecordToOneOwner(t *testing.T, open func() *sqlstore.Store, cloc
 	}
 }
 
-func publishedIsNotOffered(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
+func publishedIsNotOffered(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock) {
 	s := open()
 	ids := writeN(t, s, 3)
 	claim(t, s, "a", 10, false)
@@ -254,7 +235,7 @@ func publishedIsNotOffered(t *testing.T, open func() *sqlstore.Store, clock *Clo
 // A counted failure adds an attempt and keeps its error; an uncounted one
 // keeps only the error; either waits out its retry delay; after
 // MaxAttempts counted failures the record is given up.
-func failuresCountedAndGivenUp(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
+func failuresCountedAndGivenUp(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock) {
 	s := open()
 	id := writeN(t, s, 1)[0]
 	long := strings.Repeat("é", 3*contract.OutboxMaxError)
@@ -301,7 +282,7 @@ func failuresCountedAndGivenUp(t *testing.T, open func() *sqlstore.Store, clock 
 	}
 }
 
-func release(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
+func release(t *testing.T, open func() *sqlstore.Store, _ *testclock.Clock) {
 	s := open()
 	ids := writeN(t, s, 2)
 	claim(t, s, "a", 10, false)
@@ -320,7 +301,7 @@ func release(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
 
 // An ordered claim takes the head of the table only: nothing while
 // another owner holds a lease, nothing past a record that is not due.
-func ordered(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
+func ordered(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock) {
 	a, b := open(), open()
 	ids := writeN(t, a, 4)
 	wantIDs(t, "a", claim(t, a, "a", 2, true), ids[:2]...)
@@ -357,7 +338,7 @@ func ordered(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
 	}
 }
 
-func lag(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
+func lag(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock) {
 	s := open()
 	if l, err := s.Lag(t.Context(), contract.OutboxMaxAttempts); err != nil || l != (outbox.Lag{}) {
 		t.Fatalf("lag of an empty table: %+v, %v", l, err)
@@ -379,7 +360,7 @@ func lag(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
 	}
 }
 
-func prune(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
+func prune(t *testing.T, open func() *sqlstore.Store, clock *testclock.Clock) {
 	s := open()
 	ids := writeN(t, s, 3)
 	if err := s.Published(t.Context(), ids[:1]); err != nil {
@@ -406,7 +387,7 @@ func prune(t *testing.T, open func() *sqlstore.Store, clock *Clock) {
 
 // A row another writer (or a person) got wrong comes back as a record
 // with an error, for the relay to count, never as a failed claim.
-func badRows(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
+func badRows(t *testing.T, open func() *sqlstore.Store, _ *testclock.Clock) {
 	s := open()
 	ids := writeN(t, s, 4)
 	for i, set := range []string{"headers = '{not json'", "body_encoding = 'rot13'", "body_encoding = 'base64', body = '!!'"} {
@@ -427,7 +408,7 @@ func badRows(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
 }
 
 // Owners claiming at once, each on a pool of its own, never share a record.
-func concurrentClaims(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
+func concurrentClaims(t *testing.T, open func() *sqlstore.Store, _ *testclock.Clock) {
 	const n, owners = 200, 4
 	writeN(t, open(), n)
 	var mu sync.Mutex
@@ -468,7 +449,7 @@ func concurrentClaims(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
 	}
 }
 
-func invalid(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
+func invalid(t *testing.T, open func() *sqlstore.Store, _ *testclock.Clock) {
 	s := open()
 	tx, err := s.DB().BeginTx(t.Context(), nil)
 	if err != nil {
@@ -493,6 +474,3 @@ func invalid(t *testing.T, open func() *sqlstore.Store, _ *Clock) {
 		}
 	}
 }
-
-// NewClock returns a clock at start.
-func NewClock(start time.Time) *Clock { return &Clock{now: start} }

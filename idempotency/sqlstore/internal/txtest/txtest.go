@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/idempotency"
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
+	"github.com/acemq-go/acemq/internal/testclock"
 )
 
 // Target is a database under test.
@@ -38,23 +38,6 @@ type Target struct {
 	FailAtCommit string
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // Run runs every test of the suite on target.
 func Run(t *testing.T, target Target) {
 	tests := []struct {
@@ -72,7 +55,7 @@ func Run(t *testing.T, target Target) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+			c := testclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 			e := &env{t: t, target: target, clock: c, open: target.Open(t, c.Now)}
 			e.store = e.open()
 			e.work = target.Work(t)
@@ -85,7 +68,7 @@ func Run(t *testing.T, target Target) {
 type env struct {
 	t      *testing.T
 	target Target
-	clock  *clock
+	clock  *testclock.Clock
 	open   func() *sqlstore.Store
 	store  *sqlstore.Store
 	work   string
