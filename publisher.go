@@ -255,7 +255,7 @@ func (p *Publisher[T]) prepare(ctx context.Context, routingKey string, body T, o
 // confirmed, through the Conn's publish interceptors, and tells the Conn's
 // Observer of it as a publish of the application's: it is for packages
 // built on acemq that send messages of their own making (package request's
-// requests and replies). An error says m was not sent (the broker blocked
+// requests and replies, package outbox's records). An error says m was not sent (the broker blocked
 // publishing until ctx ended, say: ErrBlocked; an interceptor refused it: a
 // *PublishError); else Wait on the Pending, once, for the broker's answer.
 func (c *Conn) Publish(ctx context.Context, exchange, routingKey string, m transport.Message) (*Pending, error) {
