@@ -16,7 +16,7 @@ import (
 func TestBadRow(t *testing.T) {
 	url := dbtest.PostgresURL(t)
 	table := dbtest.UniqueName(t, "acemq_idempotency")
-	dropped(t, url, table)
+	dbtest.DropWhenDone(t, url, table)
 	s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table))
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,6 @@
 package postgres_test
 
 import (
-	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,20 +12,6 @@ import (
 	"github.com/acemq-go/acemq/internal/dbtest"
 )
 
-// dropped drops table when t ends.
-func dropped(t *testing.T, url, table string) {
-	t.Cleanup(func() {
-		db, err := postgres.OpenDB(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if _, err := db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table); err != nil {
-			t.Errorf("dropping %s: %v", table, err)
-		}
-	})
-}
-
 // The store's contract on the test server, each test in a table of its
 // own, each store a pool of its own.
 func TestStore(t *testing.T) {
@@ -35,7 +19,7 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, storetest.Target{
 		New: func(t *testing.T, clock func() time.Time) func() idempotency.Store {
 			table := dbtest.UniqueName(t, "acemq_idempotency")
-			dropped(t, url, table)
+			dbtest.DropWhenDone(t, url, table)
 			return func() idempotency.Store {
 				s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table), sqlstore.WithClock(clock))
 				if err != nil {
@@ -53,27 +37,13 @@ func TestStore(t *testing.T) {
 func TestTableShape(t *testing.T) {
 	url := dbtest.PostgresURL(t)
 	table := dbtest.UniqueName(t, "acemq_idempotency")
-	dropped(t, url, table)
+	dbtest.DropWhenDone(t, url, table)
 	s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rows, err := s.DB().QueryContext(t.Context(), `SELECT column_name, data_type, COALESCE(character_maximum_length, 0), is_nullable
-		FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var got []string
-	for rows.Next() {
-		var name, typ, nullable string
-		var n int
-		if err := rows.Scan(&name, &typ, &n, &nullable); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, strings.Join([]string{name, typ, strconv.Itoa(n), nullable}, " "))
-	}
+	got := dbtest.Columns(t, s.DB(), table)
 	want := []string{
 		"message_id character varying 255 NO",
 		"state character varying 16 NO",

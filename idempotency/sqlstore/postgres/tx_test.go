@@ -16,7 +16,7 @@ func TestTxHandler(t *testing.T) {
 	txtest.Run(t, txtest.Target{
 		Open: func(t *testing.T, clock func() time.Time) func() *sqlstore.Store {
 			table := dbtest.UniqueName(t, "acemq_idempotency")
-			dropped(t, url, table)
+			dbtest.DropWhenDone(t, url, table)
 			return func() *sqlstore.Store {
 				s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table), sqlstore.WithClock(clock))
 				if err != nil {
@@ -28,7 +28,7 @@ func TestTxHandler(t *testing.T) {
 		},
 		Work: func(t *testing.T) string {
 			table := dbtest.UniqueName(t, "acemq_work")
-			dropped(t, url, table)
+			dbtest.DropWhenDone(t, url, table)
 			return table
 		},
 		Param: "$1",

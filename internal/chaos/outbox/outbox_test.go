@@ -1,14 +1,12 @@
 package outboxchaos
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/dbtest"
-	"github.com/acemq-go/acemq/outbox/sqlstore/postgres"
 )
 
 // run runs the scenario on SQLite and PostgreSQL and fails on any record
@@ -27,16 +25,7 @@ func run(t *testing.T, n, rate, kills int, lease time.Duration) {
 			dsn := filepath.Join(dir, "outbox.db")
 			if db == "PostgreSQL" {
 				dsn = pg
-				t.Cleanup(func() {
-					sdb, err := postgres.OpenDB(pg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer sdb.Close()
-					if _, err := sdb.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table); err != nil {
-						t.Error(err)
-					}
-				})
+				dbtest.DropWhenDone(t, pg, table)
 			}
 			rep, err := Run(t.Context(), Config{Bin: bin, DB: dsn, Table: table, BrokerURL: url,
 				Queue: brokertest.UniqueName(t, "outbox-chaos"), N: n, Rate: rate, Kills: kills, Batch: 20, Lease: lease, Dir: dir})

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"database/sql"
 	"strings"
 	"testing"
@@ -27,13 +26,7 @@ func TestRegistry(t *testing.T) {
 				}
 				return db
 			}
-			t.Cleanup(func() {
-				db := open()
-				defer db.Close()
-				if _, err := db.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table); err != nil {
-					t.Errorf("dropping %s: %v", table, err)
-				}
-			})
+			dbtest.DropWhenDone(t, url, table)
 			return func() *sql.DB {
 				db := open()
 				t.Cleanup(func() { db.Close() })
@@ -50,13 +43,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		db, _ := postgres.OpenDB(url)
-		defer db.Close()
-		if _, err := db.ExecContext(context.Background(), "DROP TABLE "+table); err != nil {
-			t.Errorf("dropping %s: %v", table, err)
-		}
-	}()
+	dbtest.DropWhenDone(t, url, table)
 	if id, err := r.Register(t.Context(), `{"type":"string"}`); err != nil || id != 1 {
 		t.Errorf("Register = %d, %v; want 1", id, err)
 	}
