@@ -47,12 +47,12 @@ func TestCodec(t *testing.T) {
 			continue
 		}
 		var o order
-		if err := c.Unmarshal("application/vnd.acemq.encrypted", decodeBase64(t, s.Body), &o); err != nil || o != (order{"A-1", 1}) {
+		if err := c.Unmarshal("application/vnd.acemq.encrypted", s.Body, &o); err != nil || o != (order{"A-1", 1}) {
 			t.Errorf("%s: %+v, %v", s.Library, o, err)
 		}
 	}
 	var o order
-	if err := c.Unmarshal("application/vnd.acemq.encrypted", decodeBase64(t, f.Samples[0].Body), &o); err == nil ||
+	if err := c.Unmarshal("application/vnd.acemq.encrypted", f.Samples[0].Body, &o); err == nil ||
 		!strings.HasPrefix(err.Error(), "encryption: the decrypted body: acemq: JSON codec:") {
 		t.Errorf(`"hello" as an order: %v`, err)
 	}
@@ -65,7 +65,7 @@ func TestCodec(t *testing.T) {
 	// Text inside: the inner codec decodes as its own content type.
 	text := encryption.Codec(kr, acemq.Text)
 	var s string
-	if err := text.Unmarshal("application/vnd.acemq.encrypted", decodeBase64(t, f.Samples[0].Body), &s); err != nil || s != "hello" {
+	if err := text.Unmarshal("application/vnd.acemq.encrypted", f.Samples[0].Body, &s); err != nil || s != "hello" {
 		t.Errorf("Text inside: %q, %v", s, err)
 	}
 }

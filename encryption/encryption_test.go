@@ -6,44 +6,23 @@ import (
 	"crypto/cipher"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/encryption"
+	"github.com/acemq-go/acemq/internal/codectest"
 )
 
 // interop is testdata/fixtures/crypto-interop.json: bodies the Java, Python
 // and Ruby libraries encrypted, with their keys and plaintexts.
-type interop struct {
-	Keys map[string]struct {
-		ID     string `json:"id"`
-		Base64 string `json:"base64"`
-	} `json:"keys"`
-	Samples []struct {
-		Library   string `json:"library"`
-		Note      string `json:"note"`
-		Plaintext string `json:"plaintext"`
-		KeyID     string `json:"keyId"`
-		Key       string `json:"key"`
-		Body      string `json:"body"`
-	} `json:"samples"`
-}
+type interop = codectest.Crypto
 
 func readInterop(t testing.TB) interop {
 	t.Helper()
-	data, err := os.ReadFile("../testdata/fixtures/crypto-interop.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f interop
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := codectest.LoadCrypto(t)
 	if len(f.Keys) != 2 || len(f.Samples) != 15 {
 		t.Fatalf("the fixture has %d keys and %d samples, want 2 and 15", len(f.Keys), len(f.Samples))
 	}
@@ -80,15 +59,6 @@ func fixtureKeyring(t testing.TB) *encryption.Keyring {
 	return kr
 }
 
-func decodeBase64(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // Every body Java, Python and Ruby wrote decrypts to its plaintext, and its
 // header is the framing's, with the key id the fixture names.
 func TestInteropSamplesDecrypt(t *testing.T) {
@@ -96,7 +66,7 @@ func TestInteropSamplesDecrypt(t *testing.T) {
 	kr := fixtureKeyring(t)
 	libraries := map[string]int{}
 	for _, s := range f.Samples {
-		body := decodeBase64(t, s.Body)
+		body := s.Body
 		wantHeader := append([]byte{0xAE, 0x01, byte(len(s.KeyID))}, s.KeyID...)
 		if !bytes.HasPrefix(body, wantHeader) {
 			t.Errorf("%s, %s: header % x, want % x", s.Library, s.Note, body[:min(len(body), len(wantHeader))], wantHeader)
@@ -177,7 +147,7 @@ func TestDecryptErrors(t *testing.T) {
 	f := readInterop(t)
 	kr := fixtureKeyring(t)
 	_, first := fixtureKey(t, f, "first")
-	hello := decodeBase64(t, f.Samples[0].Body) // java, "hello", key 2026-01
+	hello := f.Samples[0].Body // java, "hello", key 2026-01
 
 	otherKey := bytes.Repeat([]byte{0x5A}, 32)
 	unknownRing, _ := encryption.NewKeyring("2099-01", otherKey)

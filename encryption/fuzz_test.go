@@ -14,7 +14,7 @@ import (
 func FuzzDecrypt(f *testing.F) {
 	fx := readInterop(f)
 	for _, s := range fx.Samples {
-		f.Add(decodeBase64(f, s.Body))
+		f.Add(s.Body)
 	}
 	kr := fixtureKeyring(f)
 	_, first := fixtureKey(f, fx, "first")

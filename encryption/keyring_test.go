@@ -98,7 +98,7 @@ orders-2025-06-rotated-out Hx4dHBsaGRgXFhUUExIREA8ODQwLCgkIBwYFBAMCAQA=
 			t.Errorf("%s: %v", name, kr)
 		}
 		for _, s := range f.Samples {
-			if got, err := kr.Decrypt(decodeBase64(t, s.Body)); err != nil || string(got) != s.Plaintext {
+			if got, err := kr.Decrypt(s.Body); err != nil || string(got) != s.Plaintext {
 				t.Errorf("%s: %s, %s: %q, %v", name, s.Library, s.Note, got, err)
 			}
 		}

@@ -26,34 +26,6 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// cryptoFixture is testdata/fixtures/crypto-interop.json.
-type cryptoFixture struct {
-	Keys map[string]struct {
-		ID     string `json:"id"`
-		Base64 string `json:"base64"`
-	} `json:"keys"`
-	Samples []struct {
-		Library   string `json:"library"`
-		Note      string `json:"note"`
-		Plaintext string `json:"plaintext"`
-		KeyID     string `json:"keyId"`
-		Body      []byte `json:"body"`
-	} `json:"samples"`
-}
-
-func readCryptoFixture(t *testing.T) cryptoFixture {
-	t.Helper()
-	data, err := os.ReadFile("../../testdata/fixtures/crypto-interop.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f cryptoFixture
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 // formatFiles are the files show reads bodies with: the fixtures' two keys,
 // their Avro schema, a SQLite registry holding it under the fixtures' id 7,
 // and a claim-check store directory holding one payload under
@@ -66,7 +38,7 @@ type formatFiles struct {
 func writeFormatFiles(t *testing.T) formatFiles {
 	t.Helper()
 	dir := t.TempDir()
-	f := readCryptoFixture(t)
+	f := codectest.LoadCrypto(t)
 	ff := formatFiles{
 		dir: dir, keys: filepath.Join(dir, "keys.txt"), schema: filepath.Join(dir, "order.avsc"),
 		registry: filepath.Join(dir, "registry.db"), store: filepath.Join(dir, "claims"),
@@ -127,7 +99,7 @@ func formatMessages(t *testing.T) []transport.Message {
 			add(format+"-"+s.Producer, s.ContentType, s.Body)
 		}
 	}
-	f := readCryptoFixture(t)
+	f := codectest.LoadCrypto(t)
 	for _, i := range []int{0, 6, 14} { // java "hello", python JSON, ruby under the second key
 		s := f.Samples[i]
 		add("encrypted-"+s.Library, contract.ContentTypeEncrypted, s.Body)
@@ -251,7 +223,7 @@ func TestDLQNeverPrintsAKey(t *testing.T) {
 	defer conn.Close()
 	publishAll(t, conn.Transport(), "orders.placed.dlq", formatMessages(t))
 	ff := writeFormatFiles(t)
-	f := readCryptoFixture(t)
+	f := codectest.LoadCrypto(t)
 	first, second := f.Keys["first"].Base64, f.Keys["second"].Base64
 	secrets := []string{ff.keyText, first, second, string(decode64(t, first)), string(decode64(t, second)), first[:16], second[:16]}
 	dir := t.TempDir()

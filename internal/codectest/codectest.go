@@ -1,7 +1,8 @@
-// Package codectest reads the family's codec fixtures for the codec
-// packages' tests: testdata/fixtures/codec-interop.json, the bodies the
-// Java and Go AceMQ libraries write in each format, with the value each
-// decodes to and the Avro schema they were written with.
+// Package codectest reads the family's body fixtures for the tests:
+// testdata/fixtures/codec-interop.json, the bodies the Java and Go AceMQ
+// libraries write in each format, with the value each decodes to and the
+// Avro schema they were written with; and crypto-interop.json, the bodies
+// the Java, Python and Ruby libraries encrypted, with their keys.
 package codectest
 
 import (
@@ -40,6 +41,40 @@ func Load(t testing.TB) Fixtures {
 	var f Fixtures
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatalf("codec-interop.json: %v", err)
+	}
+	return f
+}
+
+// Crypto is crypto-interop.json: encrypted bodies, their keys by name
+// ("first", "second") and their plaintexts.
+type Crypto struct {
+	Keys map[string]struct {
+		ID     string `json:"id"`
+		Base64 string `json:"base64"`
+	} `json:"keys"`
+	Samples []CryptoSample `json:"samples"`
+}
+
+// CryptoSample is one body another library encrypted.
+type CryptoSample struct {
+	Library   string `json:"library"`
+	Note      string `json:"note"`
+	Plaintext string `json:"plaintext"`
+	KeyID     string `json:"keyId"`
+	Key       string `json:"key"` // the name of its key in Keys
+	Body      []byte `json:"body"`
+}
+
+// LoadCrypto reads crypto-interop.json from the module's testdata.
+func LoadCrypto(t testing.TB) Crypto {
+	t.Helper()
+	raw, err := os.ReadFile(Path(t, "crypto-interop.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f Crypto
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatalf("crypto-interop.json: %v", err)
 	}
 	return f
 }
