@@ -3,10 +3,12 @@
 // each), two relay processes publish them to a queue, and one relay at a
 // time is SIGKILLed, mid-batch, and restarted; then every record is
 // accounted for in the queue: none may be missing, and every duplicate is
-// counted and must be explained: a record published twice was in the last
-// batch a relay sent before it was killed, unmarked (its lease then ended and the
-// other relay published it again). The duplicates are bounded by the kills
-// times the batch size, since a relay holds one batch at a time.
+// counted and must be explained. A record may be published once more for
+// each claim of it that did not end marked published within its lease: the
+// relay was killed holding it, its publish or its mark failed, or the mark
+// came after the lease (on a loaded machine), and so another claim took it
+// over. A second copy without such a claim (two relays holding one record
+// under live leases) is a failure.
 package outboxchaos
 
 import (
@@ -54,27 +56,38 @@ type Report struct {
 	Lost              []int
 	Arrived, Distinct int
 	// Duplicates counts the copies beyond the first; DuplicatedRecords the
-	// records that had any; Unexplained those that were in no killed relay's last batch.
+	// records that had any; Unexplained those with more copies than claims
+	// of theirs not marked within their lease.
 	Duplicates        int
 	DuplicatedRecords []int
 	Unexplained       []int
-	// Bound is Kills times Batch: at most one batch unmarked per kill.
-	Bound    int
+	// Unmarked counts the records of claims not marked within their lease,
+	// by why: the relay was killed holding them, their publish or mark
+	// failed, or the mark came after the lease. Their sum bounds the
+	// duplicates.
+	Unmarked Unmarked
 	Lease    time.Duration
 	Duration time.Duration
 }
 
+// Unmarked is claimed records not marked published within their lease.
+type Unmarked struct{ Killed, Failed, Late int }
+
+// Sum is all of them.
+func (u Unmarked) Sum() int { return u.Killed + u.Failed + u.Late }
+
 // OK says whether the run kept the outbox's promise.
 func (r Report) OK() bool {
-	return len(r.Lost) == 0 && len(r.Unexplained) == 0 && r.Duplicates <= r.Bound && r.Distinct == r.Written
+	return len(r.Lost) == 0 && len(r.Unexplained) == 0 && r.Duplicates <= r.Unmarked.Sum() && r.Distinct == r.Written
 }
 
 func (r Report) String() string {
 	return fmt.Sprintf("outbox chaos on %s: %d records written, %d relay SIGKILLs (%d relay processes, 2 at a time, lease %v); "+
-		"%d arrived, %d distinct, %d lost %v; %d duplicates of %d records %v, each in the last batch of a killed relay "+
-		"(unexplained: %v), bound %d (kills x batch); %v",
+		"%d arrived, %d distinct, %d lost %v; %d duplicates of %d records %v (unexplained: %v), "+
+		"bound %d: claimed records not marked within their lease (%d held by killed relays, %d failed, %d marked late); %v",
 		r.DB, r.Written, r.Kills, r.RelaysStarted, r.Lease, r.Arrived, r.Distinct, len(r.Lost), abbreviate(r.Lost),
-		r.Duplicates, len(r.DuplicatedRecords), abbreviate(r.DuplicatedRecords), r.Unexplained, r.Bound, r.Duration.Round(time.Millisecond))
+		r.Duplicates, len(r.DuplicatedRecords), abbreviate(r.DuplicatedRecords), r.Unexplained,
+		r.Unmarked.Sum(), r.Unmarked.Killed, r.Unmarked.Failed, r.Unmarked.Late, r.Duration.Round(time.Millisecond))
 }
 
 func abbreviate(ns []int) string {
@@ -112,7 +125,7 @@ type proc struct {
 // Run runs one scenario; an error says the harness itself failed.
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	start := time.Now()
-	rep := Report{DB: dbName(cfg.DB), Written: cfg.N, Bound: cfg.Kills * cfg.Batch, Lease: cfg.Lease}
+	rep := Report{DB: dbName(cfg.DB), Written: cfg.N, Lease: cfg.Lease}
 	store, err := open(ctx, cfg.DB, cfg.Table) // migrates before the processes start
 	if err != nil {
 		return rep, err
@@ -227,18 +240,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	_, _ = conn.Transport().DeleteQueue(ctx, cfg.Queue)
-	sentByKilled := map[int]bool{}
+	// Each claim of a record not marked within its lease allows one more copy.
+	unmarked := map[int]int{}
 	for _, p := range procs {
-		if !p.killed {
-			continue
-		}
-		sent, err := lastSent(p.log, cfg.Batch)
+		u, err := unmarkedClaims(p.log, cfg.Lease, p.killed, unmarked)
 		if err != nil {
 			return rep, err
 		}
-		for n := range sent {
-			sentByKilled[n] = true
-		}
+		rep.Unmarked.Killed += u.Killed
+		rep.Unmarked.Failed += u.Failed
+		rep.Unmarked.Late += u.Late
 	}
 	for n := range cfg.N {
 		switch c := arrived[n]; {
@@ -247,7 +258,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		case c > 1:
 			rep.Duplicates += c - 1
 			rep.DuplicatedRecords = append(rep.DuplicatedRecords, n)
-			if !sentByKilled[n] {
+			if c-1 > unmarked[n] {
 				rep.Unexplained = append(rep.Unexplained, n)
 			}
 		}
@@ -282,33 +293,62 @@ func waitSending(path string, limit time.Duration) {
 	}
 }
 
-// lastSent reads the last batch numbers a relay's log says it sent: the
-// batch it held when it was killed (a relay holds one batch at a time, and
-// sends its records one after the other), the only records it may have
-// left published and unmarked.
-func lastSent(path string, batch int) (map[int]bool, error) {
+// unmarkedClaims reads a relay's log (proc's "claimed" and "published"
+// lines) and adds to unmarked, for each record, the claims of it that did
+// not end marked published within the lease: claimed again before a mark
+// (its publish or mark failed), marked after the lease, or still held at
+// the end (by a killed relay, or failed).
+func unmarkedClaims(path string, lease time.Duration, killed bool, unmarked map[int]int) (Unmarked, error) {
+	var u Unmarked
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return u, nil
 	}
 	if err != nil {
-		return nil, err
+		return u, err
 	}
 	defer f.Close()
-	var order []int
+	held := map[int]time.Time{} // record -> when its claim began
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		id, ok := strings.CutPrefix(s.Text(), "sent outbox-chaos-")
-		if !ok {
-			continue
+		fields := strings.Fields(s.Text())
+		if len(fields) < 2 {
+			continue // a line the kill cut short
 		}
-		if n, err := strconv.Atoi(id); err == nil {
-			order = append(order, n)
+		nanos, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil {
+			return u, fmt.Errorf("%s: %q: %w", path, s.Text(), err)
+		}
+		at := time.Unix(0, nanos)
+		for _, field := range fields[2:] {
+			n, err := strconv.Atoi(field)
+			if err != nil {
+				return u, fmt.Errorf("%s: %q: %w", path, s.Text(), err)
+			}
+			began, ok := held[n]
+			switch fields[0] {
+			case "claimed":
+				if ok {
+					u.Failed++
+					unmarked[n]++
+				}
+				held[n] = at
+			case "published":
+				if ok && at.After(began.Add(lease)) {
+					u.Late++
+					unmarked[n]++
+				}
+				delete(held, n)
+			}
 		}
 	}
-	sent := map[int]bool{}
-	for _, n := range order[max(len(order)-batch, 0):] {
-		sent[n] = true
+	for n := range held {
+		if killed {
+			u.Killed++
+		} else {
+			u.Failed++
+		}
+		unmarked[n]++
 	}
-	return sent, s.Err()
+	return u, s.Err()
 }

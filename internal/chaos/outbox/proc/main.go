@@ -1,8 +1,8 @@
 // Command proc is the outbox chaos harness's separate processes: a writer
 // that writes numbered records to the outbox, one transaction each, and a
 // relay that publishes them (and is SIGKILLed by the harness), logging each
-// publish it sends and each confirm it gets to a file, unbuffered, so that
-// the harness can tell which process published a duplicate.
+// claim it makes and each mark it gets done to a file, unbuffered, so that
+// the harness can tell which claims may have left a record published twice.
 //
 //	proc write -db DSN -table T -queue Q -from 0 -n N -rate R
 //	proc relay -db DSN -table T -broker URL -name NAME -batch B -lease D -log FILE
@@ -58,8 +58,11 @@ func open(ctx context.Context, dsn, table string) (*sqlstore.Store, error) {
 	return sqlite.Open(ctx, dsn, sqlstore.WithTable(table))
 }
 
+// MessageIDPrefix and the record's number make the id of its message.
+const MessageIDPrefix = "outbox-chaos-"
+
 // MessageID is the id of record n's message.
-func MessageID(n int) string { return fmt.Sprintf("outbox-chaos-%d", n) }
+func MessageID(n int) string { return MessageIDPrefix + fmt.Sprint(n) }
 
 func write(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("write", flag.ExitOnError)
@@ -101,28 +104,57 @@ func write(ctx context.Context, args []string) error {
 	return nil
 }
 
-// logger writes "sent ID" and "confirmed ID" lines, each one write(2).
-type logger struct {
-	acemq.NopObserver
-	mu sync.Mutex
-	f  *os.File
+// logged is the relay's store, logging to a file, one write(2) a line:
+//
+//	claimed UNIXNANO N...      before the claim of records N... (the lease
+//	                           runs from after this time)
+//	published UNIXNANO N...    after records N... were marked published
+//
+// A claim whose records are not all marked published within its lease (the
+// relay was killed, a publish or the mark failed, or the mark came late) is
+// the one way a record can be published twice.
+type logged struct {
+	outbox.Store
+	mu     sync.Mutex
+	f      *os.File
+	number map[int64]string // record id -> the N of its message id
 }
 
-func (l *logger) line(s string) {
+func (l *logged) line(kind string, at time.Time, ns []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, _ = l.f.WriteString(s + "\n")
+	_, _ = fmt.Fprintf(l.f, "%s %d %s\n", kind, at.UnixNano(), strings.Join(ns, " "))
 }
 
-func (l *logger) PublishStart(ctx context.Context, p *acemq.PublishInfo) context.Context {
-	l.line("sent " + p.MessageID)
-	return ctx
-}
-
-func (l *logger) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
-	if r.Err == nil {
-		l.line("confirmed " + p.MessageID)
+func (l *logged) Claim(ctx context.Context, c outbox.Claim) ([]outbox.Record, error) {
+	before := time.Now()
+	recs, err := l.Store.Claim(ctx, c)
+	if len(recs) == 0 {
+		return recs, err
 	}
+	ns := make([]string, len(recs))
+	l.mu.Lock()
+	for i, rec := range recs {
+		ns[i] = strings.TrimPrefix(acemq.ReadEnvelope(rec.Message).ID, MessageIDPrefix)
+		l.number[rec.ID] = ns[i]
+	}
+	l.mu.Unlock()
+	l.line("claimed", before, ns)
+	return recs, err
+}
+
+func (l *logged) Published(ctx context.Context, ids []int64) error {
+	if err := l.Store.Published(ctx, ids); err != nil {
+		return err
+	}
+	ns := make([]string, len(ids))
+	l.mu.Lock()
+	for i, id := range ids {
+		ns[i] = l.number[id]
+	}
+	l.mu.Unlock()
+	l.line("published", time.Now(), ns)
+	return nil
 }
 
 func relay(ctx context.Context, args []string) error {
@@ -145,12 +177,12 @@ func relay(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	conn, err := acemq.Connect(ctx, *broker, acemq.WithObserver(&logger{f: f}), acemq.WithConnectionName(*name))
+	conn, err := acemq.Connect(ctx, *broker, acemq.WithConnectionName(*name))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	r, err := outbox.NewRelay(s, conn, outbox.WithName(*name), outbox.WithBatchSize(*batch), outbox.WithLease(*lease),
+	r, err := outbox.NewRelay(&logged{Store: s, f: f, number: map[int64]string{}}, conn, outbox.WithName(*name), outbox.WithBatchSize(*batch), outbox.WithLease(*lease),
 		outbox.WithPollInterval(20*time.Millisecond), outbox.WithRetryDelay(100*time.Millisecond))
 	if err != nil {
 		return err
