@@ -29,6 +29,9 @@ TEST_BROKER4 := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS)
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5674/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15674 \
 	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:5676/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
+# The console's browser tests start their own headless Chromium (Debian's,
+# installed when missing by scripts/chromium.sh) from this path.
+TEST_CHROMIUM = ACEMQ_TEST_CHROMIUM=$$(bash scripts/chromium.sh path)
 # The test run's private PostgreSQL server (scripts/postgres.sh), for the SQL
 # schema registry's tests: its own port and data directory.
 TEST_POSTGRES := ACEMQ_POSTGRES_PORT=5433 ACEMQ_POSTGRES_DIR=$(CURDIR)/.postgres/test
@@ -64,10 +67,10 @@ demo:
 CHAOS_SHORT_RETRY_MS := 20000
 test: tls-certs
 	@t0=$$SECONDS; \
-	$(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
+	$(TEST_CHROMIUM) $(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
 	t1=$$SECONDS; \
 	echo "make test: RabbitMQ 3.10 and PostgreSQL took $$((t1 - t0))s"; \
-	$(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 $$(GO=$(GO) bash scripts/broker-packages.sh) && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
+	$(TEST_CHROMIUM) $(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 $$(GO=$(GO) bash scripts/broker-packages.sh) && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
 	t2=$$SECONDS; \
 	echo "make test: RabbitMQ 4.0 and PostgreSQL took $$((t2 - t1))s"; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)' CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
