@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -61,6 +62,10 @@ type Sample struct {
 	Elapsed time.Duration
 	// Late is how late each message arrived, for the delayed scenarios.
 	Late []time.Duration
+	// CPU and Allocs are what the harness's process spent on the run: CPU
+	// time (user and system) and heap objects allocated.
+	CPU    time.Duration
+	Allocs uint64
 }
 
 // Series is every round of one scenario with one implementation.
@@ -285,10 +290,13 @@ func (r *Runner) once(ctx context.Context, queue string, source amqp.Table, mess
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.Timeout)
 	defer cancel()
+	runtime.GC() // the garbage of earlier runs is not this one's
+	before := currentUsage()
 	start := time.Now()
 	late, err := f(ctx, queue)
 	s.Elapsed = time.Since(start)
-	s.Late = late
+	spent := currentUsage().since(before)
+	s.Late, s.CPU, s.Allocs = late, spent.cpu, spent.mallocs
 	return s, err
 }
 

@@ -37,8 +37,13 @@ type Row struct {
 	LateP50Ms *float64 `json:"late_p50_ms,omitempty"`
 	LateP99Ms *float64 `json:"late_p99_ms,omitempty"`
 	LateMaxMs *float64 `json:"late_max_ms,omitempty"`
-	Errors    []string `json:"errors,omitempty"`
-	Note      string   `json:"note,omitempty"`
+	// CPUMicrosPerMsg and AllocsPerMsg are medians over the rounds of the
+	// harness process's CPU time (user and system) and heap allocations
+	// per message.
+	CPUMicrosPerMsg float64  `json:"cpu_us_per_msg"`
+	AllocsPerMsg    float64  `json:"allocs_per_msg"`
+	Errors          []string `json:"errors,omitempty"`
+	Note            string   `json:"note,omitempty"`
 }
 
 // Summarize makes one row per series. Ratios pair each round with raw's
@@ -71,11 +76,15 @@ func Summarize(all []harness.Series, notes map[string]string) []Row {
 		if baseline == "" && contenders[s.Scenario] > 1 {
 			baseline = Baseline
 		}
-		var secs, rs []float64
+		var secs, rs, cpu, allocs []float64
 		var values, base []float64
 		for _, x := range s.Samples {
 			r := stats.Rate(s.Messages, x.Elapsed)
 			secs = append(secs, x.Elapsed.Seconds())
+			if s.Messages > 0 {
+				cpu = append(cpu, float64(x.CPU.Microseconds())/float64(s.Messages))
+				allocs = append(allocs, float64(x.Allocs)/float64(s.Messages))
+			}
 			rs = append(rs, r)
 			if b, ok := byName[[2]string{s.Scenario, baseline}][x.Round]; ok {
 				values, base = append(values, r), append(base, b)
@@ -84,6 +93,7 @@ func Summarize(all []harness.Series, notes map[string]string) []Row {
 		row.Seconds = stats.Median(secs)
 		row.MsgsPerSec = stats.Median(rs)
 		row.MsgsPerSecMin, row.MsgsPerSecMax = stats.Spread(rs)
+		row.CPUMicrosPerMsg, row.AllocsPerMsg = stats.Median(cpu), stats.Median(allocs)
 		if ratios := stats.Ratios(values, base); len(ratios) > 0 {
 			lo, hi := stats.Spread(ratios)
 			row.RatioToRaw, row.RatioMin, row.RatioMax = ptr(stats.Median(ratios)), ptr(lo), ptr(hi)

@@ -87,3 +87,23 @@ func TestSummarizeUsesTheSeriesBaseline(t *testing.T) {
 		t.Errorf("the table does not name the baseline:\n%s", b.String())
 	}
 }
+
+// CPU and allocations are per message, the median over the rounds.
+func TestSummarizeCostPerMessage(t *testing.T) {
+	all := []harness.Series{{Scenario: "s", Implementation: "acemq", Messages: 1000, Samples: []harness.Sample{
+		{Round: 1, Elapsed: time.Second, CPU: 30 * time.Millisecond, Allocs: 90_000},
+		{Round: 2, Elapsed: time.Second, CPU: 20 * time.Millisecond, Allocs: 80_000},
+		{Round: 3, Elapsed: time.Second, CPU: 90 * time.Millisecond, Allocs: 100_000},
+	}}}
+	row := Summarize(all, nil)[0]
+	if row.CPUMicrosPerMsg != 30 || row.AllocsPerMsg != 90 {
+		t.Errorf("%.1f CPU µs/msg and %.1f allocs/msg, want 30 and 90", row.CPUMicrosPerMsg, row.AllocsPerMsg)
+	}
+	var b strings.Builder
+	if err := (Report{Rows: []Row{row}}).WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| 30.0 | 90 |") {
+		t.Errorf("the table lacks the cost columns:\n%s", b.String())
+	}
+}

@@ -48,14 +48,15 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "%s run, %s: %d cores (%s), %s, %s, commit %s\n",
 		r.Mode, r.Started.UTC().Format(time.RFC3339), r.Machine.Cores, r.Machine.CPU, r.Machine.GoVersion, broker, r.GitCommit)
 	if len(r.Rows) > 0 {
-		b.WriteString("\n| scenario | implementation | messages | rounds | median s | msgs/s (median) | msgs/s min..max | × raw (median) | × raw min..max | late p50 / p99 / max ms |\n")
-		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		b.WriteString("\n| scenario | implementation | messages | rounds | median s | msgs/s (median) | msgs/s min..max | × raw (median) | × raw min..max | CPU µs/msg | allocs/msg | late p50 / p99 / max ms |\n")
+		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	}
 	for _, row := range r.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.0f | %.0f..%.0f | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.0f | %.0f..%.0f | %s | %s | %.1f | %.0f | %s |\n",
 			row.Scenario, row.Implementation, row.Messages, row.Rounds, row.Seconds,
 			row.MsgsPerSec, row.MsgsPerSecMin, row.MsgsPerSecMax,
-			ratio(row.RatioToRaw, row.RatioTo), ratioSpread(row.RatioMin, row.RatioMax), late(row))
+			ratio(row.RatioToRaw, row.RatioTo), ratioSpread(row.RatioMin, row.RatioMax),
+			row.CPUMicrosPerMsg, row.AllocsPerMsg, late(row))
 	}
 	for _, row := range r.Rows {
 		for _, e := range row.Errors {
