@@ -233,26 +233,41 @@ func (e Envelope) Write(m *transport.Message) error {
 	if err := e.check(); err != nil {
 		return err
 	}
-	h := make(transport.Table, len(e.Headers)+10)
+	firstSeen := lenient.CutToMillis(e.FirstSeen)
+	strs := [...]struct{ key, value string }{
+		{contract.HeaderType, e.Type}, {contract.HeaderCorrelation, e.Correlation}, {contract.HeaderCausation, e.Causation},
+		{contract.HeaderOrigin, e.Origin}, {contract.HeaderError, e.Error}, {contract.HeaderClaim, e.Claim},
+	}
+	// Sized exactly: up to 8 entries a map is one small allocation, beyond
+	// it several.
+	size := len(e.Headers) + 3
+	for _, s := range strs {
+		if s.value != "" {
+			size++
+		}
+	}
+	if !firstSeen.IsZero() {
+		size++
+	}
+	h := make(transport.Table, size)
 	for k, v := range e.Headers {
 		h[k] = v
 	}
-	h[contract.HeaderID] = e.ID
+	id := any(e.ID) // boxed once: the correlation id is most often the same
+	h[contract.HeaderID] = id
 	h[contract.HeaderVersion] = int64(e.Version)
 	h[contract.HeaderAttempt] = int64(e.Attempt)
-	setString := func(k, v string) {
-		if v != "" {
-			h[k] = v
+	for _, s := range strs {
+		switch {
+		case s.value == "":
+		case s.value == e.ID:
+			h[s.key] = id
+		default:
+			h[s.key] = s.value
 		}
 	}
-	setString(contract.HeaderType, e.Type)
-	setString(contract.HeaderCorrelation, e.Correlation)
-	setString(contract.HeaderCausation, e.Causation)
-	setString(contract.HeaderOrigin, e.Origin)
-	setString(contract.HeaderError, e.Error)
-	setString(contract.HeaderClaim, e.Claim)
-	if t := lenient.CutToMillis(e.FirstSeen); !t.IsZero() {
-		h[contract.HeaderFirstSeen] = t.UnixMilli()
+	if !firstSeen.IsZero() {
+		h[contract.HeaderFirstSeen] = firstSeen.UnixMilli()
 	}
 	m.Headers = h
 	m.MessageID = e.ID

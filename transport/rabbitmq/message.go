@@ -6,19 +6,32 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// toAMQPTable converts a table, nested tables and arrays included: amqp091
-// only encodes its own Table type. Values keep their Go type, so an int64
-// goes out as an AMQP long. An amqp.Table is converted too, for the
-// transport.Tables it may hold (memory:// takes them alike).
+// toAMQPTable gives amqp091 a table it can encode: its own Table type
+// all the way down, values keeping their Go type (an int64 goes out as an
+// AMQP long). A table without nested tables or arrays (every publish's
+// headers) is the same map under amqp091's name, not a copy: amqp091 only
+// reads it while it encodes the frame. One with them is copied, nested
+// tables converted, an amqp.Table too for the transport.Tables it may hold
+// (memory:// takes them alike).
 func toAMQPTable(t transport.Table) amqp.Table {
-	if t == nil {
-		return nil
+	for _, v := range t {
+		if nested(v) {
+			out := make(amqp.Table, len(t))
+			for k, v := range t {
+				out[k] = toAMQPValue(v)
+			}
+			return out
+		}
 	}
-	out := make(amqp.Table, len(t))
-	for k, v := range t {
-		out[k] = toAMQPValue(v)
+	return amqp.Table(t)
+}
+
+func nested(v any) bool {
+	switch v.(type) {
+	case transport.Table, map[string]any, amqp.Table, []any:
+		return true
 	}
-	return out
+	return false
 }
 
 func toAMQPValue(v any) any {
@@ -39,15 +52,16 @@ func toAMQPValue(v any) any {
 	return v
 }
 
+// fromAMQPTable turns a table amqp091 decoded into a transport.Table, in
+// place: the map is the caller's own (a delivery's headers, decoded for
+// it), and only its nested tables change type.
 func fromAMQPTable(t amqp.Table) transport.Table {
-	if t == nil {
-		return nil
-	}
-	out := make(transport.Table, len(t))
 	for k, v := range t {
-		out[k] = fromAMQPValue(v)
+		if nested(v) {
+			t[k] = fromAMQPValue(v)
+		}
 	}
-	return out
+	return transport.Table(t)
 }
 
 func fromAMQPValue(v any) any {
@@ -55,11 +69,10 @@ func fromAMQPValue(v any) any {
 	case amqp.Table:
 		return fromAMQPTable(v)
 	case []any:
-		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = fromAMQPValue(e)
+			v[i] = fromAMQPValue(e)
 		}
-		return out
+		return v
 	}
 	return v
 }

@@ -61,10 +61,7 @@ func acemqPublishing(seq int) (amqp.Publishing, error) {
 	if err := env.Write(&m); err != nil {
 		return pub, err
 	}
-	pub.Headers = amqp.Table{}
-	for k, v := range m.Headers {
-		pub.Headers[k] = v
-	}
+	pub.Headers = amqp.Table(m.Headers) // the same map: raw code would build it as amqp.Table
 	return pub, nil
 }
 
