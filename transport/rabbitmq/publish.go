@@ -255,8 +255,19 @@ func (p *publisher) returned(r amqp.Return) {
 // while the queue's leader was being replaced, where a new channel is
 // accepted at once (measured on a three-node cluster). A refusal for a good
 // reason (a full queue with x-overflow reject-publish) costs only a channel.
+//
+// amqp091 gives up handing a confirm to a listener that has not taken it
+// within 5 s (notifyAll's timeout): the publishes in flight before this
+// confirm's tag lost theirs, and end as not confirmed (the broker may have
+// routed them), rather than leave every later confirm unmatched.
 func (p *publisher) confirmed(c amqp.Confirmation) {
 	p.mu.Lock()
+	var lost []*pending
+	for len(p.inflight) > 0 && p.inflight[0].tag < c.DeliveryTag {
+		lost = append(lost, p.inflight[0])
+		p.inflight[0] = nil
+		p.inflight = p.inflight[1:]
+	}
 	var pe *pending
 	if len(p.inflight) > 0 && p.inflight[0].tag == c.DeliveryTag {
 		pe = p.inflight[0]
@@ -267,6 +278,10 @@ func (p *publisher) confirmed(c amqp.Confirmation) {
 	p.retiring = p.retiring || !c.Ack
 	closeNow := p.retiring && len(p.inflight) == 0 && !p.dead
 	p.mu.Unlock()
+	for _, l := range lost {
+		l.resolve(fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w: amqp091 dropped its confirm (delivery tag %d)",
+			l.exchange, l.key, ErrNotConfirmed, l.tag))
+	}
 	if retire {
 		p.t.log.Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", c.DeliveryTag)
 	}
