@@ -2,20 +2,21 @@ package rabbitmq
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
 
-// Acks of deliveries settled in order are held back and sent as one
-// multiple ack; these tests check that holding them back never loses one,
-// never holds up the prefetch, and never outlives the channel or the
-// Transport.
+// Acks are held back and sent together, those below every open delivery as
+// one multiple ack; these tests check that holding them back never loses
+// one, never acks an open delivery, never holds up the prefetch, and never
+// outlives the channel or the Transport.
 
 // With the prefetch full and every delivery but the first acked, the broker
-// must still deliver more: acks behind an open delivery go out at once.
-func TestAcksBehindAnOpenDeliveryGoOutAtOnce(t *testing.T) {
+// must still deliver more: acks behind an open delivery go out one by one.
+func TestAcksBehindAnOpenDeliveryGoOut(t *testing.T) {
 	t.Parallel()
 	tr := dial(t, "", Options{})
 	ctx := testCtx(t)
@@ -38,6 +39,56 @@ func TestAcksBehindAnOpenDeliveryGoOutAtOnce(t *testing.T) {
 	}
 	if err := first.Ack(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Deliveries settled out of order, as several handlers settle them, with
+// nacks among the acks and one delivery open until the end: every
+// settlement succeeds (a multiple ack over the open one would make its own
+// ack fail, and close the channel: 406 unknown delivery tag), and nothing
+// acked comes back.
+func TestAcksOutOfOrder(t *testing.T) {
+	t.Parallel()
+	url := brokertest.URL(t)
+	tr := dial(t, url, Options{})
+	ctx := testCtx(t)
+	q := classicQueue(t, tr, nil)
+	const n = 60
+	for i := range n {
+		publish(t, tr, q, fmt.Sprint(i))
+	}
+	s, err := tr.Consume(ctx, q, transport.ConsumeOptions{Prefetch: 100}) // acks held: 25
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := make([]transport.Delivery, n)
+	for i := range ds {
+		ds[i] = receive(t, ctx, s)
+	}
+	open := ds[5]
+	order := rand.New(rand.NewPCG(1, 2)).Perm(n)
+	for _, i := range order {
+		switch {
+		case i == 5:
+			continue
+		case i%10 == 7:
+			err = ds[i].Reject(false) // dropped: no dead-letter target
+		default:
+			err = ds[i].Ack()
+		}
+		if err != nil {
+			t.Fatalf("settling delivery %d: %v", i, err)
+		}
+	}
+	if err := open.Ack(); err != nil {
+		t.Fatalf("the delivery left open to the end: %v", err)
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := dial(t, url, Options{})
+	if st, err := other.InspectQueue(ctx, q); err != nil || st.Messages != 0 {
+		t.Errorf("%s after settling all: %+v, %v; want it empty", q, st, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -209,12 +210,16 @@ func (s *subscription) forward(cc *consumerChannel, dels <-chan amqp.Delivery) {
 // handed over from it has been settled; a Taker's closes when the Taker
 // does, whatever is still open on it.
 //
-// A consumer's channel holds back the acks of deliveries settled in order
-// and sends them as one multiple ack (ackBatch of them, or after ackDelay,
-// or before the channel or the Transport closes): one frame, and one
-// settlement for the broker, instead of many. An ack of a delivery with an
-// earlier one still open (held in a consumer wait, say) is sent at once, as
-// are nacks and rejects, so nothing held back ever holds up the prefetch.
+// A consumer's channel holds back acks and sends them together (ackBatch
+// of them, or after ackDelay, or before the channel or the Transport
+// closes): those below every delivery still open as one multiple ack, one
+// frame and one settlement for the broker instead of many, since a multiple
+// ack must cover only deliveries already settled; those behind an open one
+// (held in a consumer wait, say, or still in another handler) one by one.
+// With several handlers, deliveries finish out of order, and most acks
+// behind an open one are below every open one a moment later. Nacks and
+// rejects are sent at once, and nothing is held back longer than ackDelay,
+// so held acks never hold up the prefetch.
 type consumerChannel struct {
 	t        *Transport
 	conn     *amqp.Connection
@@ -224,13 +229,12 @@ type consumerChannel struct {
 
 	sendMu sync.Mutex // orders the frames settlements send
 
-	mu       sync.Mutex
-	open     []uint64 // delivery tags handed over and not settled, ascending
-	retired  bool
-	closed   bool
-	held     int    // acks held back
-	heldUpTo uint64 // the highest of them; every tag up to it is settled
-	flushAt  *time.Timer
+	mu      sync.Mutex
+	open    []uint64 // delivery tags handed over and not settled, ascending
+	retired bool
+	closed  bool
+	held    []uint64 // tags of the acks held back
+	flushAt *time.Timer
 }
 
 // ackDelay bounds how long an ack is held back.
@@ -262,23 +266,22 @@ func (c *consumerChannel) retire() {
 	c.closeIfIdle()
 }
 
-// settle records tag as settled: an ack with no earlier delivery open is
-// held back; anything else is sent now by send.
+// settle records tag as settled: an ack is held back; anything else is
+// sent now by send.
 func (c *consumerChannel) settle(tag uint64, ack bool, send func() error) error {
 	c.sendMu.Lock()
 	c.mu.Lock()
 	if i := slices.Index(c.open, tag); i >= 0 {
 		c.open = slices.Delete(c.open, i, i+1)
 	}
-	hold := ack && c.ackBatch > 1 && (len(c.open) == 0 || c.open[0] > tag)
+	hold := ack && c.ackBatch > 1
 	if hold {
-		c.held++
-		c.heldUpTo = max(c.heldUpTo, tag)
-		if c.held < c.ackBatch && c.flushAt == nil {
+		c.held = append(c.held, tag)
+		if len(c.held) < c.ackBatch && c.flushAt == nil {
 			c.flushAt = time.AfterFunc(ackDelay, c.flush)
 		}
 	}
-	full := c.held >= c.ackBatch
+	full := len(c.held) >= c.ackBatch
 	c.mu.Unlock()
 	var err error
 	switch {
@@ -299,20 +302,42 @@ func (c *consumerChannel) flush() {
 	_ = c.sendHeld() // a failure: the channel is gone, and the broker redelivers
 }
 
-// sendHeld sends the held acks as one multiple ack; sendMu is held.
+// sendHeld sends the held acks: those below every open delivery as one
+// multiple ack, the others one by one; sendMu is held, so no settlement
+// comes between, and a delivery handed over later has a higher tag.
 func (c *consumerChannel) sendHeld() error {
 	c.mu.Lock()
-	n, upTo := c.held, c.heldUpTo
-	c.held = 0
+	held := c.held
+	c.held = nil
+	lowestOpen := uint64(math.MaxUint64)
+	if len(c.open) > 0 {
+		lowestOpen = c.open[0]
+	}
 	if c.flushAt != nil {
 		c.flushAt.Stop()
 		c.flushAt = nil
 	}
 	c.mu.Unlock()
-	if n == 0 {
-		return nil
+	var upTo uint64
+	var behind []uint64
+	for _, tag := range held {
+		if tag < lowestOpen {
+			upTo = max(upTo, tag)
+		} else {
+			behind = append(behind, tag)
+		}
 	}
-	return c.ch.Ack(upTo, true)
+	if upTo > 0 {
+		if err := c.ch.Ack(upTo, true); err != nil {
+			return err
+		}
+	}
+	for _, tag := range behind {
+		if err := c.ch.Ack(tag, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // closeIfIdle closes a retired channel once nothing handed over from it is
