@@ -229,8 +229,8 @@ func (p *Publisher[T]) withTimeout(ctx context.Context) (context.Context, contex
 // interceptors over it.
 func (p *Publisher[T]) prepare(ctx context.Context, routingKey string, body T, opts []MessageOption) (transport.Publishing, string, error) {
 	env := Envelope{ContentType: p.codec.ContentType(), Origin: p.origin}
-	for _, opt := range opts {
-		opt(&env)
+	if len(opts) > 0 {
+		env = withOptions(env, opts)
 	}
 	env = env.Complete(routingKey, p.clock.Now())
 	data, err := p.codec.Marshal(body)
@@ -248,6 +248,15 @@ func (p *Publisher[T]) prepare(ctx context.Context, routingKey string, body T, o
 		}
 	}
 	return pub, env.ID, nil
+}
+
+// withOptions applies opts to a copy of env: only a publish with options
+// pays for the envelope on the heap that taking its address costs.
+func withOptions(env Envelope, opts []MessageOption) Envelope {
+	for _, opt := range opts {
+		opt(&env)
+	}
+	return env
 }
 
 // Publish publishes m to exchange under routingKey as it is (body,

@@ -13,9 +13,13 @@ type Sent interface {
 // first with the settle function it was made with, which waits for one's
 // answer and acts on it.
 type Window[T Sent] struct {
-	size     int
-	settle   func(T) error
-	inFlight []T // in the order sent
+	size   int
+	settle func(T) error
+	// ring holds the sends in flight, n of them from head on, oldest
+	// first; it grows (to size at most) as sends come, so that a small
+	// batch stays small, and then is reused.
+	ring    []T
+	head, n int
 }
 
 // New makes a window of size sends in flight (at least 1).
@@ -27,17 +31,30 @@ func New[T Sent](size int, settle func(T) error) *Window[T] {
 // It returns that settle's error; x is in flight all the same.
 func (w *Window[T]) Add(x T) error {
 	var err error
-	if len(w.inFlight) >= w.size {
+	if w.n >= w.size {
 		err = w.settleOldest()
 	}
-	w.inFlight = append(w.inFlight, x)
+	if w.n == len(w.ring) {
+		w.grow()
+	}
+	w.ring[(w.head+w.n)%len(w.ring)] = x
+	w.n++
 	return err
+}
+
+// grow doubles the ring (up to the window's size), the oldest first.
+func (w *Window[T]) grow() {
+	ring := make([]T, min(max(2*len(w.ring), 16), w.size))
+	for i := range w.n {
+		ring[i] = w.ring[(w.head+i)%len(w.ring)]
+	}
+	w.ring, w.head = ring, 0
 }
 
 // SettleAnswered settles, oldest first, the sends already answered, and
 // stops at the first one that is not, or whose settle fails.
 func (w *Window[T]) SettleAnswered() error {
-	for len(w.inFlight) > 0 && answered(w.inFlight[0]) {
+	for w.n > 0 && answered(w.ring[w.head]) {
 		if err := w.settleOldest(); err != nil {
 			return err
 		}
@@ -49,7 +66,7 @@ func (w *Window[T]) SettleAnswered() error {
 // is settled. It returns the first failure.
 func (w *Window[T]) Drain() error {
 	var first error
-	for len(w.inFlight) > 0 {
+	for w.n > 0 {
 		if err := w.settleOldest(); err != nil && first == nil {
 			first = err
 		}
@@ -58,13 +75,14 @@ func (w *Window[T]) Drain() error {
 }
 
 // Len is how many sends are in flight.
-func (w *Window[T]) Len() int { return len(w.inFlight) }
+func (w *Window[T]) Len() int { return w.n }
 
 func (w *Window[T]) settleOldest() error {
-	x := w.inFlight[0]
+	x := w.ring[w.head]
 	var zero T
-	w.inFlight[0] = zero // let it go
-	w.inFlight = w.inFlight[1:]
+	w.ring[w.head] = zero // let it go
+	w.head = (w.head + 1) % len(w.ring)
+	w.n--
 	return w.settle(x)
 }
 

@@ -53,3 +53,27 @@ func TestWindow(t *testing.T) {
 		t.Fatalf("Drain = %v, settled %v, %d left; want all settled in order, the first failure", err, settled, w.Len())
 	}
 }
+
+// Through the ring's growth and its wrapping around, sends are settled in
+// the order sent, the window never holding more than its size.
+func TestWindowKeepsOrderAsItGrowsAndWraps(t *testing.T) {
+	var settled []int
+	w := New(40, func(s send) error {
+		settled = append(settled, s.n)
+		return nil
+	})
+	var want []int
+	for i := range 100 {
+		_ = w.Add(newSend(i, true, nil))
+		want = append(want, i)
+		if w.Len() > 40 {
+			t.Fatalf("%d in flight after %d sends, over the size 40", w.Len(), i+1)
+		}
+		if i%7 == 0 {
+			_ = w.SettleAnswered() // the ring's head moves on
+		}
+	}
+	if err := w.Drain(); err != nil || !slices.Equal(settled, want) {
+		t.Fatalf("Drain = %v, settled %v; want 0..99 in order", err, settled)
+	}
+}
