@@ -113,7 +113,7 @@ func codecCases() ([]codecCase, error) {
 	pb.Set(desc.Fields().ByName("total_cents"), protoreflect.ValueOfInt64(AvroOrder.TotalCents))
 	pb.Set(desc.Fields().ByName("tenant"), protoreflect.ValueOfString(AvroOrder.Tenant))
 
-	return []codecCase{
+	cases := []codecCase{
 		{name: "json", codec: acemq.JSON, value: Order, target: order},
 		{name: "yaml", codec: yaml.Codec, value: Order, target: order},
 		{name: "toml", codec: toml.Codec, value: Order, target: order},
@@ -129,7 +129,26 @@ func codecCases() ([]codecCase, error) {
 		{name: "claimcheck-json-inline", codec: inline, value: Order, target: order},
 		{name: "codecs-yaml-toml-xml-json", codec: acemq.Codecs(yaml.Codec, toml.Codec, xml.Codec, acemq.JSON), value: Order, target: order,
 			body: func() ([]byte, error) { return toml.Codec.Marshal(Order) }, contentType: toml.Codec.ContentType()},
-	}, nil
+	}
+	byName := map[string]acemq.Codec{}
+	for _, c := range cases {
+		byName[c.name] = c.codec
+	}
+	raws, err := rawCases(byName)
+	if err != nil {
+		return nil, err
+	}
+	// Each raw row right after the codec row it goes with.
+	var all []codecCase
+	for _, c := range cases {
+		all = append(all, c)
+		for _, r := range raws {
+			if r.name == c.name+"-raw" {
+				all = append(all, r)
+			}
+		}
+	}
+	return all, nil
 }
 
 // OrderPlacedDescriptor is acemq.test.OrderPlaced (codec-interop.json's
