@@ -412,3 +412,49 @@ func take(t *testing.T, conn *acemq.Conn, queue string) transport.Delivery {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The step form's headers are reserved: a publish interceptor sees them on
+// a forward but cannot set or change them, while the slip code writes them.
+func TestInterceptorsAndTheStepForm(t *testing.T) {
+	var seen sync.Map
+	stamp := func(_ context.Context, m *acemq.Intercepted) error {
+		seen.Store(m.RoutingKey, fmt.Sprintf("%v@%v", m.Headers[contract.HeaderRoute], m.Headers[contract.HeaderRoutePosition]))
+		m.Headers["stamped"] = "yes"
+		return nil
+	}
+	conn, err := acemq.New(memory.NewBroker().Connect(), acemq.WithPublishInterceptors(stamp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	p := pipeline.Pipeline{Name: "orders", Steps: []string{"a", "b"}, Form: slip.StepForm}
+	declare(t, conn, p)
+	run(t, conn, p, "a", func(_ context.Context, m acemq.Message[Order]) pipeline.Result { return pipeline.Next(m.Body) })
+	if err := p.Start(t.Context(), conn, Order{ID: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	d := take(t, conn, p.Queue("b"))
+	if d.Headers["stamped"] != "yes" || d.Headers[contract.HeaderRoutePosition] != int64(1) {
+		t.Errorf("b received %v", transport.FormatTable(d.Headers))
+	}
+	for key, want := range map[string]string{"a": "a,b@0", "b": "a,b@1"} {
+		if got, _ := seen.Load(key); got != want {
+			t.Errorf("the interceptor saw the publish to %s with route %v, want %s", key, got, want)
+		}
+	}
+
+	// An interceptor that moves the slip on is refused.
+	skip := func(_ context.Context, m *acemq.Intercepted) error {
+		m.Headers[contract.HeaderRoutePosition] = int64(1)
+		return nil
+	}
+	conn2, err := acemq.New(memory.NewBroker().Connect(), acemq.WithPublishInterceptors(skip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	declare(t, conn2, p)
+	if err := p.Start(t.Context(), conn2, Order{ID: "2"}); !errors.Is(err, acemq.ErrReservedHeader) {
+		t.Errorf("Start through an interceptor that sets %s: %v, want ErrReservedHeader", contract.HeaderRoutePosition, err)
+	}
+}
