@@ -68,8 +68,9 @@ type Pipeline struct {
 	// as the Go, Python and Ruby libraries write it, or slip.StepForm, as
 	// Java's does.
 	Form slip.Form
-	// Codec encodes the bodies Start and the steps send on; acemq.JSON when
-	// nil. A step decodes with its consumer's codec (acemq.WithCodec).
+	// Codec encodes the bodies Start and the steps send on, and decodes
+	// them at every step (unless Run is given acemq.WithCodec);
+	// acemq.JSON when nil.
 	Codec acemq.Codec
 	// OnFinish, when set, is told of every run that ends at a step of this
 	// process: after its last step, or at a step that returned End. It runs

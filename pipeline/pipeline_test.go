@@ -152,6 +152,14 @@ func TestThreeStepsRetriedInTheMiddle(t *testing.T) {
 					}
 				}
 				runs := done.await(t, n)
+				// Closed, the steps have counted all they settled: a step
+				// counts a forward once it is confirmed, which may be after
+				// the next step has finished with it.
+				for _, c := range []*pipeline.Consumer{validate, enrich, store} {
+					if _, err := c.Close(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				}
 				for _, r := range runs {
 					if r.Early || r.Step != "store" || !r.Slip.Complete() || r.Slip.Form != form {
 						t.Errorf("run %s finished at %s, early %v, complete %v, form %v", r.Envelope.ID, r.Step, r.Early, r.Slip.Complete(), r.Slip.Form)
@@ -238,6 +246,9 @@ func TestContinuedInItsOwnForm(t *testing.T) {
 				}
 				if string(d.Body) != `"HELLO"` || d.Headers["tenant"] != "acme" || acemq.ReadEnvelope(d.Message).Type != name {
 					t.Errorf("the next step received %s with headers %v", d.Body, transport.FormatTable(d.Headers))
+				}
+				if _, err := a.Close(t.Context()); err != nil { // so that it has counted its forward
+					t.Fatal(err)
 				}
 				if r := a.Runs(); r.Forwarded != 1 {
 					t.Errorf("step a: %+v", r)

@@ -72,7 +72,8 @@ func (c *Consumer) Runs() RunStats {
 
 // Run consumes step's queue P.S with h (acemq.Consume: opts are the
 // consumer's, its policy and ladder among them) until the Consumer is
-// closed. The queue must exist (Declare).
+// closed. The step decodes with the pipeline's codec unless opts give
+// acemq.WithCodec. The queue must exist (Declare).
 func Run[T any](ctx context.Context, conn *acemq.Conn, p Pipeline, step string, h Handler[T], opts ...acemq.Option) (*Consumer, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -86,6 +87,9 @@ func Run[T any](ctx context.Context, conn *acemq.Conn, p Pipeline, step string, 
 	c := &Consumer{}
 	r := runner[T]{p: p, conn: conn, step: step, h: h, c: c}
 	var err error
+	// The step decodes with the pipeline's codec unless opts name another,
+	// so that a step reads what the one before it wrote.
+	opts = append([]acemq.Option{acemq.WithCodec(p.codec())}, opts...)
 	if c.Consumer, err = acemq.Consume(ctx, conn, p.Queue(step), r.handle, opts...); err != nil {
 		return nil, fmt.Errorf("pipeline %s: step %s: %w", p.Name, step, err)
 	}
