@@ -159,7 +159,8 @@ func (p Pipeline) NewSlip() (slip.Slip, error) {
 }
 
 // Start sends body into the pipeline's first step with a new slip, and
-// returns once the broker has confirmed it. opts set the message's
+// returns once the broker has confirmed it (bounded by ctx's deadline, or
+// acemq.DefaultConfirmTimeout). opts set the message's
 // envelope (its id, correlation, headers); its type is the pipeline's name.
 func (p Pipeline) Start(ctx context.Context, conn *acemq.Conn, body any, opts ...acemq.MessageOption) error {
 	s, err := p.NewSlip()
@@ -186,8 +187,14 @@ func (p Pipeline) codec() acemq.Codec {
 }
 
 // send publishes body with env to the current step of s, s written on it,
-// and waits for the broker's confirm.
+// and waits for the broker's confirm: until ctx's deadline, or
+// acemq.DefaultConfirmTimeout when it has none.
 func (p Pipeline) send(ctx context.Context, conn *acemq.Conn, env acemq.Envelope, body any, s slip.Slip) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, acemq.DefaultConfirmTimeout)
+		defer cancel()
+	}
 	step, ok := s.Current()
 	if !ok {
 		return errors.New("the slip has no step left")

@@ -42,6 +42,7 @@ func End() Result { return Result{kind: end} }
 
 // Fail settles the message with d and sends nothing on: Retry(err) goes up
 // the step's ladder (the step runs again), Reject and Park set it aside.
+// Fail(acemq.Accept()) acks it, as End does, without telling OnFinish.
 func Fail(d acemq.Decision) Result { return Result{kind: failed, decision: d} }
 
 // Consumer is the consumer of one step, with what it did with the runs
