@@ -469,3 +469,35 @@ func TestInterceptorsAndTheStepForm(t *testing.T) {
 		t.Errorf("Start through an interceptor that sets %s: %v, want ErrReservedHeader", contract.HeaderRoutePosition, err)
 	}
 }
+
+// A forward the broker does not take is no loss: the step is retried under
+// its policy, and when that gives up the message is dead-lettered with the
+// reason.
+func TestForwardRefused(t *testing.T) {
+	eachBroker(t, func(t *testing.T, conn *acemq.Conn, name string) {
+		p := pipeline.Pipeline{Name: name, Steps: []string{"a", "b"}}
+		declare(t, conn, p)
+		if _, err := conn.Transport().DeleteQueue(t.Context(), p.Queue("b")); err != nil {
+			t.Fatal(err)
+		}
+		a := run(t, conn, p, "a", func(_ context.Context, m acemq.Message[Order]) pipeline.Result { return pipeline.Next(m.Body) },
+			acemq.WithPolicy(acemq.Fixed(2, 10*time.Millisecond)))
+		if err := p.Start(t.Context(), conn, Order{ID: "1"}); err != nil {
+			t.Fatal(err)
+		}
+		d := take(t, conn, contract.DeadLetterQueue(p.Queue("a")))
+		reason := acemq.ReadEnvelope(d.Message).Error
+		for _, says := range []string{"exhausted 2 attempt", "forwarding to b", "is the next step's queue declared?"} {
+			if !strings.Contains(reason, says) {
+				t.Errorf("dead-lettered with %q, want it to say %q", reason, says)
+			}
+		}
+		if string(d.Body) != `{"id":"1"}` {
+			t.Errorf("dead-lettered %s", d.Body)
+		}
+		acemqtest.WaitFor(t, a.Consumer, "the dead letter's ack", func(s acemq.Stats) bool { return s.DeadLettered == 1 })
+		if s, r := a.Stats(), a.Runs(); s.RetriedInConsumer != 1 || r.Forwarded != 0 {
+			t.Errorf("stats %+v, runs %+v", s, r)
+		}
+	})
+}
