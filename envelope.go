@@ -69,9 +69,9 @@ type Envelope struct {
 	CorrelationID string
 	// Headers are the application headers only: never an x-acemq-* one.
 	Headers transport.Table
-	// Route is the routing slip another library wrote in its step form; it
-	// is only read: Write leaves it out, and a republish keeps its headers
-	// as they came.
+	// Route is the routing slip in its step form, as the Java library
+	// writes it. Write leaves it out (a republish keeps the headers as they
+	// came); package slip reads it and writes it on.
 	Route Route
 }
 
@@ -80,7 +80,9 @@ type Envelope struct {
 type Route struct {
 	// Steps are the names of every step, done and remaining, in order.
 	Steps []string
-	// Position is the 0-based index of the current step in Steps.
+	// Position is the 0-based index of the current step in Steps: 0 when
+	// the message names none, -1 when the one it names is unreadable or
+	// negative (a slip that does not parse: package slip refuses it).
 	Position int
 	// ID identifies the run of the pipeline.
 	ID string
@@ -164,17 +166,20 @@ func readType(h transport.Table, routingKey string) string {
 
 // readRoute reads the step-form routing slip: steps comma-joined (spaces
 // around a name trimmed, empty names kept so that positions still match),
-// a position that reads as 0 when missing, unreadable or negative.
+// a position that reads as 0 when missing, and as -1 (no step) when
+// present but unreadable or negative: a slip that does not parse must not
+// start its run again from the first step.
 func readRoute(h transport.Table) Route {
 	r := Route{ID: lenient.String(h[contract.HeaderRouteID])}
 	if steps := lenient.String(h[contract.HeaderRoute]); !isBlank(steps) {
-		r.Steps = strings.Split(steps, ",")
-		for i, s := range r.Steps {
-			r.Steps[i] = strings.TrimSpace(s)
-		}
+		r.Steps = contract.SplitRoute(steps)
 	}
-	if n, ok := lenient.Int(h[contract.HeaderRoutePosition]); ok && n > 0 {
-		r.Position = n
+	if v := h[contract.HeaderRoutePosition]; v != nil && !isEmptyString(v) {
+		if n, ok := lenient.Int(v); ok && n >= 0 {
+			r.Position = n
+		} else {
+			r.Position = -1
+		}
 	}
 	return r
 }
@@ -220,7 +225,7 @@ func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
 
 // Write sets m's headers to the application headers plus the x-acemq-* ones,
 // and its message-id, content type, reply-to, correlation-id and persistence; Route is left
-// out (this library reads a slip, it does not write one). Values are written
+// out (package slip writes a slip's headers). Values are written
 // only as string and int64; an empty value is left out, never sent as null
 // or "". Write refuses application headers in the reserved namespace
 // (ErrReservedHeader), and an envelope without an id, attempt or version or
@@ -323,3 +328,15 @@ func isReserved(name string) bool {
 }
 
 func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
+
+// isEmptyString reports whether a header value is an empty string, which
+// reads as absent.
+func isEmptyString(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v == ""
+	case []byte:
+		return len(v) == 0
+	}
+	return false
+}

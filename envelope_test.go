@@ -743,7 +743,7 @@ func FuzzReadEnvelope(f *testing.F) {
 		if e.Correlation == "" && e.ID != "" {
 			t.Error("Correlation did not default to ID")
 		}
-		if e.Route.Position < 0 || !utf8.ValidString(e.Route.ID) {
+		if e.Route.Position < -1 || !utf8.ValidString(e.Route.ID) {
 			t.Errorf("Route %#v", e.Route)
 		}
 		for _, s := range e.Route.Steps {
@@ -901,8 +901,9 @@ func TestReadRoute(t *testing.T) {
 			Route{Steps: []string{"a", "", "b"}, Position: 2}, "b"},
 		{"position as uint8", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: uint8(1)}, Route{Steps: []string{"a", "b"}, Position: 1}, "b"},
 		{"position as int16", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: int16(1)}, Route{Steps: []string{"a", "b"}, Position: 1}, "b"},
-		{"negative position reads as 0", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: int32(-1)}, Route{Steps: []string{"a", "b"}}, "a"},
-		{"unreadable position reads as 0", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: "first"}, Route{Steps: []string{"a", "b"}}, "a"},
+		{"negative position reads as no step", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: int32(-1)}, Route{Steps: []string{"a", "b"}, Position: -1}, ""},
+		{"unreadable position reads as no step", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: "first"}, Route{Steps: []string{"a", "b"}, Position: -1}, ""},
+		{"empty position reads as absent", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: ""}, Route{Steps: []string{"a", "b"}}, "a"},
 		{"position past the steps is kept", transport.Table{contract.HeaderRoute: "a,b", contract.HeaderRoutePosition: int32(2)}, Route{Steps: []string{"a", "b"}, Position: 2}, ""},
 		{"empty route", transport.Table{contract.HeaderRoute: "", contract.HeaderRouteID: ""}, Route{}, ""},
 		{"blank route", transport.Table{contract.HeaderRoute: "  "}, Route{}, ""},

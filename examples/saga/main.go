@@ -1,0 +1,184 @@
+// Command saga is a saga at work (package saga) inside a consumer: each trip
+// request books a flight, a hotel and a payment, one step after the other;
+// when a step fails, what was booked is cancelled, the last first. A trip
+// whose cancellation fails is parked for a person to look at, with the list
+// of what could not be undone.
+//
+//	go run ./examples/saga                  # memory://
+//	go run ./examples/saga -broker amqp://guest:guest@localhost:5672/
+//
+// Against a real broker it uses a queue of its own, named for the run, and
+// deletes it at the end.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/saga"
+	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
+)
+
+// Trip is a request to book a journey.
+type Trip struct {
+	ID   string `json:"id"`
+	Card string `json:"card"`
+	// HotelSystemDown: the hotel takes bookings but cannot cancel them.
+	HotelSystemDown bool `json:"hotelSystemDown,omitempty"`
+}
+
+func main() {
+	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
+	flag.Parse()
+	if err := run(*brokerURL); err != nil {
+		fmt.Fprintln(os.Stderr, "saga:", err)
+		os.Exit(1)
+	}
+}
+
+func run(brokerURL string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := connect(ctx, brokerURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	trips := "trips." + newSuffix()
+	topology := acemq.Topology{Queues: []acemq.QueueSpec{{Name: trips, DeadLetter: true}}}
+	if err := topology.Apply(ctx, conn); err != nil {
+		return err
+	}
+	defer deleteQueues(conn, trips)
+
+	handled := make(chan struct{})
+	consumer, err := acemq.Consume(ctx, conn, trips, func(ctx context.Context, m acemq.Message[Trip]) acemq.Decision {
+		defer func() { handled <- struct{}{} }()
+		return book(ctx, m.Body)
+	})
+	if err != nil {
+		return err
+	}
+	publisher, err := acemq.NewPublisher[Trip](conn, "")
+	if err != nil {
+		return err
+	}
+	for _, t := range []Trip{
+		{ID: "trip-1", Card: "ok"},
+		{ID: "trip-2", Card: "declined"},
+		{ID: "trip-3", Card: "declined", HotelSystemDown: true},
+	} {
+		fmt.Printf("== %s\n", t.ID)
+		if err := publisher.Publish(ctx, trips, t, acemq.WithMessageID(t.ID)); err != nil {
+			return err
+		}
+		select {
+		case <-handled:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if _, err := consumer.Close(ctx); err != nil {
+		return err
+	}
+	s := consumer.Stats()
+	fmt.Printf("== %d accepted, %d parked\n", s.Accepted, s.Parked)
+	parked, ok, err := conn.Transport().Get(ctx, contract.ParkedQueue(trips))
+	if err != nil || !ok {
+		return fmt.Errorf("the parked trip: %v, found %v", err, ok)
+	}
+	env := acemq.ReadEnvelope(parked.Message)
+	fmt.Printf("trips.parked holds %s: %s\n", env.ID, env.Error)
+	return parked.Ack()
+}
+
+// book runs the trip's saga and decides what becomes of the request: done
+// or cleanly undone, it is accepted (a declined card is an answer, not a
+// fault); something left half done is parked for a person.
+func book(ctx context.Context, t Trip) acemq.Decision {
+	say := func(format string, args ...any) error {
+		fmt.Printf("  "+format+"\n", args...)
+		return nil
+	}
+	err := saga.Run(ctx,
+		saga.Step{Name: "reserve flight",
+			Do:   func(context.Context) error { return say("flight reserved") },
+			Undo: func(context.Context) error { return say("flight cancelled") }},
+		saga.Step{Name: "reserve hotel",
+			Do: func(context.Context) error { return say("hotel reserved") },
+			Undo: func(context.Context) error {
+				if t.HotelSystemDown {
+					return errors.New("the hotel's system is down")
+				}
+				return say("hotel cancelled")
+			}},
+		saga.Step{Name: "charge card",
+			Do: func(context.Context) error {
+				if t.Card == "declined" {
+					return errors.New("card declined")
+				}
+				return say("card charged")
+			}},
+	)
+	var failed *saga.Error
+	switch {
+	case err == nil:
+		fmt.Printf("%s booked\n", t.ID)
+		return acemq.Accept()
+	case errors.Is(err, saga.ErrUncompensated):
+		errors.As(err, &failed)
+		for _, u := range failed.Uncompensated {
+			fmt.Printf("ALERT %s: %q could not be undone: %v\n", t.ID, u.Step, u.Err)
+		}
+		return acemq.Park(err)
+	case errors.As(err, &failed):
+		fmt.Printf("%s not booked (%v); undone: %s\n", t.ID, failed.Err, strings.Join(failed.Compensated, ", "))
+		return acemq.Accept()
+	}
+	return acemq.Retry(err) // the saga could not run at all
+}
+
+// connect opens the broker: memory:// is the in-process one (memory://NAME
+// a named one), anything else RabbitMQ's.
+func connect(ctx context.Context, url string) (*acemq.Conn, error) {
+	switch {
+	case url == "memory://":
+		return acemq.New(memory.NewBroker().Connect())
+	case strings.HasPrefix(url, "memory://"):
+		t, err := memory.Dial(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		return acemq.New(t)
+	}
+	return acemq.Connect(ctx, url)
+}
+
+// deleteQueues deletes the example's queue and its dead-letter half.
+func deleteQueues(conn *acemq.Conn, queue string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, q := range []string{queue, contract.DeadLetterQueue(queue), contract.ParkedQueue(queue)} {
+		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil && !errors.Is(err, transport.ErrNotFound) {
+			fmt.Fprintln(os.Stderr, "saga: deleting the example's queue:", err)
+		}
+	}
+}
+
+// newSuffix names this run's queue.
+func newSuffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
