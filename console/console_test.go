@@ -185,7 +185,7 @@ func TestEveryResponseHasTheSecurityHeaders(t *testing.T) {
 		if got := r.header.Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("GET %s: X-Content-Type-Options %q", path, got)
 		}
-		if got := r.header.Get("Referrer-Policy"); got != "no-referrer" {
+		if got := r.header.Get("Referrer-Policy"); got != "same-origin" {
 			t.Errorf("GET %s: Referrer-Policy %q", path, got)
 		}
 		if !strings.HasPrefix(path, "/static/") && r.header.Get("Cache-Control") != "no-store" {
