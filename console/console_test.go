@@ -1,14 +1,17 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -406,5 +409,99 @@ func TestReplaySelected(t *testing.T) {
 	}
 	if got, left := depth(t, f, f.source), depth(t, f, f.dlq); got != 2 || left != 3 {
 		t.Errorf("%d in %s and %d left in %s, want 2 and 3", got, f.source, left, f.dlq)
+	}
+}
+
+// awaitJob follows the job at location (the run's redirect) to its end and
+// returns its JSON.
+func awaitJob(t *testing.T, f fixture, location string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		r := get(t, f, strings.Replace(location, "/job?", "/job.json?", 1))
+		if strings.Contains(r.body, `"done":true`) {
+			return r.body
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the job never ended: %s", r.body)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// runAction confirms and runs op on the fixture's dead-letter queue and
+// returns the job's location.
+func runAction(t *testing.T, f fixture, form url.Values, count int) string {
+	t.Helper()
+	form.Set("count", strconv.Itoa(count))
+	r := post(t, f, "/run", form, nil)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("run %v: HTTP %d\n%s", form, r.status, r.body)
+	}
+	return r.header.Get("Location")
+}
+
+// Export to a download, purge, then import the download: every message is
+// back, and each step said what it would do to how many.
+func TestExportPurgeImport(t *testing.T) {
+	f := newFixture(t, 6, nil)
+	token := csrf(t, f)
+
+	form := url.Values{"csrf": {token}, "op": {"export all"}, "queue": {f.dlq}, "match": {`reason contains "timeout"`}}
+	if r := post(t, f, "/confirm", form, nil); !strings.Contains(r.body, "Export 3 messages matching reason contains") {
+		t.Fatalf("the export's confirmation (HTTP %d):\n%s", r.status, r.body)
+	}
+	job := runAction(t, f, form, 3)
+	if state := awaitJob(t, f, job); !strings.Contains(state, `"download":true`) || !strings.Contains(state, "exported 3 of the") {
+		t.Fatalf("export: %s", state)
+	}
+	download := get(t, f, strings.Replace(job, "/job?", "/job/download?", 1))
+	if download.status != http.StatusOK || strings.Count(download.body, "\n") != 3 || !strings.Contains(download.header.Get("Content-Disposition"), "attachment") {
+		t.Fatalf("download: HTTP %d, %s\n%s", download.status, download.header.Get("Content-Disposition"), download.body)
+	}
+	if n := depth(t, f, f.dlq); n != 6 {
+		t.Fatalf("the export left %d messages, want 6", n)
+	}
+
+	purge := url.Values{"csrf": {token}, "op": {"purge all"}, "queue": {f.dlq}}
+	if r := post(t, f, "/confirm", purge, nil); !strings.Contains(r.body, "delete the 6 messages ready in it now, for good") {
+		t.Fatalf("the purge's confirmation:\n%s", r.body)
+	}
+	if state := awaitJob(t, f, runAction(t, f, purge, 6)); !strings.Contains(state, "6 messages deleted") {
+		t.Fatalf("purge: %s", state)
+	}
+	if n := depth(t, f, f.dlq); n != 0 {
+		t.Fatalf("the purge left %d messages", n)
+	}
+
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", token)
+	_ = mw.WriteField("queue", f.dlq)
+	fw, _ := mw.CreateFormFile("file", "saved.jsonl")
+	_, _ = fw.Write([]byte(download.body))
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/import", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	r := do(t, req)
+	if r.status != http.StatusOK || !strings.Contains(r.body, "Import 3 messages of the file saved.jsonl into "+f.dlq) {
+		t.Fatalf("the import's confirmation (HTTP %d):\n%s", r.status, r.body)
+	}
+	upload := regexp.MustCompile(`name="upload" value="([0-9a-f]+)"`).FindStringSubmatch(r.body)
+	if upload == nil {
+		t.Fatal("no upload id on the confirmation")
+	}
+	imp := url.Values{"csrf": {token}, "op": {"import all"}, "queue": {f.dlq}, "upload": {upload[1]}}
+	if state := awaitJob(t, f, runAction(t, f, imp, 3)); !strings.Contains(state, "saved.jsonl: imported 3 of the 3 messages taken") {
+		t.Fatalf("import: %s", state)
+	}
+	if n := depth(t, f, f.dlq); n != 3 {
+		t.Errorf("the import put %d messages in %s, want 3", n, f.dlq)
+	}
+	// The upload is used up: a second run of it is refused.
+	if r := post(t, f, "/run", imp, nil); r.status != http.StatusBadRequest || !strings.Contains(r.body, "upload it again") {
+		t.Errorf("a second import of the upload: HTTP %d\n%s", r.status, r.body)
 	}
 }
