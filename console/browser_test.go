@@ -33,7 +33,7 @@ const screenshotsEnv = "ACEMQ_CONSOLE_SCREENSHOTS"
 // refused. It takes the screenshots of docs/console.md.
 func TestBrowserReplayOnRabbitMQ(t *testing.T) {
 	url := brokertest.URL(t)
-	ctx := browsertest.Browser(t, 1100, 720)
+	ctx := browsertest.Browser(t, 1024, 640)
 
 	conn, err := acemq.Connect(t.Context(), url, acemq.WithConnectionName("console browser test"))
 	if err != nil {
