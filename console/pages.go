@@ -402,13 +402,15 @@ func (s *Server) count(ctx context.Context, a *action, m *deadletter.Matcher) er
 		p   deadletter.Progress
 		err error
 	)
-	switch a.Op {
-	case "purge":
+	switch {
+	case a.Op == "purge" || (m == nil && a.Op != "import"):
+		// Every message: the queue's depth says how many, without a pass
+		// through it (whose requeue of every message would slow the move).
 		var st transport.QueueState
 		if st, err = s.c.Conn.Transport().InspectQueue(ctx, a.Queue); err == nil {
 			p.Moved = st.Messages
 		}
-	case "import":
+	case a.Op == "import":
 		up, _ := s.uploads.get(a.Upload)
 		a.UploadName = up.name
 		var f *os.File
@@ -442,7 +444,8 @@ func describe(a action) string {
 		src, _ := deadletter.Source(a.Queue)
 		return fmt.Sprintf("Replay %s%s from %s back to %s: attempt 1, x-acemq-error removed, acemq-replayed-from, -at and -count set. Each is confirmed at %s before its original is removed from %s; the first failure stops the replay and leaves the rest where they are.", n, which, a.Queue, src, src, a.Queue)
 	case "park":
-		return fmt.Sprintf("Park %s%s: move them unchanged from %s to %s. Each is confirmed there before its original is removed; the first failure stops and leaves the rest where they are.", n, which, a.Queue, contract.ParkedQueue(strings.TrimSuffix(a.Queue, ".dlq")))
+		src, _ := deadletter.Source(a.Queue)
+		return fmt.Sprintf("Park %s%s: move them unchanged from %s to %s. Each is confirmed there before its original is removed; the first failure stops and leaves the rest where they are.", n, which, a.Queue, contract.ParkedQueue(src))
 	case "export":
 		return fmt.Sprintf("Export %s%s of %s to a file to download. The messages stay in %s.", n, which, a.Queue, a.Queue)
 	case "import":
@@ -613,7 +616,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) jobJSON(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", contract.ContentTypeJSON)
 		_ = jsonEncode(w, j.state())
 	}
 }
