@@ -12,6 +12,9 @@ import (
 // only to the console.
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+// maxRequest bounds a POST: an import file, or a topology file.
+const maxRequest = 1 << 30
+
 // sessionCookie holds the login of a browser that gave the token.
 const sessionCookie = "acemq_console"
 
@@ -37,6 +40,7 @@ func (s *Server) secure(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			r.Body = http.MaxBytesReader(w, r.Body, maxRequest)
 			if reason := s.forged(r); reason != "" {
 				s.fail(w, r, http.StatusForbidden, "Refused", reason)
 				return
