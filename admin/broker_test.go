@@ -120,3 +120,49 @@ func eventually(t *testing.T, ctx context.Context, e Endpoint, plan []transport.
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// Read reports each queue's depth and consumers, as the management API
+// samples them (every few seconds: the test polls until they show).
+func TestReadStatsOnBroker(t *testing.T) {
+	url := brokertest.URL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := acemq.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tr := conn.Transport()
+	q := brokertest.UniqueName(t, "stats")
+	if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
+	for range 3 {
+		c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: []byte("x")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	endpoint, err := EndpointFor(url, brokertest.ManagementURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s, err := Read(ctx, endpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := s.Stats[q]; st.Messages == 3 && st.Consumers == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the management API never reported 3 messages in %s: %+v", q, s.Stats[q])
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -29,6 +29,21 @@ type State struct {
 	// Bindings are those to queues; exchange-to-exchange bindings are left
 	// out, since a topology never declares them.
 	Bindings []transport.Binding
+	// Stats are each queue's depth, consumers and rates, by name, as the
+	// management API last sampled them.
+	Stats map[string]QueueStats
+}
+
+// QueueStats are a queue's depth, consumers and message rates. The rates
+// are per second over the management API's last sampling interval; they
+// are 0 when it keeps no message statistics (rates_mode none).
+type QueueStats struct {
+	Messages    int // ready
+	Unacked     int
+	Consumers   int
+	PublishRate float64 // messages published into the queue
+	DeliverRate float64 // delivered to consumers or fetched
+	AckRate     float64
 }
 
 // Exchange is an exchange as the broker holds it. Auto-delete and internal
@@ -83,7 +98,7 @@ func Read(ctx context.Context, e Endpoint) (State, error) {
 		return State{}, readError(e, "bindings", err)
 	}
 
-	var s State
+	s := State{Stats: make(map[string]QueueStats, len(queues))}
 	for _, x := range exchanges {
 		s.Exchanges = append(s.Exchanges, Exchange{Name: x.Name, Type: transport.ExchangeType(x.Type),
 			Durable: x.Durable, AutoDelete: bool(x.AutoDelete), Internal: x.Internal})
@@ -97,6 +112,11 @@ func Read(ctx context.Context, e Endpoint) (State, error) {
 		}
 		s.Queues = append(s.Queues, transport.Queue{Name: q.Name, Type: transport.QueueType(q.Type),
 			Durable: q.Durable, Exclusive: q.Exclusive, AutoDelete: bool(q.AutoDelete), Arguments: args})
+		st := QueueStats{Messages: q.MessagesReady, Unacked: q.MessagesUnacknowledged, Consumers: q.Consumers}
+		if m := q.MessageStats; m != nil {
+			st.PublishRate, st.DeliverRate, st.AckRate = float64(m.PublishDetails.Rate), float64(m.DeliverGetDetails.Rate), float64(m.AckDetails.Rate)
+		}
+		s.Stats[q.Name] = st
 	}
 	for _, b := range bindings {
 		if b.DestinationType == "queue" {

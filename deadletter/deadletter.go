@@ -19,6 +19,7 @@ package deadletter
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/acemq-go/acemq/contract"
@@ -54,4 +55,31 @@ func Source(queue string) (source string, ok bool) {
 func IsDeadLetterQueue(queue string) bool {
 	s, ok := strings.CutSuffix(queue, dlqSuffix)
 	return ok && s != ""
+}
+
+// Summary says in one line what an operation op ("replay", "park",
+// "export" or "import") did to queue (for an import: its file), for a
+// person: what moved, what was left in place, what may be in both places.
+func Summary(op, queue string, dryRun bool, p Progress) string {
+	var b strings.Builder
+	done := map[string]string{"replay": "replayed", "park": "parked", "export": "exported", "import": "imported"}[op]
+	if dryRun {
+		done = "would " + op
+	}
+	fmt.Fprintf(&b, "%s: %s %d of the %d message%s taken", queue, done, p.Moved, p.Taken, plural(p.Taken))
+	if p.Total > 0 {
+		fmt.Fprintf(&b, " (the queue held %d)", p.Total)
+	}
+	fmt.Fprintf(&b, "; %d left in place", p.Left)
+	if p.Doubtful > 0 {
+		fmt.Fprintf(&b, "; %d may be in both places (their move's outcome was lost with the connection)", p.Doubtful)
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

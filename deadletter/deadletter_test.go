@@ -742,3 +742,29 @@ func TestListLeavesOutWhatIsGone(t *testing.T) {
 		}
 	})
 }
+
+func TestReplayMatchIDsMovesOnlyThoseIDs(t *testing.T) {
+	eachBroker(t, func(t *testing.T, b broker) {
+		conn := b.connect(t, "")
+		tr := conn.Transport()
+		source, dlq, _ := queues(t, b, tr)
+		sent := deadLetters(6)
+		delete(sent[5].Headers, contract.HeaderID)
+		sent[5].MessageID = ""
+		publish(t, tr, dlq, sent...)
+		m := deadletter.MatchIDs("id-00004", "id-00001", "id-99999", "")
+		p, err := deadletter.Replay(t.Context(), conn, dlq, "", deadletter.Options{Match: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (deadletter.Progress{Total: 6, Taken: 6, Moved: 2, Left: 4}); p != want {
+			t.Errorf("progress %+v, want %+v", p, want)
+		}
+		if got, want := ids(drain(t, tr, source)), []string{"id-00001", "id-00004"}; !slices.Equal(got, want) {
+			t.Errorf("replayed %v, want %v", got, want)
+		}
+		if got, want := ids(drain(t, tr, dlq)), []string{"id-00000", "id-00002", "id-00003", ""}; !slices.Equal(got, want) {
+			t.Errorf("left in %s: %v, want %v (in order)", dlq, got, want)
+		}
+	})
+}

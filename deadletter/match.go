@@ -21,6 +21,7 @@ import (
 type Matcher struct {
 	source  string
 	program *vm.Program
+	ids     map[string]bool // MatchIDs' set; nil for an expression
 }
 
 // Fields are what a match expression sees of a message, read leniently
@@ -54,7 +55,20 @@ func Compile(expression string) (*Matcher, error) {
 	return &Matcher{source: expression, program: p}, nil
 }
 
-// String is the expression.
+// MatchIDs selects the messages whose id (x-acemq-id, else the message id,
+// as Fields.ID reads it) is one of ids: the messages a person picked from a
+// listing. A message without an id is never selected.
+func MatchIDs(ids ...string) *Matcher {
+	m := &Matcher{source: fmt.Sprintf("id in %q", ids), ids: make(map[string]bool, len(ids))}
+	for _, id := range ids {
+		if id != "" {
+			m.ids[id] = true
+		}
+	}
+	return m
+}
+
+// String is the expression (for MatchIDs, one that selects the same ids).
 func (m *Matcher) String() string { return m.source }
 
 // Match says whether the expression holds for msg, found in queue (see
@@ -62,6 +76,9 @@ func (m *Matcher) String() string { return m.source }
 func (m *Matcher) Match(queue string, msg transport.Message, now time.Time) (bool, error) {
 	if m == nil {
 		return true, nil
+	}
+	if m.ids != nil {
+		return m.ids[acemq.ReadEnvelope(msg).ID], nil
 	}
 	out, err := expr.Run(m.program, FieldsOf(queue, msg, now))
 	if err != nil {

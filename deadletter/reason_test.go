@@ -379,3 +379,20 @@ func TestMatchReadsTheReasonAndItsClass(t *testing.T) {
 		}
 	}
 }
+
+func TestSummary(t *testing.T) {
+	for _, c := range []struct {
+		op     string
+		dryRun bool
+		p      deadletter.Progress
+		want   string
+	}{
+		{"replay", false, deadletter.Progress{Total: 100, Taken: 100, Moved: 100}, "q.dlq: replayed 100 of the 100 messages taken (the queue held 100); 0 left in place"},
+		{"park", true, deadletter.Progress{Total: 3, Taken: 1, Moved: 1}, "q.dlq: would park 1 of the 1 message taken (the queue held 3); 0 left in place"},
+		{"import", false, deadletter.Progress{Taken: 5, Moved: 3, Left: 1, Doubtful: 1}, "q.dlq: imported 3 of the 5 messages taken; 1 left in place; 1 may be in both places (their move's outcome was lost with the connection)"},
+	} {
+		if got := deadletter.Summary(c.op, "q.dlq", c.dryRun, c.p); got != c.want {
+			t.Errorf("Summary(%s, %+v) = %q, want %q", c.op, c.p, got, c.want)
+		}
+	}
+}

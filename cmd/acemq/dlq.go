@@ -612,7 +612,7 @@ func runMove(cmd *cobra.Command, o moveOptions, verb, queue string, move func(co
 	p, err := move(ctx, conn, o.options(progress))
 	progress.finish()
 	if err == nil || p.Taken > 0 {
-		if _, werr := io.WriteString(cmd.OutOrStdout(), summary(verb, queue, o.dryRun, p)); werr != nil {
+		if _, werr := io.WriteString(cmd.OutOrStdout(), deadletter.Summary(verb, queue, o.dryRun, p)+"\n"); werr != nil {
 			return werr
 		}
 	}
@@ -620,23 +620,4 @@ func runMove(cmd *cobra.Command, o moveOptions, verb, queue string, move func(co
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted: %s stopped after the messages in hand; the rest are where they were", verb)}
 	}
 	return err
-}
-
-// summary says what a move did, in one line.
-func summary(verb, queue string, dryRun bool, p deadletter.Progress) string {
-	var b strings.Builder
-	done := map[string]string{"replay": "replayed", "park": "parked", "export": "exported", "import": "imported"}[verb]
-	if dryRun {
-		done = "would " + verb
-	}
-	fmt.Fprintf(&b, "%s: %s %d of the %d message%s taken", queue, done, p.Moved, p.Taken, plural(p.Taken))
-	if p.Total > 0 {
-		fmt.Fprintf(&b, " (the queue held %d)", p.Total)
-	}
-	fmt.Fprintf(&b, "; %d left in place", p.Left)
-	if p.Doubtful > 0 {
-		fmt.Fprintf(&b, "; %d may be in both places (their move's outcome was lost with the connection)", p.Doubtful)
-	}
-	b.WriteString("\n")
-	return b.String()
 }

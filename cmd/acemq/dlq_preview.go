@@ -34,14 +34,6 @@ func (o *previewOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.claimStore, "claim-store", "", "fetch offloaded claim-check payloads from the store directory `DIR`")
 }
 
-// hints say which flag reads a body further.
-var hints = map[preview.Need]string{
-	preview.NeedAvroSchema: "give --avro-schema FILE to decode",
-	preview.NeedRegistry:   "give --schema-registry PATH|URL to decode",
-	preview.NeedKeys:       "give --keys FILE or $" + keysEnv + " to decrypt",
-	preview.NeedClaimStore: "give --claim-store DIR to fetch it",
-}
-
 // open reads the keyring, the schema and the store, and opens the
 // registry, which close closes. Its errors name no key, even when a file
 // is given for another (a keys file as the Avro schema, whose error would
@@ -186,7 +178,7 @@ func showBody(p preview.Preview) shownBody {
 	case p.Err != nil:
 		s.DecodeError = p.Err.Error()
 	case p.Need != preview.NeedNothing:
-		s.DecodeError = hints[p.Need]
+		s.DecodeError = preview.Hint(p.Need)
 	}
 	switch s.Decoded {
 	case "json", "yaml", "toml", "xml", "text", "bytes":

@@ -7,6 +7,7 @@
 //	acemq topology plan -f topology.yaml
 //	acemq topology diff -f topology.yaml
 //	acemq dlq replay orders.new.dlq --match 'reason contains "timeout"'
+//	acemq console --listen 127.0.0.1:8080
 //	acemq certs --out ./acemq-dev-certs
 //	acemq version
 //
@@ -101,7 +102,7 @@ and makes TLS certificates for a local broker, marked for development.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newLadderCmd(), newTopologyCmd(), newDLQCmd(), newDemoCmd(), newCertsCmd(), newVersionCmd())
+	root.AddCommand(newLadderCmd(), newTopologyCmd(), newDLQCmd(), newDemoCmd(), newConsoleCmd(), newCertsCmd(), newVersionCmd())
 	return root
 }
 

@@ -52,6 +52,22 @@ const (
 	NeedClaimStore      // an offloaded claim check: the store that holds it
 )
 
+// Hint says which flag of acemq (dlq show and console take the same ones)
+// gives what a body needs; "" for NeedNothing.
+func Hint(n Need) string {
+	switch n {
+	case NeedAvroSchema:
+		return "give --avro-schema FILE to decode"
+	case NeedRegistry:
+		return "give --schema-registry PATH|URL to decode"
+	case NeedKeys:
+		return "give --keys FILE or $ACEMQ_KEYS to decrypt"
+	case NeedClaimStore:
+		return "give --claim-store DIR to fetch it"
+	}
+	return ""
+}
+
 // Options are what a Reader may use to read bodies; each may be left out.
 type Options struct {
 	// Keyring decrypts application/vnd.acemq.encrypted bodies.

@@ -1,0 +1,155 @@
+package console
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"github.com/acemq-go/acemq/deadletter"
+)
+
+// job is an action running on the server: the page that started it
+// follows its progress, and its result stays to be read.
+type job struct {
+	ID    string
+	Op    string // replay, park, purge, export, import
+	Queue string // the queue acted on (for an import: the one published to)
+	What  string // what the confirmation said would happen
+	Back  string // the queue page to go back to
+
+	mu       sync.Mutex
+	p        deadletter.Progress
+	done     bool
+	err      error
+	summary  string
+	started  time.Time
+	ended    time.Time
+	file     string // an export's file, to download
+	fileName string
+}
+
+// jobState is a job as its page and its JSON show it.
+type jobState struct {
+	ID       string `json:"id"`
+	Op       string `json:"op"`
+	Queue    string `json:"queue"`
+	What     string `json:"what"`
+	Total    int    `json:"total"`
+	Taken    int    `json:"taken"`
+	Moved    int    `json:"moved"`
+	Left     int    `json:"left"`
+	Doubtful int    `json:"doubtful"`
+	Done     bool   `json:"done"`
+	Error    string `json:"error,omitempty"`
+	Summary  string `json:"summary,omitempty"`
+	Seconds  string `json:"seconds"`
+	Download bool   `json:"download"`
+	Back     string `json:"-"`
+}
+
+func (j *job) progress(p deadletter.Progress) {
+	j.mu.Lock()
+	j.p = p
+	j.mu.Unlock()
+}
+
+func (j *job) finish(p deadletter.Progress, summary string, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.p, j.summary, j.err, j.done, j.ended = p, summary, err, true, time.Now()
+}
+
+func (j *job) state() jobState {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := jobState{ID: j.ID, Op: j.Op, Queue: j.Queue, What: j.What, Back: j.Back,
+		Total: j.p.Total, Taken: j.p.Taken, Moved: j.p.Moved, Left: j.p.Left, Doubtful: j.p.Doubtful,
+		Done: j.done, Summary: j.summary, Download: j.done && j.file != "" && j.err == nil}
+	if j.err != nil {
+		s.Error = j.err.Error()
+	}
+	end := j.ended
+	if !j.done {
+		end = time.Now()
+	}
+	s.Seconds = end.Sub(j.started).Round(10 * time.Millisecond).String()
+	return s
+}
+
+// jobs are the jobs of this process, by id.
+type jobs struct {
+	mu   sync.Mutex
+	byID map[string]*job
+}
+
+func newJobs() *jobs { return &jobs{byID: map[string]*job{}} }
+
+func (js *jobs) add(j *job) {
+	j.ID, j.started = randomHex()[:16], time.Now()
+	js.mu.Lock()
+	js.byID[j.ID] = j
+	js.mu.Unlock()
+}
+
+func (js *jobs) get(id string) (*job, bool) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j, ok := js.byID[id]
+	return j, ok
+}
+
+func (js *jobs) removeFiles() {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	for _, j := range js.byID {
+		if j.file != "" {
+			_ = os.Remove(j.file)
+		}
+	}
+}
+
+// uploads are the import files received and awaiting their confirmation,
+// by id.
+type uploads struct {
+	mu   sync.Mutex
+	byID map[string]upload
+}
+
+type upload struct {
+	path, name string
+}
+
+func newUploads() *uploads { return &uploads{byID: map[string]upload{}} }
+
+func (u *uploads) add(path, name string) string {
+	id := randomHex()[:16]
+	u.mu.Lock()
+	u.byID[id] = upload{path, name}
+	u.mu.Unlock()
+	return id
+}
+
+// take hands over the upload id once: its file is then the caller's.
+func (u *uploads) take(id string) (upload, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	up, ok := u.byID[id]
+	delete(u.byID, id)
+	return up, ok
+}
+
+func (u *uploads) get(id string) (upload, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	up, ok := u.byID[id]
+	return up, ok
+}
+
+func (u *uploads) removeAll() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for id, up := range u.byID {
+		_ = os.Remove(up.path)
+		delete(u.byID, id)
+	}
+}
