@@ -30,9 +30,10 @@ const screenshotsEnv = "ACEMQ_CONSOLE_SCREENSHOTS"
 // a queue with dead letters, its page counts the reasons, a replay of all
 // 100 through the confirmation puts every one back in the source queue with
 // its provenance and leaves none, and an action without the CSRF token is
-// refused. It takes the screenshots of docs/console.md.
+// refused. It takes the screenshots of docs/console.md, on a vhost of its
+// own.
 func TestBrowserReplayOnRabbitMQ(t *testing.T) {
-	url := brokertest.URL(t)
+	url := brokertest.VhostURL(t) // the overview shows this test's queues alone
 	ctx := browsertest.Browser(t, 1024, 640)
 
 	conn, err := acemq.Connect(t.Context(), url, acemq.WithConnectionName("console browser test"))

@@ -301,7 +301,8 @@ func TestDLQExportImportEveryFormat(t *testing.T) {
 			src, dst := "orders.placed.dlq", "orders.placed.restored"
 			if name == "broker" {
 				url = brokertest.URL(t)
-				src, dst = brokertest.UniqueName(t, "cli-formats")+".dlq", brokertest.UniqueName(t, "cli-formats-restored")
+				src, dst = contract.DeadLetterQueue(brokertest.UniqueName(t, "cli-formats")), brokertest.UniqueName(t, "cli-formats-restored")
+				brokertest.DeleteWhenDone(t, src)
 			}
 			conn, err := connect(t.Context(), url, "")
 			if err != nil {

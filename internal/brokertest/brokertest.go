@@ -7,6 +7,7 @@
 package brokertest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -127,13 +128,29 @@ func UniqueNameOn(t testing.TB, prefix, vhost string, managementURLs ...string) 
 		test = test[:120]
 	}
 	name := prefix + "." + test + "." + hex.EncodeToString(b[:])
+	deleteWhenDone(t, name, vhost, managementURLs)
+	return name
+}
+
+// DeleteWhenDone deletes the queues and exchanges of these names on the
+// test broker when the test ends, as UniqueName does its own: for names
+// made from one (its Q.dlq, say).
+func DeleteWhenDone(t testing.TB, names ...string) {
+	t.Helper()
+	e, _ := endpoint()
+	for _, name := range names {
+		deleteWhenDone(t, name, e.Vhost, []string{ManagementURL()})
+	}
+}
+
+func deleteWhenDone(t testing.TB, name, vhost string, managementURLs []string) {
 	t.Cleanup(func() {
 		for _, kind := range []string{"queues", "exchanges"} {
 			path := "/api/" + kind + "/" + url.PathEscape(vhost) + "/" + url.PathEscape(name)
 			err := errors.New("no management URL")
 			for _, base := range managementURLs {
 				var resp *http.Response
-				if resp, err = management(context.Background(), base, http.MethodDelete, path); err == nil {
+				if resp, err = management(context.Background(), base, http.MethodDelete, path, nil); err == nil {
 					resp.Body.Close()
 					break
 				}
@@ -143,7 +160,50 @@ func UniqueNameOn(t testing.TB, prefix, vhost string, managementURLs ...string) 
 			}
 		}
 	})
-	return name
+}
+
+// VhostURL makes a vhost of the test's own on the test broker, open to the
+// test broker's user, and returns the AMQP URL of it; the vhost, with all
+// it holds, is deleted when the test ends. For a test that must see a
+// broker with nothing of other tests on it (the console's overview).
+func VhostURL(t testing.TB) string {
+	t.Helper()
+	base := URL(t)
+	e, err := endpoint()
+	if err != nil {
+		t.Fatalf("brokertest: %v", err)
+	}
+	vhost := UniqueName(t, "vhost")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	perms, _ := json.Marshal(map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
+	for _, r := range []struct {
+		path string
+		body []byte
+	}{
+		{"/api/vhosts/" + url.PathEscape(vhost), []byte("{}")},
+		{"/api/permissions/" + url.PathEscape(vhost) + "/" + url.PathEscape(e.Username), perms},
+	} {
+		resp, err := management(ctx, ManagementURL(), http.MethodPut, r.path, r.body)
+		if err != nil {
+			t.Fatalf("brokertest: making vhost %s: %v", vhost, err)
+		}
+		resp.Body.Close()
+	}
+	t.Cleanup(func() {
+		resp, err := management(context.Background(), ManagementURL(), http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), nil)
+		if err != nil {
+			t.Logf("brokertest: deleting vhost %s: %v", vhost, err)
+			return
+		}
+		resp.Body.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("brokertest: %v", err)
+	}
+	u.Path, u.RawPath = "/"+vhost, "/"+url.PathEscape(vhost)
+	return u.String()
 }
 
 // CloseAllConnections forces every client connection to the broker closed,
@@ -221,7 +281,7 @@ func CloseNamed(ctx context.Context, managementURL string, names ...string) (tim
 }
 
 func closeConnection(ctx context.Context, managementURL, name string) error {
-	resp, err := management(ctx, managementURL, http.MethodDelete, "/api/connections/"+url.PathEscape(name))
+	resp, err := management(ctx, managementURL, http.MethodDelete, "/api/connections/"+url.PathEscape(name), nil)
 	if err != nil {
 		return fmt.Errorf("closing connection %q: %w", name, err)
 	}
@@ -234,7 +294,7 @@ type connection struct {
 }
 
 func listConnections(ctx context.Context, managementURL string) ([]connection, error) {
-	resp, err := management(ctx, managementURL, http.MethodGet, "/api/connections?columns=name,user_provided_name")
+	resp, err := management(ctx, managementURL, http.MethodGet, "/api/connections?columns=name,user_provided_name", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +337,7 @@ func AwaitingDeadLetter(t testing.TB, queue string) int {
 // credentials: http://user:pass@host:port) answers at path; any status but
 // 200 is an error.
 func GetJSON(ctx context.Context, base, path string, into any) error {
-	resp, err := management(ctx, base, http.MethodGet, path)
+	resp, err := management(ctx, base, http.MethodGet, path, nil)
 	if err != nil {
 		return err
 	}
@@ -316,19 +376,22 @@ func endpoint() (mgmt.Endpoint, error) {
 	return mgmt.For(amqpURL, os.Getenv("ACEMQ_TEST_MANAGEMENT_URL"))
 }
 
-// management sends one request to the management API at base; a 404 counts
-// as done (what was to be deleted is gone), any other non-2xx status is an
-// error.
-func management(ctx context.Context, base, method, path string) (*http.Response, error) {
+// management sends one request to the management API at base, with a
+// JSON body if any; a 404 counts as done (what was to be deleted is gone),
+// any other non-2xx status is an error.
+func management(ctx context.Context, base, method, path string, body []byte) (*http.Response, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("cannot parse the management URL %q", reachtest.Redact(base))
 	}
 	user := u.User
 	u.User = nil
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(u.String(), "/")+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(u.String(), "/")+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if pass, ok := user.Password(); ok {
 		req.SetBasicAuth(user.Username(), pass)
