@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/acemq-go/acemq/console"
+	"github.com/acemq-go/acemq/internal/console"
 )
 
 // The console's credentials, from the environment only: a flag would show

@@ -16,10 +16,10 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
-	"github.com/acemq-go/acemq/console"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/browsertest"
+	"github.com/acemq-go/acemq/internal/console"
 	"github.com/acemq-go/acemq/transport"
 )
 
