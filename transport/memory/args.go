@@ -28,12 +28,12 @@ var comparedArgs = map[transport.QueueType][]string{
 	transport.Classic: {
 		contract.ArgExpires, contract.ArgMessageTTL, contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey,
 		contract.ArgMaxLength, contract.ArgMaxLengthBytes, "x-max-priority", contract.ArgOverflow, "x-queue-mode",
-		"x-queue-version", "x-single-active-consumer", contract.ArgQueueType, "x-queue-master-locator",
+		"x-queue-version", contract.ArgSingleActiveConsumer, contract.ArgQueueType, "x-queue-master-locator",
 	},
 	transport.Quorum: {
 		contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey, contract.ArgDeadLetterStrategy, contract.ArgExpires,
 		contract.ArgMaxLength, contract.ArgMaxLengthBytes, "x-max-in-memory-length", "x-max-in-memory-bytes",
-		contract.ArgOverflow, "x-single-active-consumer", contract.ArgQueueType, "x-quorum-initial-group-size",
+		contract.ArgOverflow, contract.ArgSingleActiveConsumer, contract.ArgQueueType, "x-quorum-initial-group-size",
 		contract.ArgDeliveryLimit, contract.ArgMessageTTL, "x-queue-leader-locator",
 	},
 }
@@ -46,11 +46,11 @@ var inapplicableArgs = map[transport.QueueType][]string{
 	transport.Classic: {
 		contract.ArgDeadLetterStrategy, contract.ArgDeliveryLimit, "x-initial-cluster-size", contract.ArgMaxAge,
 		"x-max-in-memory-bytes", "x-max-in-memory-length", "x-queue-leader-locator",
-		"x-quorum-initial-group-size", "x-stream-max-segment-size-bytes",
+		"x-quorum-initial-group-size", contract.ArgMaxSegmentSize,
 	},
 	transport.Quorum: {
 		"x-initial-cluster-size", contract.ArgMaxAge, "x-max-priority", "x-queue-master-locator",
-		"x-queue-mode", "x-queue-version", "x-stream-max-segment-size-bytes",
+		"x-queue-mode", "x-queue-version", contract.ArgMaxSegmentSize,
 	},
 }
 
@@ -95,7 +95,7 @@ var argChecks = []struct {
 	{contract.ArgOverflow, oneOf("invalid_overflow", contract.OverflowDropHead, contract.OverflowRejectPublish, contract.OverflowRejectPublishDLX)},
 	{"x-queue-mode", checkQueueMode},
 	{"x-queue-version", checkQueueVersion},
-	{"x-single-active-consumer", checkBool},
+	{contract.ArgSingleActiveConsumer, checkBool},
 	{contract.ArgDeadLetterStrategy, oneOf("invalid_dlx_strategy", contract.DeadLetterAtMostOnce, contract.DeadLetterAtLeastOnce)},
 	{"x-quorum-initial-group-size", intRange(1, -1)},
 	{"x-queue-leader-locator", oneOf("invalid_queue_locator_arg", "client-local", "balanced")},
@@ -290,7 +290,7 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 	if v, ok := args[contract.ArgOverflow]; ok {
 		spec.overflow = overflowMode(spec.typ, v.(string))
 	}
-	if v, ok := args["x-single-active-consumer"]; ok {
+	if v, ok := args[contract.ArgSingleActiveConsumer]; ok {
 		spec.singleActive = v.(bool)
 	}
 	if spec.typ == transport.Quorum {

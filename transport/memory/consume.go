@@ -140,6 +140,9 @@ func (s *subscription) subscribe(ctx context.Context) error {
 	if err != nil {
 		return mapErr("consume from "+s.queue, err)
 	}
+	if err := checkConsumeArguments(q, s.opts.ConsumeArguments()); err != nil {
+		return err
+	}
 	if old := s.cur; old != nil {
 		b.maybeRetire(old.ch)
 	}
@@ -148,6 +151,20 @@ func (s *subscription) subscribe(ctx context.Context) error {
 	s.cur = c
 	b.used(q)
 	b.dispatch(q)
+	return nil
+}
+
+// checkConsumeArguments refuses basic.consume arguments: x-stream-offset as
+// RabbitMQ refuses it on a classic or quorum queue (memory:// has no
+// streams), any other (x-priority, say) because memory:// does not apply
+// it, rather than consume as if it did.
+func checkConsumeArguments(q *queue, args transport.Table) error {
+	for _, k := range sortedNames(args) {
+		if k == contract.ArgStreamOffset {
+			return mapErr("consume from "+q.name, preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/' of queue type %s", k, q.name, typeModule[q.typ]))
+		}
+		return fmt.Errorf("memory: consume from %s: the consumer argument %q is not supported on memory:// (test it against RabbitMQ): %w", q.name, k, errors.ErrUnsupported)
+	}
 	return nil
 }
 

@@ -382,6 +382,20 @@ func streamQueue(e *env) {
 	e.sendBody(q, "m")
 	_, _, err = e.tr.Get(e.ctx, q)
 	e.wantErr("Get from a stream", err, nil, "basic.get not supported")
+	// A stream consumer needs a prefetch; it reads from its x-stream-offset,
+	// and every delivery carries its offset, a long.
+	first := func() transport.Table { return transport.Table{contract.ArgStreamOffset: contract.StreamOffsetFirst} }
+	s, err := e.tr.Consume(e.ctx, q, transport.ConsumeOptions{Arguments: first})
+	e.wantErr("consuming a stream without a prefetch", err, transport.ErrPreconditionFailed, "prefetch count is not set")
+	if err == nil && s != nil {
+		_ = s.Cancel(e.ctx)
+	}
+	s = e.consume(q, transport.ConsumeOptions{Prefetch: 1, Arguments: first})
+	d := e.receive(s)
+	if string(d.Body) != "m" || d.Headers[contract.ArgStreamOffset] != int64(0) {
+		e.t.Errorf("the first delivery from the stream: %q with %s %#v, want \"m\" at int64(0)", d.Body, contract.ArgStreamOffset, d.Headers[contract.ArgStreamOffset])
+	}
+	e.ok("Ack", d.Ack())
 }
 
 // RabbitMQ: 406 "invalid arg 'x-queue-type' for queue 'Q' in vhost '/':
