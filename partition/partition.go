@@ -161,3 +161,22 @@ func NewPublisher[T any](c *acemq.Conn, s Set, opts ...acemq.Option) (*Publisher
 func (p *Publisher[T]) Publish(ctx context.Context, key string, body T, opts ...acemq.MessageOption) error {
 	return p.pub.Publish(ctx, contract.PartitionRoutingKey(p.set.Of(key)), body, opts...)
 }
+
+// Keyed is one message of a batch and its key.
+type Keyed[T any] struct {
+	Key     string
+	Body    T
+	Options []acemq.MessageOption
+}
+
+// PublishBatch sends msgs to their partitions as acemq.Publisher's
+// PublishBatch does (pipelined, every one confirmed, a *acemq.BatchError
+// naming those that were not), in order: the messages of one key are
+// consumed in the order they have in msgs.
+func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Keyed[T]) error {
+	out := make([]acemq.Outgoing[T], len(msgs))
+	for i, m := range msgs {
+		out[i] = acemq.Outgoing[T]{RoutingKey: contract.PartitionRoutingKey(p.set.Of(m.Key)), Body: m.Body, Options: m.Options}
+	}
+	return p.pub.PublishBatch(ctx, out)
+}
