@@ -18,7 +18,7 @@
 // to S.dlq and passed over (Skip). It never nacks: RabbitMQ 3.10 closes the
 // whole connection on a stream's nack or reject (540 NOT_IMPLEMENTED).
 //
-// memory:// has no streams: it refuses to declare one (errors.ErrUnsupported).
+// memory:// has streams as RabbitMQ has them (the same tests run on both).
 package stream
 
 import (

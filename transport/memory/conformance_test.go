@@ -26,7 +26,6 @@ func TestConformance(t *testing.T) {
 			transporttest.Run(t, transporttest.Target{
 				Name:           "memory",
 				Emulation:      true,
-				RefusesStreams: true,
 				Connect: func(t *testing.T) transport.Transport {
 					tr := b.Connect()
 					t.Cleanup(func() { _ = tr.Close() })

@@ -27,7 +27,7 @@ func queueBehaviours() []behaviour {
 		{"delete says how many ready messages the queue held", deleteCount},
 		{"message counts are ready messages not unacked ones", readyVersusUnacked},
 		{"a quorum queue counts each unsettled get as a consumer", quorumGetConsumers},
-		{"a stream queue is declared like any other, or refused as unsupported", streamQueue},
+		{"a stream queue is declared like any other, and read only by a consumer", streamQueue},
 		{"an unknown queue type is refused", unknownQueueType},
 		{"invalid queue arguments are refused", invalidQueueArguments},
 		{"decimal queue arguments", decimalQueueArguments},
@@ -367,14 +367,8 @@ func quorumGetConsumers(e *env) {
 
 // RabbitMQ has stream queues (x-queue-type: stream); they cannot be
 // read with basic.get (540 NOT_IMPLEMENTED "basic.get not supported by stream
-// queues"). A transport without streams must say so when one is declared.
+// queues", which closes the connection), only by a consumer with a prefetch.
 func streamQueue(e *env) {
-	if e.target.RefusesStreams {
-		q := e.name("stream")
-		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Stream, Durable: true})
-		e.wantErr("declaring a stream on a transport without streams", err, errors.ErrUnsupported, q, "not supported")
-		return
-	}
 	q := e.declareQueue(transport.Queue{Name: e.name("stream"), Type: transport.Stream, Durable: true})
 	e.ok("declaring the stream again", e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Stream, Durable: true}))
 	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Quorum, Durable: true})
