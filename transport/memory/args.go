@@ -35,7 +35,8 @@ var comparedArgs = map[transport.QueueType][]string{
 		contract.ArgMaxLength, contract.ArgMaxLengthBytes, "x-max-in-memory-length", "x-max-in-memory-bytes",
 		contract.ArgOverflow, contract.ArgSingleActiveConsumer, contract.ArgQueueType, "x-quorum-initial-group-size",
 		contract.ArgDeliveryLimit, contract.ArgMessageTTL, "x-queue-leader-locator",
-	},	// A stream's, in the order observed: x-max-length-bytes is named
+	},
+	// A stream's, in the order observed: x-max-length-bytes is named
 	// before x-max-age when both differ.
 	transport.Stream: {
 		contract.ArgMaxLengthBytes, contract.ArgMaxAge, contract.ArgMaxSegmentSize, "x-initial-cluster-size",
@@ -56,7 +57,8 @@ var inapplicableArgs = map[transport.QueueType][]string{
 	transport.Quorum: {
 		"x-initial-cluster-size", contract.ArgMaxAge, "x-max-priority", "x-queue-master-locator",
 		"x-queue-mode", "x-queue-version", contract.ArgMaxSegmentSize,
-	},	transport.Stream: {
+	},
+	transport.Stream: {
 		contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey, contract.ArgMessageTTL, contract.ArgExpires,
 		contract.ArgMaxLength, contract.ArgOverflow, contract.ArgDeliveryLimit, contract.ArgSingleActiveConsumer,
 		"x-max-priority", "x-queue-mode", "x-queue-version", contract.ArgDeadLetterStrategy, "x-quorum-initial-group-size",
