@@ -347,8 +347,14 @@ func TestResumeAfterLostConnection(t *testing.T) {
 		}
 	}
 	wait(3)
+	// The publisher has a connection of its own, which stays.
+	publisher, err := acemq.Connect(t.Context(), brokertest.URL(t), acemq.WithConnectionName(t.Name()+"-publisher"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer publisher.Close()
 	brokertest.CloseConnections(t, t.Name())
-	publish(t, conn, name, 3, 2) // waits for the reconnection
+	publish(t, publisher, name, 3, 2)
 	wait(2)
 	mu.Lock()
 	defer mu.Unlock()
