@@ -198,17 +198,17 @@ lint: rules
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	@# The core (and the actuator, which takes the metrics as a handler) stays
 	@# free of telemetry SDKs: only the adapters import them.
-	@sdks=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./actuator | grep -E '^(github.com/prometheus|go.opentelemetry.io)/' || true); \
+	@sdks=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./actuator ./partition ./stream | grep -E '^(github.com/prometheus|go.opentelemetry.io)/' || true); \
 	if [ -n "$$sdks" ]; then echo "the core imports a telemetry SDK:"; echo "$$sdks"; exit 1; fi
 	@# The core links no format library: codec/protobuf and codec/avro each
 	@# bring their own, to a service that imports them.
-	@formats=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./schemaregistry | grep -E '^(google.golang.org/protobuf|github.com/hamba/avro)/' || true); \
+	@formats=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./schemaregistry ./partition ./stream | grep -E '^(google.golang.org/protobuf|github.com/hamba/avro)/' || true); \
 	if [ -n "$$formats" ]; then echo "the core imports a format library:"; echo "$$formats"; exit 1; fi
 	@# A service that only uses amqp:// does not link the in-process broker.
 	@inproc=$$($(GO) list -deps . | grep -E '/transport/(memory|transporttest)$$' || true); \
 	if [ -n "$$inproc" ]; then echo "the root package links the in-process broker:"; echo "$$inproc"; exit 1; fi
 	@# Database drivers only in the packages that open a database with them.
-	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
+	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore ./partition ./stream | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
 	if [ -n "$$drivers" ]; then echo "a package outside the sqlite and postgres driver sub-packages links a database driver:"; echo "$$drivers"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
