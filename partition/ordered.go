@@ -41,10 +41,10 @@ type Ordering struct {
 // parked, as every consumer parks one.
 //
 // opts are acemq.Consume's; Consume adds WithConcurrency(1) and
-// WithPolicy(NoRetry()) after them, which override any given. A Close that
-// cuts a wait short (at the drain timeout) puts the message back at the end
-// of its partition (acemq.Requeue): nothing is lost, but that message is
-// then out of order.
+// WithPolicy(NoRetry()) after them, which override any given. A wait that
+// outlasts Close's drain timeout is cut short and the message handed back
+// to the broker (a requeue): nothing is lost, and RabbitMQ 4.0 puts it back
+// at the head of its partition, but 3.10 at the end, out of order.
 func Consume[T any](ctx context.Context, c *acemq.Conn, s Set, h Handler[T], o Ordering, opts ...acemq.Option) (*Consumers, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
