@@ -201,14 +201,14 @@ type event struct {
 	Seq int    `json:"seq"`
 }
 
-// Per-key order is kept over 4 partitions and 2 consumers, each taking its
-// half, with failures retried in place; a message that always fails is
+// Per-key order is kept over 8 partitions and 4 consumers, each taking two,
+// with failures retried in place; a message that always fails is
 // dead-lettered with the contract's reason, and its key goes on after it.
 func TestOrderPerKey(t *testing.T) {
 	each(t, func(t *testing.T, conn *acemq.Conn, name string) {
-		s := partition.Set{Name: name, Partitions: 4}
+		s := partition.Set{Name: name, Partitions: 8}
 		declare(t, conn, s)
-		const nKeys, perKey = 12, 25
+		const nKeys, perKey, consumers = 16, 25, 4
 		poison := event{Key: "k-3", Seq: 7}
 		var (
 			mu     sync.Mutex
@@ -236,8 +236,8 @@ func TestOrderPerKey(t *testing.T) {
 		}
 		policy := acemq.Fixed(3, 5*time.Millisecond)
 		var members []*partition.Consumers
-		for m := range 2 {
-			ks, err := s.Assigned(m, 2)
+		for m := range consumers {
+			ks, err := s.Assigned(m, consumers)
 			if err != nil {
 				t.Fatal(err)
 			}
