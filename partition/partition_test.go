@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -387,6 +389,9 @@ func TestConsumeGroup(t *testing.T) {
 		if err != nil || st.Consumers != 3 {
 			t.Errorf("InspectQueue(%s) = %+v, %v; want 3 consumers", name, st, err)
 		}
+		if strings.HasPrefix(conn.Transport().String(), "rabbitmq ") { // memory:// has no management API
+			wantTags(t, name, "acemq-"+name+"-0", "acemq-"+name+"-1", "acemq-"+name+"-2")
+		}
 		pub, err := acemq.NewPublisher[event](conn, "")
 		if err != nil {
 			t.Fatal(err)
@@ -405,4 +410,35 @@ func TestConsumeGroup(t *testing.T) {
 			t.Error("a group of 0 members started")
 		}
 	})
+}
+
+// wantTags checks the consumer tags on queue through the test broker's
+// management API, which lists a consumer once the broker has emitted its
+// statistics (every few seconds).
+func wantTags(t *testing.T, queue string, want ...string) {
+	t.Helper()
+	var got []string
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var q struct {
+			Details []struct {
+				Tag string `json:"consumer_tag"`
+			} `json:"consumer_details"`
+		}
+		if err := brokertest.GetJSON(t.Context(), brokertest.ManagementURL(), "/api/queues/%2F/"+url.PathEscape(queue), &q); err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, d := range q.Details {
+			got = append(got, d.Tag)
+		}
+		slices.Sort(got)
+		if slices.Equal(got, want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the consumers of %s are tagged %q, want %q", queue, got, want)
+	}
 }
