@@ -35,6 +35,9 @@ TEST_CHROMIUM = ACEMQ_TEST_CHROMIUM=$$(bash scripts/chromium.sh path)
 # The test run's private PostgreSQL server (scripts/postgres.sh), for the SQL
 # schema registry's tests: its own port and data directory.
 TEST_POSTGRES := ACEMQ_POSTGRES_PORT=5433 ACEMQ_POSTGRES_DIR=$(CURDIR)/.postgres/test
+# The pattern packages, built on the root: held to the core's dependency
+# rules (make lint).
+PATTERN_PKGS := ./slip ./pipeline ./saga ./partition ./stream
 # staticcheck is pinned in its own module (tools/go.mod) so the library's go.mod
 # stays free of tool dependencies; `go tool` builds it from the module proxy.
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
@@ -201,18 +204,18 @@ lint: rules
 	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted:"; echo "$$unformatted"; exit 1; fi
 	@# The core (and the actuator, which takes the metrics as a handler) stays
 	@# free of telemetry SDKs: only the adapters import them.
-	@sdks=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./actuator ./slip ./pipeline ./saga | grep -E '^(github.com/prometheus|go.opentelemetry.io)/' || true); \
+	@sdks=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./actuator $(PATTERN_PKGS) | grep -E '^(github.com/prometheus|go.opentelemetry.io)/' || true); \
 	if [ -n "$$sdks" ]; then echo "the core imports a telemetry SDK:"; echo "$$sdks"; exit 1; fi
 	@# The core links no format library: codec/protobuf and codec/avro each
 	@# bring their own, to a service that imports them.
-	@formats=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./schemaregistry ./slip ./pipeline ./saga | grep -E '^(google.golang.org/protobuf|github.com/hamba/avro)/' || true); \
+	@formats=$$($(GO) list -deps . ./transport/... ./acemqtest ./deadletter ./admin ./schemaregistry $(PATTERN_PKGS) | grep -E '^(google.golang.org/protobuf|github.com/hamba/avro)/' || true); \
 	if [ -n "$$formats" ]; then echo "the core imports a format library:"; echo "$$formats"; exit 1; fi
 	@# A service that only uses amqp:// does not link the in-process broker
-	@# (nor through the slip, pipeline and saga packages).
-	@inproc=$$($(GO) list -deps . ./slip ./pipeline ./saga | grep -E '/transport/(memory|transporttest)$$' || true); \
+	@# (nor through a pattern package).
+	@inproc=$$($(GO) list -deps . $(PATTERN_PKGS) | grep -E '/transport/(memory|transporttest)$$' || true); \
 	if [ -n "$$inproc" ]; then echo "the root package (or a pattern package) links the in-process broker:"; echo "$$inproc"; exit 1; fi
 	@# Database drivers only in the packages that open a database with them.
-	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore ./slip ./pipeline ./saga | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
+	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore $(PATTERN_PKGS) | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
 	if [ -n "$$drivers" ]; then echo "a package outside the sqlite and postgres driver sub-packages links a database driver:"; echo "$$drivers"; exit 1; fi
 	@# chromedp drives the console's browser tests only (internal/browsertest
 	@# and _test files): no package of the library or the command links it.

@@ -170,6 +170,24 @@ type ConsumeOptions struct {
 	// Setup runs before each subscription, on the first and after every
 	// recovery, with a Declarer on the new connection.
 	Setup func(ctx context.Context, d Declarer) error
+	// Arguments, when set, gives the basic.consume arguments of each
+	// subscription, asked again after every recovery, after Setup (so
+	// that a stream consumer resumes after the last offset it handled
+	// rather than where it first started). nil or an empty table sends
+	// none.
+	Arguments func() Table
+}
+
+// ConsumeArguments is opts' arguments for the next subscription: nil when
+// it has none.
+func (opts ConsumeOptions) ConsumeArguments() Table {
+	if opts.Arguments == nil {
+		return nil
+	}
+	if args := opts.Arguments(); len(args) > 0 {
+		return args
+	}
+	return nil
 }
 
 // Taker takes messages from one queue on a channel of its own. Its

@@ -1,8 +1,8 @@
 package memory
 
 import (
-	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -28,13 +28,19 @@ var comparedArgs = map[transport.QueueType][]string{
 	transport.Classic: {
 		contract.ArgExpires, contract.ArgMessageTTL, contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey,
 		contract.ArgMaxLength, contract.ArgMaxLengthBytes, "x-max-priority", contract.ArgOverflow, "x-queue-mode",
-		"x-queue-version", "x-single-active-consumer", contract.ArgQueueType, "x-queue-master-locator",
+		"x-queue-version", contract.ArgSingleActiveConsumer, contract.ArgQueueType, "x-queue-master-locator",
 	},
 	transport.Quorum: {
 		contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey, contract.ArgDeadLetterStrategy, contract.ArgExpires,
 		contract.ArgMaxLength, contract.ArgMaxLengthBytes, "x-max-in-memory-length", "x-max-in-memory-bytes",
-		contract.ArgOverflow, "x-single-active-consumer", contract.ArgQueueType, "x-quorum-initial-group-size",
+		contract.ArgOverflow, contract.ArgSingleActiveConsumer, contract.ArgQueueType, "x-quorum-initial-group-size",
 		contract.ArgDeliveryLimit, contract.ArgMessageTTL, "x-queue-leader-locator",
+	},
+	// A stream's, in the order observed: x-max-length-bytes is named
+	// before x-max-age when both differ.
+	transport.Stream: {
+		contract.ArgMaxLengthBytes, contract.ArgMaxAge, contract.ArgMaxSegmentSize, "x-initial-cluster-size",
+		"x-queue-leader-locator", contract.ArgQueueType,
 	},
 }
 
@@ -46,11 +52,17 @@ var inapplicableArgs = map[transport.QueueType][]string{
 	transport.Classic: {
 		contract.ArgDeadLetterStrategy, contract.ArgDeliveryLimit, "x-initial-cluster-size", contract.ArgMaxAge,
 		"x-max-in-memory-bytes", "x-max-in-memory-length", "x-queue-leader-locator",
-		"x-quorum-initial-group-size", "x-stream-max-segment-size-bytes",
+		"x-quorum-initial-group-size", contract.ArgMaxSegmentSize,
 	},
 	transport.Quorum: {
 		"x-initial-cluster-size", contract.ArgMaxAge, "x-max-priority", "x-queue-master-locator",
-		"x-queue-mode", "x-queue-version", "x-stream-max-segment-size-bytes",
+		"x-queue-mode", "x-queue-version", contract.ArgMaxSegmentSize,
+	},
+	transport.Stream: {
+		contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey, contract.ArgMessageTTL, contract.ArgExpires,
+		contract.ArgMaxLength, contract.ArgOverflow, contract.ArgDeliveryLimit, contract.ArgSingleActiveConsumer,
+		"x-max-priority", "x-queue-mode", "x-queue-version", contract.ArgDeadLetterStrategy, "x-quorum-initial-group-size",
+		"x-max-in-memory-length", "x-max-in-memory-bytes", "x-queue-master-locator",
 	},
 }
 
@@ -73,6 +85,7 @@ func inapplicable(typ transport.QueueType, em *emulation) []string {
 var typeModule = map[transport.QueueType]string{
 	transport.Classic: "rabbit_classic_queue",
 	transport.Quorum:  "rabbit_quorum_queue",
+	transport.Stream:  "rabbit_stream_queue",
 }
 
 // argCheck validates one argument's value; detail is what RabbitMQ prints
@@ -95,10 +108,12 @@ var argChecks = []struct {
 	{contract.ArgOverflow, oneOf("invalid_overflow", contract.OverflowDropHead, contract.OverflowRejectPublish, contract.OverflowRejectPublishDLX)},
 	{"x-queue-mode", checkQueueMode},
 	{"x-queue-version", checkQueueVersion},
-	{"x-single-active-consumer", checkBool},
+	{contract.ArgSingleActiveConsumer, checkBool},
 	{contract.ArgDeadLetterStrategy, oneOf("invalid_dlx_strategy", contract.DeadLetterAtMostOnce, contract.DeadLetterAtLeastOnce)},
 	{"x-quorum-initial-group-size", intRange(1, -1)},
 	{"x-queue-leader-locator", oneOf("invalid_queue_locator_arg", "client-local", "balanced")},
+	{contract.ArgMaxAge, checkMaxAge},
+	{contract.ArgMaxSegmentSize, intRange(0, -1)},
 }
 
 func expectedInteger(v any) string { return fmt.Sprintf(`"expected integer, got %s"`, amqpType(v)) }
@@ -182,15 +197,27 @@ func checkQueueVersion(v any, _ transport.Table) (string, bool) {
 	return "", true
 }
 
+// maxAge is what RabbitMQ takes as a stream's x-max-age: a positive whole
+// number of years, months, days, hours, minutes or seconds.
+var maxAge = regexp.MustCompile(`^0*[1-9][0-9]*[YMDhms]$`)
+
+func checkMaxAge(v any, _ transport.Table) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return unacceptable(v), false
+	}
+	if !maxAge.MatchString(s) {
+		return "invalid_max_age", false
+	}
+	return "", true
+}
+
 func checkBool(v any, _ transport.Table) (string, bool) {
 	if _, ok := v.(bool); !ok {
 		return unacceptable(v), false
 	}
 	return "", true
 }
-
-// errStream is memory://'s one refusal of something RabbitMQ accepts.
-var errStream = fmt.Errorf("stream queues are not supported on memory:// (declare a classic or quorum queue, or test against RabbitMQ): %w", errors.ErrUnsupported)
 
 // queueSpec is what a new queue is made of once its declaration passed.
 type queueSpec struct {
@@ -231,10 +258,8 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 			return spec, invalid(transport.QueueTypeArgument, unacceptable(v))
 		}
 		switch transport.QueueType(s) {
-		case transport.Classic, transport.Quorum:
+		case transport.Classic, transport.Quorum, transport.Stream:
 			spec.typ = transport.QueueType(s)
-		case transport.Stream:
-			return spec, errStream
 		default:
 			return spec, invalid(transport.QueueTypeArgument, fmt.Sprintf(`"unsupported queue type '%s'"`, s))
 		}
@@ -262,7 +287,7 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 			return spec, preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/' of queue type %s", k, name, typeModule[spec.typ])
 		}
 	}
-	if spec.typ == transport.Quorum {
+	if spec.typ == transport.Quorum || spec.typ == transport.Stream {
 		switch {
 		case autoDelete:
 			return spec, preconditionFailed("invalid property 'auto-delete' for queue '%s' in vhost '/'", name)
@@ -290,7 +315,7 @@ func validateNew(em *emulation, name string, durable, exclusive, autoDelete bool
 	if v, ok := args[contract.ArgOverflow]; ok {
 		spec.overflow = overflowMode(spec.typ, v.(string))
 	}
-	if v, ok := args["x-single-active-consumer"]; ok {
+	if v, ok := args[contract.ArgSingleActiveConsumer]; ok {
 		spec.singleActive = v.(bool)
 	}
 	if spec.typ == transport.Quorum {

@@ -7,7 +7,7 @@
 // RabbitMQ 4.0.5 by default, or as 3.10.8 (WithRabbitMQVersion, or
 // memory://NAME?rabbitmq=3.10). It is never kinder than RabbitMQ: a test
 // that passes on memory:// and fails on RabbitMQ is a bug here. Stream
-// queues are refused.
+// queues are append-only logs read from an offset, as RabbitMQ's.
 //
 // Time is a Clock: SystemClock by default, a ManualClock in tests, where
 // Advance(5*time.Minute) expires a five-minute rung at once.

@@ -24,9 +24,8 @@ func TestConformance(t *testing.T) {
 				memory.WithSettleTimeout(time.Second))
 			t.Cleanup(b.Close)
 			transporttest.Run(t, transporttest.Target{
-				Name:           "memory",
-				Emulation:      true,
-				RefusesStreams: true,
+				Name:      "memory",
+				Emulation: true,
 				Connect: func(t *testing.T) transport.Transport {
 					tr := b.Connect()
 					t.Cleanup(func() { _ = tr.Close() })

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -129,6 +131,7 @@ func (s *subscription) subscribe(ctx context.Context) error {
 			return fmt.Errorf("memory: setup before consuming from %s: %w", s.queue, err)
 		}
 	}
+	defer t.events.flush() // after the unlock: the events of a connection error
 	if err := t.begin(ctx); err != nil {
 		return err
 	}
@@ -140,15 +143,106 @@ func (s *subscription) subscribe(ctx context.Context) error {
 	if err != nil {
 		return mapErr("consume from "+s.queue, err)
 	}
+	next, argErr := b.consumeArguments(q, s.prefetch, s.opts.ConsumeArguments())
+	if argErr != nil {
+		if ae, ok := errors.AsType[*amqpError](argErr); ok {
+			t.connectionError(ae)
+		}
+		return mapErr("consume from "+s.queue, argErr)
+	}
 	if old := s.cur; old != nil {
 		b.maybeRetire(old.ch)
 	}
-	c := &consumer{q: q, ch: t.conn.newChannel(s), sub: s, prefetch: s.prefetch}
+	c := &consumer{q: q, ch: t.conn.newChannel(s), sub: s, prefetch: s.prefetch, next: next}
 	q.consumers = append(q.consumers, c)
 	s.cur = c
 	b.used(q)
 	b.dispatch(q)
 	return nil
+}
+
+// consumeArguments checks a basic.consume on q, with its prefetch and
+// arguments, as RabbitMQ does, and says where a stream consumer starts. A
+// stream consumer needs a prefetch and takes x-stream-offset; a classic or
+// quorum queue refuses x-stream-offset; any other argument (x-priority, say)
+// is refused as one memory:// does not apply, rather than consume as if it
+// did, except on a stream, which refuses it as RabbitMQ does.
+func (b *Broker) consumeArguments(q *queue, prefetch int, args transport.Table) (next int, err error) {
+	invalid := func(k string) error {
+		return preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/' of queue type %s", k, q.name, typeModule[q.typ])
+	}
+	if q.typ == transport.Stream && prefetch == 0 {
+		if b.em.v4 {
+			return 0, preconditionFailed("consumer prefetch count is not set for stream queue '%s' in vhost '/'", q.name)
+		}
+		return 0, preconditionFailed("consumer prefetch count is not set for 'queue '%s' in vhost '/''", q.name)
+	}
+	offset := any(contract.StreamOffsetNext)
+	for _, k := range sortedNames(args) {
+		switch {
+		case k == contract.ArgStreamOffset && q.typ == transport.Stream:
+			offset = args[k]
+		case k == contract.ArgStreamOffset, q.typ == transport.Stream && k == "x-priority":
+			return 0, invalid(k)
+		default:
+			return 0, fmt.Errorf("the consumer argument %q is not supported on memory:// (test it against RabbitMQ): %w", k, errors.ErrUnsupported)
+		}
+	}
+	if q.typ != transport.Stream {
+		return 0, nil
+	}
+	return b.streamStart(q, offset)
+}
+
+// streamInterval is an x-stream-offset interval: a whole number of years,
+// months, days, hours, minutes or seconds back from now.
+var streamInterval = regexp.MustCompile(`^([0-9]+)([YMDhms])$`)
+
+var intervalUnits = map[string]time.Duration{
+	"Y": 365 * 24 * time.Hour, "M": 30 * 24 * time.Hour, "D": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second,
+}
+
+// streamStart is the offset a consumer of the stream q starts at for
+// x-stream-offset v. RabbitMQ 3.10 and 4.0 refuse a string starting with a
+// digit that is no interval with PRECONDITION_FAILED, and fail any other
+// string, a float or a bool with INTERNAL_ERROR, which closes the
+// connection. An offset past the end waits for the stream to reach it; a
+// negative one is the first.
+func (b *Broker) streamStart(q *queue, v any) (int, error) {
+	since := func(t time.Time) int {
+		for i, e := range q.log {
+			if !e.at.Before(t) {
+				return i
+			}
+		}
+		return len(q.log)
+	}
+	switch v := v.(type) {
+	case string:
+		switch v {
+		case contract.StreamOffsetFirst:
+			return 0, nil
+		case contract.StreamOffsetLast:
+			return max(len(q.log)-1, 0), nil
+		case contract.StreamOffsetNext:
+			return len(q.log), nil
+		}
+		if m := streamInterval.FindStringSubmatch(v); m != nil {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			return since(b.clock.Now().Add(-time.Duration(n) * intervalUnits[m[2]])), nil
+		}
+		if v != "" && '0' <= v[0] && v[0] <= '9' {
+			return 0, preconditionFailed("invalid arg '%s' for queue '%s' in vhost '/': {invalid_stream_offset_arg,{longstr,<<\"%s\">>}}",
+				contract.ArgStreamOffset, q.name, v)
+		}
+	case time.Time:
+		return since(time.Unix(v.Unix(), 0)), nil // an AMQP timestamp: whole seconds
+	default:
+		if n, ok := asInt(v); ok {
+			return int(min(max(n, 0), math.MaxInt32)), nil
+		}
+	}
+	return 0, internalError()
 }
 
 var errCancelled = errors.New("the subscription was cancelled")
@@ -303,6 +397,7 @@ func (s *settler) settle(what string, how int) error {
 	ch := u.ch
 	t := ch.conn.t
 	b := t.b
+	defer t.events.flush() // after the unlock: the events of a connection error
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	fail := func(err error) error {
@@ -316,11 +411,16 @@ func (s *settler) settle(what string, how int) error {
 	case u.done:
 		return fail(errAlreadySettled)
 	}
+	if u.q.typ == transport.Stream && how != settleAck && !b.em.v4 {
+		// RabbitMQ 3.10 closes the connection; 4.0 takes it as an ack.
+		t.connectionError(notImplemented("basic.nack and basic.reject not supported by stream queues queue '%s' in vhost '/'", u.q.name))
+		return nil
+	}
 	u.done = true
 	ch.remove(u)
 	b.release(u)
 	c := u.consumer
-	if q := u.q; !q.deleted {
+	if q := u.q; !q.deleted && q.typ != transport.Stream {
 		switch how {
 		case settleRequeue:
 			b.requeue(q, u.m, false)

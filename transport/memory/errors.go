@@ -14,6 +14,7 @@ const (
 	codeResourceLocked = 405
 	codePrecondition   = 406
 	codeCommandInvalid = 503
+	codeNotImplemented = 540
 	codeInternalError  = 541
 )
 
@@ -24,7 +25,7 @@ const (
 type amqpError struct {
 	code int
 	text string
-	// connection: a connection exception (503, 541), which closes the whole
+	// connection: a connection exception (503, 540, 541), which closes the whole
 	// connection; the others close only the channel.
 	connection bool
 }
@@ -54,6 +55,10 @@ func accessRefused(format string, args ...any) *amqpError {
 
 func commandInvalid(format string, args ...any) *amqpError {
 	return newError(codeCommandInvalid, true, "COMMAND_INVALID - "+fmt.Sprintf(format, args...))
+}
+
+func notImplemented(format string, args ...any) *amqpError {
+	return newError(codeNotImplemented, true, "NOT_IMPLEMENTED - "+fmt.Sprintf(format, args...))
 }
 
 func internalError() *amqpError {

@@ -16,21 +16,29 @@ import (
 	"github.com/acemq-go/acemq/transport/memory"
 )
 
-func TestStreamQueuesAreRefused(t *testing.T) {
-	b, _ := testBroker(t)
+// A stream's timestamps and intervals are on the broker's clock: an
+// interval reads what was written within it, on a manual clock too.
+func TestStreamIntervalOnTheBrokersClock(t *testing.T) {
+	b, clock := testBroker(t)
 	tr := connect(t, b)
-	for _, q := range []transport.Queue{
-		{Name: "s", Type: transport.Stream, Durable: true},
-		{Name: "s", Durable: true, Arguments: transport.Table{"x-queue-type": "stream"}},
-	} {
-		err := tr.DeclareQueue(ctxOf(t), q)
-		if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "stream queues are not supported on memory://") {
-			t.Errorf("declaring %v: %v, want errors.ErrUnsupported saying stream queues are not supported on memory://", q, err)
-		}
+	ctx := ctxOf(t)
+	if err := tr.DeclareQueue(ctx, transport.Queue{Name: "s", Type: transport.Stream, Durable: true}); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := tr.InspectQueue(ctxOf(t), "s"); !errors.Is(err, transport.ErrNotFound) {
-		t.Errorf("the refused stream exists: %v", err)
+	send(t, tr, "s", transport.Message{Body: []byte("old")})
+	clock.Advance(2 * time.Hour)
+	send(t, tr, "s", transport.Message{Body: []byte("new")})
+	s, err := tr.Consume(ctx, "s", transport.ConsumeOptions{Prefetch: 1, Arguments: func() transport.Table {
+		return transport.Table{"x-stream-offset": "1h"}
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	d := <-s.Deliveries()
+	if string(d.Body) != "new" || d.Headers["x-stream-offset"] != int64(1) {
+		t.Errorf("from 1h: %q at %v, want \"new\" at offset 1", d.Body, d.Headers["x-stream-offset"])
+	}
+	_ = d.Ack()
 }
 
 func TestRegistry(t *testing.T) {

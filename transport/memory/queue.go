@@ -46,6 +46,11 @@ type queue struct {
 
 	rejecting bool // a quorum queue over its limit, with x-overflow reject-publish
 
+	// log is a stream's: every message it was sent, its offset its index,
+	// never removed (RabbitMQ's retention drops whole segments, 500 MB by
+	// default). Each message is a chunk of its own.
+	log []streamEntry
+
 	// pending are the dead letters of an at-least-once queue that its
 	// dead-letter worker has not placed yet, retried every settle timeout
 	// (settleStop's timer); they count towards x-max-length, not as ready.
@@ -64,7 +69,13 @@ type pendingDeadLetter struct {
 }
 
 // consumerCount is what a passive declare reports.
-func (q *queue) consumerCount() int { return len(q.consumers) + q.getConsumers }
+// A stream reports none, as RabbitMQ's does.
+func (q *queue) consumerCount() int {
+	if q.typ == transport.Stream {
+		return 0
+	}
+	return len(q.consumers) + q.getConsumers
+}
 
 // content is a message as the broker holds it: in wire form, never changed
 // once made (a dead letter is a new content).
@@ -97,6 +108,12 @@ type qmsg struct {
 	returned    bool  // a quorum queue's, put back by a closing channel: ahead of the others (requeue)
 }
 
+// streamEntry is one message of a stream's log, with when it was written.
+type streamEntry struct {
+	c  *content
+	at time.Time
+}
+
 // consumer is one basic.consume on a queue.
 type consumer struct {
 	q         *queue
@@ -105,6 +122,7 @@ type consumer struct {
 	prefetch  int
 	unacked   int
 	cancelled bool // no longer on the queue (cancelled by the client or the broker)
+	next      int  // a stream consumer's next offset to deliver
 }
 
 func (c *consumer) hasRoom() bool { return c.prefetch == 0 || c.unacked < c.prefetch }
@@ -206,6 +224,11 @@ func (b *Broker) enqueue(q *queue, c *content) (refused bool) {
 	if q.deleted {
 		return false
 	}
+	if q.typ == transport.Stream {
+		q.log = append(q.log, streamEntry{c: c, at: b.clock.Now()})
+		b.dispatch(q)
+		return false
+	}
 	size := int64(len(c.msg.Body))
 	switch {
 	case q.typ == transport.Quorum && q.spec.overflow == contract.OverflowRejectPublish:
@@ -251,6 +274,10 @@ func (q *queue) checkLimit() {
 // dispatch hands ready messages to consumers with room, head first; after
 // each, what has expired at the new head goes (RabbitMQ's fetch).
 func (b *Broker) dispatch(q *queue) {
+	if q.typ == transport.Stream {
+		b.dispatchStream(q)
+		return
+	}
 	for !q.deleted && len(q.ready) > 0 {
 		c := q.nextConsumer()
 		if c == nil {
@@ -258,6 +285,18 @@ func (b *Broker) dispatch(q *queue) {
 		}
 		b.deliver(c, q.popHead())
 		b.dropExpired(q)
+	}
+}
+
+// dispatchStream hands each consumer of a stream what its log holds from
+// the consumer's offset on, as far as its prefetch allows: every consumer
+// reads the whole log, and nothing is taken from it.
+func (b *Broker) dispatchStream(q *queue) {
+	for _, c := range q.consumers {
+		for !q.deleted && !c.cancelled && c.hasRoom() && c.next < len(q.log) {
+			b.deliver(c, &qmsg{c: q.log[c.next].c, pos: uint64(c.next)})
+			c.next++
+		}
 	}
 }
 
@@ -278,6 +317,12 @@ func (b *Broker) deliver(c *consumer, m *qmsg) {
 func (b *Broker) delivery(u *unacked, viaGet bool) transport.Delivery {
 	m := u.m
 	msg := m.c.copyMessage()
+	if u.q.typ == transport.Stream {
+		if msg.Headers == nil {
+			msg.Headers = transport.Table{}
+		}
+		msg.Headers[contract.ArgStreamOffset] = int64(m.pos)
+	}
 	if u.q.typ == transport.Quorum && (m.returns > 0 || viaGet && !b.em.v4) {
 		if msg.Headers == nil {
 			msg.Headers = transport.Table{}
@@ -356,6 +401,9 @@ func (b *Broker) armExpiry(q *queue) {
 // whose quorum queue puts a message nacked or rejected with requeue at the
 // back.
 func (b *Broker) requeue(q *queue, m *qmsg, closing bool) {
+	if q.typ == transport.Stream {
+		return // the log still has it; a consumer reads from its own offset
+	}
 	m.redelivered = true
 	if q.typ == transport.Quorum {
 		m.returns++

@@ -65,6 +65,10 @@ func (k *taker) Next(ctx context.Context) (transport.Delivery, bool, error) {
 	d, ok, err := b.get(k.ch.conn, k.ch, k.queue)
 	if err != nil {
 		b.closeChannel(k.ch)
+		if err.connection && k.ch.conn == k.t.conn {
+			defer k.t.events.flush() // after the unlock
+			k.t.connectionError(err)
+		}
 		return fail(classify(err))
 	}
 	return d, ok, nil

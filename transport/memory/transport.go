@@ -365,12 +365,18 @@ func (t *Transport) InspectQueue(ctx context.Context, queue string) (transport.Q
 // PurgeQueue removes the ready messages of a queue (not those delivered and
 // unsettled) and says how many. Purged messages are not dead-lettered.
 func (t *Transport) PurgeQueue(ctx context.Context, queue string) (int, error) {
+	defer t.events.flush() // after the unlock: the events of a connection error
 	if err := t.begin(ctx); err != nil {
 		return 0, err
 	}
 	defer t.b.mu.Unlock()
 	q, err := t.b.queueFor(t.conn, queue)
 	if err != nil {
+		return 0, mapErr("purge queue "+queue, err)
+	}
+	if q.typ == transport.Stream {
+		err := notImplemented("queue.purge not supported by stream queues queue '%s' in vhost '/'", q.name)
+		t.connectionError(err)
 		return 0, mapErr("purge queue "+queue, err)
 	}
 	n := len(q.ready)
@@ -620,12 +626,14 @@ func erlangPair(col int, atom, value string) string {
 // until then it is unacked on this connection, and settled or not it is on
 // a channel of its own. ok is false when the queue has no ready message.
 func (t *Transport) Get(ctx context.Context, queue string) (transport.Delivery, bool, error) {
+	defer t.events.flush() // after the unlock: the events of a connection error
 	if err := t.begin(ctx); err != nil {
 		return transport.Delivery{}, false, err
 	}
 	defer t.b.mu.Unlock()
 	d, ok, err := t.b.get(t.conn, nil, queue)
 	if err != nil {
+		t.connectionError(err)
 		return transport.Delivery{}, false, mapErr("get from queue "+queue, err)
 	}
 	return d, ok, nil
@@ -637,6 +645,9 @@ func (b *Broker) get(c *conn, ch *channel, queue string) (transport.Delivery, bo
 	q, err := b.queueFor(c, queue)
 	if err != nil {
 		return transport.Delivery{}, false, err
+	}
+	if q.typ == transport.Stream {
+		return transport.Delivery{}, false, notImplemented("basic.get not supported by stream queues queue '%s' in vhost '/'", q.name)
 	}
 	if len(q.ready) == 0 {
 		b.used(q)

@@ -122,7 +122,7 @@ func (s *subscription) subscribeOn(ctx context.Context, conn *amqp.Connection) (
 		cc.retire()
 		return nil, nil, mapErr("set the prefetch of "+s.queue, err)
 	}
-	dels, err := ch.Consume(s.queue, s.opts.Tag, false, false, false, false, nil)
+	dels, err := ch.Consume(s.queue, s.opts.Tag, false, false, false, false, toAMQPTable(s.opts.ConsumeArguments()))
 	if err != nil {
 		cc.retire()
 		return nil, nil, mapErr("consume from "+s.queue, err)

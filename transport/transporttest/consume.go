@@ -28,6 +28,7 @@ func consumeBehaviours() []behaviour {
 		{"where a quorum queue puts a requeued message", quorumRequeuePlace},
 		{"a subscription whose queue is deleted runs setup and subscribes again", resubscribeAfterDelete},
 		{"operations after close fail with ErrClosed", operationsAfterClose},
+		{"a stream offset is refused on a classic or quorum queue", streamOffsetRefused},
 	}
 }
 
@@ -475,4 +476,21 @@ func operationsAfterClose(e *env) {
 	e.ok("a second Close", tr.Close())
 	// Nothing of that reached the broker.
 	e.wantState(q, 0, 0)
+}
+
+// RabbitMQ 3.10 and 4.0: 406 "invalid arg 'x-stream-offset' for queue 'Q' in
+// vhost '/' of queue type rabbit_classic_queue" (rabbit_quorum_queue), and
+// no consumer is left on the queue.
+func streamOffsetRefused(e *env) {
+	first := func() transport.Table { return transport.Table{contract.ArgStreamOffset: contract.StreamOffsetFirst} }
+	for _, typ := range []transport.QueueType{transport.Classic, transport.Quorum} {
+		q := e.declareQueue(transport.Queue{Name: e.name(string(typ)), Type: typ, Durable: true})
+		s, err := e.tr.Consume(e.ctx, q, transport.ConsumeOptions{Prefetch: 1, Arguments: first})
+		e.wantErr("consuming a "+string(typ)+" queue with x-stream-offset", err, transport.ErrPreconditionFailed,
+			contract.ArgStreamOffset, q, "of queue type rabbit_"+string(typ)+"_queue")
+		if err == nil && s != nil {
+			_ = s.Cancel(e.ctx)
+		}
+		e.wantState(q, 0, 0)
+	}
 }

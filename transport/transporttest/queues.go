@@ -27,7 +27,7 @@ func queueBehaviours() []behaviour {
 		{"delete says how many ready messages the queue held", deleteCount},
 		{"message counts are ready messages not unacked ones", readyVersusUnacked},
 		{"a quorum queue counts each unsettled get as a consumer", quorumGetConsumers},
-		{"a stream queue is declared like any other, or refused as unsupported", streamQueue},
+		{"a stream queue is declared like any other, and read only by a consumer", streamQueue},
 		{"an unknown queue type is refused", unknownQueueType},
 		{"invalid queue arguments are refused", invalidQueueArguments},
 		{"decimal queue arguments", decimalQueueArguments},
@@ -367,14 +367,8 @@ func quorumGetConsumers(e *env) {
 
 // RabbitMQ has stream queues (x-queue-type: stream); they cannot be
 // read with basic.get (540 NOT_IMPLEMENTED "basic.get not supported by stream
-// queues"). A transport without streams must say so when one is declared.
+// queues", which closes the connection), only by a consumer with a prefetch.
 func streamQueue(e *env) {
-	if e.target.RefusesStreams {
-		q := e.name("stream")
-		err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Stream, Durable: true})
-		e.wantErr("declaring a stream on a transport without streams", err, errors.ErrUnsupported, q, "not supported")
-		return
-	}
 	q := e.declareQueue(transport.Queue{Name: e.name("stream"), Type: transport.Stream, Durable: true})
 	e.ok("declaring the stream again", e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Stream, Durable: true}))
 	err := e.tr.DeclareQueue(e.ctx, transport.Queue{Name: q, Type: transport.Quorum, Durable: true})
@@ -382,6 +376,20 @@ func streamQueue(e *env) {
 	e.sendBody(q, "m")
 	_, _, err = e.tr.Get(e.ctx, q)
 	e.wantErr("Get from a stream", err, nil, "basic.get not supported")
+	// A stream consumer needs a prefetch; it reads from its x-stream-offset,
+	// and every delivery carries its offset, a long.
+	first := func() transport.Table { return transport.Table{contract.ArgStreamOffset: contract.StreamOffsetFirst} }
+	s, err := e.tr.Consume(e.ctx, q, transport.ConsumeOptions{Arguments: first})
+	e.wantErr("consuming a stream without a prefetch", err, transport.ErrPreconditionFailed, "prefetch count is not set")
+	if err == nil && s != nil {
+		_ = s.Cancel(e.ctx)
+	}
+	s = e.consume(q, transport.ConsumeOptions{Prefetch: 1, Arguments: first})
+	d := e.receive(s)
+	if string(d.Body) != "m" || d.Headers[contract.ArgStreamOffset] != int64(0) {
+		e.t.Errorf("the first delivery from the stream: %q with %s %#v, want \"m\" at int64(0)", d.Body, contract.ArgStreamOffset, d.Headers[contract.ArgStreamOffset])
+	}
+	e.ok("Ack", d.Ack())
 }
 
 // RabbitMQ: 406 "invalid arg 'x-queue-type' for queue 'Q' in vhost '/':

@@ -58,11 +58,6 @@ type Target struct {
 	// counts name it "NAME (RabbitMQ VERSION mode)" rather than
 	// "NAME VERSION".
 	Emulation bool
-	// RefusesStreams marks a transport that does not offer stream queues
-	// (memory://). The suite then demands that declaring one fails at once,
-	// matching errors.ErrUnsupported and saying it is not supported, rather
-	// than behaving like a queue it is not.
-	RefusesStreams bool
 }
 
 // ExchangeDeleter is implemented by a transport that can delete an
@@ -95,6 +90,7 @@ func suite() []group {
 		{"settlement", settlementBehaviours()},
 		{"take", takeBehaviours()},
 		{"requeue", requeueBehaviours()},
+		{"streams", streamBehaviours()},
 	}
 }
 

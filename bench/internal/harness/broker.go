@@ -89,6 +89,11 @@ func (b *Broker) Preload(ctx context.Context, queue string, n int, message func(
 // window unconfirmed, and waits for every confirm. next gives the routing
 // key (the default exchange is used) and the message for each sequence.
 func publishPipelined(ctx context.Context, ch *amqp.Channel, n, window int, next func(seq int) (string, amqp.Publishing, error)) error {
+	return publishPipelinedTo(ctx, ch, "", n, window, next)
+}
+
+// publishPipelinedTo is publishPipelined to exchange.
+func publishPipelinedTo(ctx context.Context, ch *amqp.Channel, exchange string, n, window int, next func(seq int) (string, amqp.Publishing, error)) error {
 	if err := ch.Confirm(false); err != nil {
 		return fmt.Errorf("enabling confirms: %w", err)
 	}
@@ -114,7 +119,7 @@ func publishPipelined(ctx context.Context, ch *amqp.Channel, n, window int, next
 		if err != nil {
 			return err
 		}
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", key, true, false, msg)
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, true, false, msg)
 		if err != nil {
 			return fmt.Errorf("publishing: %w", err)
 		}

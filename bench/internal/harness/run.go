@@ -36,7 +36,7 @@ const (
 
 // Scenarios are every scenario's name, in report order.
 var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds,
-	RequestReply1, RequestReply8, IdempotentConsume}
+	RequestReply1, RequestReply8, IdempotentConsume, Ordered}
 
 // Options size a run.
 type Options struct {
@@ -164,6 +164,7 @@ func (r *Runner) Run(ctx context.Context) []Series {
 	add(RequestReply1, r.Options.Requests, false, r.requestReply(r.Options.Requests, 1))
 	add(RequestReply8, r.Options.Requests, false, r.requestReply(r.Options.Requests, 8))
 	add(IdempotentConsume, n, true, r.idempotent(n))
+	add(Ordered, n, false, r.ordered(n))
 	return all
 }
 

@@ -1,0 +1,243 @@
+// Command streams is a stream at work (package stream): declared with a
+// week's retention, refused in another library's rendering of it, read
+// from each kind of offset with every message's offset, and a failure
+// stopping one consumer and skipped (copied to S.dlq) by another.
+//
+//	go run ./examples/streams                  # memory://
+//	go run ./examples/streams -broker amqp://guest:guest@localhost:5672/
+//
+// Against a real broker it uses a stream of its own, named for the run, and
+// deletes it at the end.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/stream"
+	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
+)
+
+// Event is one event of the stream.
+type Event struct {
+	N int `json:"n"`
+}
+
+func main() {
+	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
+	flag.Parse()
+	if err := run(*brokerURL); err != nil {
+		fmt.Fprintln(os.Stderr, "streams:", err)
+		os.Exit(1)
+	}
+}
+
+func run(brokerURL string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := connect(ctx, brokerURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	name := "events." + suffix()
+	shown := func(s string) string { return strings.ReplaceAll(s, name, "events") } // as printed
+	spec := stream.Spec{Name: name, MaxAge: 7 * 24 * time.Hour, MaxLengthBytes: 1 << 30}
+	if err := spec.Declare(ctx, conn); err != nil {
+		return err
+	}
+	defer cleanUp(conn, name)
+	args := spec.Arguments()
+	fmt.Printf("declared events: x-max-age %v, x-max-length-bytes %v\n", args[contract.ArgMaxAge], args[contract.ArgMaxLengthBytes])
+	// Java and .NET write the same retention in seconds: RabbitMQ compares
+	// the text.
+	err = conn.Transport().DeclareQueue(ctx, transport.Queue{Name: name, Type: transport.Stream, Durable: true,
+		Arguments: transport.Table{contract.ArgMaxAge: "604800s", contract.ArgMaxLengthBytes: int64(1 << 30)}})
+	if !errors.Is(err, transport.ErrPreconditionFailed) {
+		return fmt.Errorf("redeclaring with 604800s: want PRECONDITION_FAILED, got %v", err)
+	}
+	fmt.Printf("declared again with x-max-age 604800s: %s\n", shown(err.Error()[strings.Index(err.Error(), "PRECONDITION_FAILED"):len(err.Error())-1]))
+
+	pub, err := acemq.NewPublisher[Event](conn, "")
+	if err != nil {
+		return err
+	}
+	publish := func(from, to int) error {
+		for n := from; n < to; n++ {
+			if err := pub.Publish(ctx, name, Event{N: n}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := publish(0, 3); err != nil {
+		return err
+	}
+	// Timestamps are whole seconds: 3 and 4 are written after a second
+	// boundary that 0, 1 and 2 were written before.
+	boundary := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(boundary))
+	if err := publish(3, 5); err != nil {
+		return err
+	}
+
+	for _, from := range []struct {
+		shown  string
+		offset stream.Offset
+		n      int
+	}{
+		{"first", stream.First(), 5},
+		{"last", stream.Last(), 1},
+		{"offset 2", stream.At(2), 3},
+		{"a timestamp (after event 2)", stream.Since(boundary), 2},
+		{"an interval (the last hour)", stream.Interval(time.Hour), 5},
+	} {
+		got, err := read(ctx, conn, name, stream.Options{Offset: from.offset}, from.n, nil)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("from %s: %s\n", from.shown, got)
+	}
+	// Next: what comes once the consumer is there.
+	var got string
+	done := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		var err error
+		got, err = read(ctx, conn, name, stream.Options{Offset: stream.Next()}, 1, started)
+		done <- err
+	}()
+	<-started
+	if err := publish(5, 6); err != nil {
+		return err
+	}
+	if err := <-done; err != nil {
+		return err
+	}
+	fmt.Printf("from next, then event 5 published: %s\n", got)
+
+	// Stop: event 2 fails, the consumer ends there; reading again from its
+	// offset starts with it.
+	c, err := stream.Consume(ctx, conn, name, func(_ context.Context, m stream.Message[Event]) error {
+		if m.Body.N == 2 {
+			return errors.New("no stock")
+		}
+		return nil
+	}, stream.Options{Offset: stream.First()})
+	if err != nil {
+		return err
+	}
+	<-c.Done()
+	var stopped *stream.StoppedError
+	if !errors.As(c.Err(), &stopped) {
+		return fmt.Errorf("want the consumer stopped, got %v", c.Err())
+	}
+	pos, _ := c.Position()
+	fmt.Printf("stop: %s; position %d\n", shown(stopped.Error()), pos)
+	again, err := read(ctx, conn, name, stream.Options{Offset: stream.At(stopped.Offset)}, 4, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("from offset %d again: %s\n", stopped.Offset, again)
+
+	// Skip: event 2 is copied to events.dlq and the consumer goes on.
+	skipped, err := read(ctx, conn, name, stream.Options{Offset: stream.First(), OnFailure: stream.Skip}, 6, nil, 2)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("skip: %s\n", skipped)
+	d, ok, err := conn.Transport().Get(ctx, contract.DeadLetterQueue(name))
+	if err != nil || !ok {
+		return fmt.Errorf("reading events.dlq: %v, %t", err, ok)
+	}
+	_ = d.Ack()
+	fmt.Printf("events.dlq holds %s: %v\n", d.Body, d.Headers[contract.HeaderError])
+	return nil
+}
+
+// read consumes stream from o until n messages were handled and returns
+// them as offset:event; started, when not nil, is closed once the
+// consumer is there; the events fail names fail with "no stock".
+func read(ctx context.Context, conn *acemq.Conn, name string, o stream.Options, n int, started chan struct{}, fail ...int) (string, error) {
+	var mu sync.Mutex
+	var got []string
+	enough := make(chan struct{})
+	c, err := stream.Consume(ctx, conn, name, func(_ context.Context, m stream.Message[Event]) error {
+		for _, f := range fail {
+			if m.Body.N == f {
+				return errors.New("no stock")
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got = append(got, fmt.Sprintf("%d:%d", m.Offset, m.Body.N)); len(got) == n-len(fail) {
+			close(enough)
+		}
+		return nil
+	}, o)
+	if err != nil {
+		return "", err
+	}
+	if started != nil {
+		close(started)
+	}
+	select {
+	case <-enough:
+	case <-c.Done():
+		return "", fmt.Errorf("the consumer stopped: %w", c.Err())
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	if err := c.Close(ctx); err != nil {
+		return "", err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return strings.Join(got[:n-len(fail)], " "), nil
+}
+
+// connect opens the broker: memory:// is the in-process one (memory://NAME
+// a named one), anything else RabbitMQ's.
+func connect(ctx context.Context, url string) (*acemq.Conn, error) {
+	switch {
+	case url == "memory://":
+		return acemq.New(memory.NewBroker().Connect())
+	case strings.HasPrefix(url, "memory://"):
+		t, err := memory.Dial(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		return acemq.New(t)
+	}
+	return acemq.Connect(ctx, url)
+}
+
+// cleanUp deletes the stream and its dead-letter half.
+func cleanUp(conn *acemq.Conn, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, q := range []string{name, contract.DeadLetterQueue(name), contract.ParkedQueue(name)} {
+		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil {
+			fmt.Fprintln(os.Stderr, "streams: deleting the example's queue:", err)
+		}
+	}
+}
+
+// suffix names this run's stream.
+func suffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
