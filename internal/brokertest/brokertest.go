@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	mgmt "github.com/acemq-go/acemq/internal/management"
 	"github.com/acemq-go/acemq/internal/reachtest"
 )
@@ -391,7 +392,7 @@ func management(ctx context.Context, base, method, path string, body []byte) (*h
 		return nil, err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contract.ContentTypeJSON)
 	}
 	if pass, ok := user.Password(); ok {
 		req.SetBasicAuth(user.Username(), pass)
