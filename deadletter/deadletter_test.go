@@ -743,6 +743,33 @@ func TestListLeavesOutWhatIsGone(t *testing.T) {
 	})
 }
 
+// A source queue with a ladder and no dead-letter half (a library that
+// declares none declared it) is listed for its rungs; a rung whose source
+// is not listed is not.
+func TestListASourceWithALadderAlone(t *testing.T) {
+	eachBroker(t, func(t *testing.T, b broker) {
+		conn := b.connect(t, "list-ladder")
+		tr := conn.Transport()
+		source := b.queueName(t)
+		rung := contract.RungQueue(source, time.Minute, contract.ContractRungs)
+		for _, q := range []string{source, rung} {
+			if err := tr.DeclareQueue(t.Context(), transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
+		}
+		orphan := contract.RungQueue(b.queueName(t)+"-unlisted", time.Minute, contract.ContractRungs)
+		l, err := deadletter.List(t.Context(), conn, []string{source, rung, orphan}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Queues) != 0 || len(l.Sources) != 1 || l.Sources[0].Source != source ||
+			len(l.Sources[0].Rungs) != 1 || l.Sources[0].Rungs[0].Name != rung {
+			t.Errorf("List = queues %+v, sources %+v; want %s alone, with its rung %s", l.Queues, l.Sources, source, rung)
+		}
+	})
+}
+
 func TestReplayMatchIDsMovesOnlyThoseIDs(t *testing.T) {
 	eachBroker(t, func(t *testing.T, b broker) {
 		conn := b.connect(t, "")

@@ -155,7 +155,8 @@ type RungInfo struct {
 
 // List describes every dead-letter and parked queue among queues (the names
 // of a vhost's queues, from the management API say), in their order, and
-// the rungs among queues, of either kind, of each one's source queue. A
+// the rungs among queues, of either kind, of each one's source queue, and
+// of each source queue among queues that has rungs but no dead-letter half. A
 // queue deleted since its name was listed is left out, as it would be from
 // a listing made a moment later: on a busy vhost queues come and go.
 func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (Listing, error) {
@@ -180,11 +181,21 @@ func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (L
 			order = append(order, source)
 		}
 	}
-	isSource := func(s string) bool { return sources[s] != nil }
+	// A source with a ladder and no dead-letter half (declared by a library
+	// that declares none) is listed too, for its rungs.
+	listed := make(map[string]bool, len(queues))
+	for _, q := range queues {
+		listed[q] = true
+	}
+	isSource := func(s string) bool { return sources[s] != nil || listed[s] }
 	for _, q := range queues {
 		rung, ok := contract.ParseRungName(q, isSource)
 		if !ok {
 			continue
+		}
+		if sources[rung.Source] == nil {
+			sources[rung.Source] = &SourceInfo{Source: rung.Source, Rungs: []RungInfo{}}
+			order = append(order, rung.Source)
 		}
 		state, err := c.Transport().InspectQueue(ctx, q)
 		if errors.Is(err, acemq.ErrNotFound) {
