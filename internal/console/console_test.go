@@ -309,6 +309,37 @@ func TestActionWithoutTheCSRFTokenIsRefused(t *testing.T) {
 	}
 }
 
+// Without credentials the console answers only to a loopback name: a page
+// of another site whose name resolves to 127.0.0.1 (DNS rebinding) can
+// read nothing, so never the CSRF token; with credentials any name does.
+func TestWithoutCredentialsOnlyLoopbackNames(t *testing.T) {
+	f := newFixture(t, 3, nil)
+	for host, want := range map[string]int{
+		"evil.example:8080": http.StatusMisdirectedRequest, "evil.example": http.StatusMisdirectedRequest,
+		"10.0.0.5:8080": http.StatusMisdirectedRequest,
+		"localhost:8080": http.StatusOK, "127.0.0.1:8080": http.StatusOK, "[::1]:8080": http.StatusOK,
+	} {
+		req, err := http.NewRequest(http.MethodGet, f.srv.URL+"/queue?name="+f.dlq, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		if r := do(t, req); r.status != want || strings.Contains(r.body, csrf(t, f)) != (want == http.StatusOK) {
+			t.Errorf("Host %s: HTTP %d, want %d (the CSRF token shown: %v)", host, r.status, want, strings.Contains(r.body, csrf(t, f)))
+		}
+	}
+	withToken := newFixture(t, 1, func(c *console.Config) { c.Token = "t0ken" })
+	req, err := http.NewRequest(http.MethodGet, withToken.srv.URL+"/queue?name="+withToken.dlq, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "console.example:8080"
+	req.Header.Set("Authorization", "Bearer t0ken")
+	if r := do(t, req); r.status != http.StatusOK {
+		t.Errorf("with credentials, Host console.example: HTTP %d, want 200", r.status)
+	}
+}
+
 func TestReadOnlyRefusesEveryAction(t *testing.T) {
 	f := newFixture(t, 2, func(c *console.Config) { c.ReadOnly = true })
 	token := csrf(t, f)

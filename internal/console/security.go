@@ -2,6 +2,7 @@ package console
 
 import (
 	"crypto/subtle"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,6 +35,15 @@ func (s *Server) secure(next http.Handler) http.Handler {
 		if !strings.HasPrefix(r.URL.Path, "/static/") {
 			// Pages show message bodies: keep them out of every cache.
 			h.Set("Cache-Control", "no-store")
+		}
+		// Without credentials the console is for this machine alone, and
+		// answers only to a loopback name: a page elsewhere whose name was
+		// made to resolve to 127.0.0.1 (DNS rebinding) is same-origin with
+		// itself, and would read the pages, the CSRF token with them.
+		if !s.c.hasCredentials() && !loopbackHost(r.Host) {
+			s.fail(w, r, http.StatusMisdirectedRequest, "Refused",
+				"Without credentials this console answers only to localhost, 127.0.0.1 or [::1].")
+			return
 		}
 		if r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/static/") && !s.authorized(r) {
 			s.unauthorized(w, r)
@@ -103,6 +113,16 @@ func (s *Server) forged(r *http.Request) string {
 		return "The form's CSRF token is missing or wrong: reload the page and try again."
 	}
 	return ""
+}
+
+// loopbackHost says whether a request's Host (a name or address, with or
+// without a port) is this machine's loopback.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	return isLoopback(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 }
 
 // equal compares in constant time.
