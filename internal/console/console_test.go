@@ -316,7 +316,7 @@ func TestWithoutCredentialsOnlyLoopbackNames(t *testing.T) {
 	f := newFixture(t, 3, nil)
 	for host, want := range map[string]int{
 		"evil.example:8080": http.StatusMisdirectedRequest, "evil.example": http.StatusMisdirectedRequest,
-		"10.0.0.5:8080": http.StatusMisdirectedRequest,
+		"10.0.0.5:8080":  http.StatusMisdirectedRequest,
 		"localhost:8080": http.StatusOK, "127.0.0.1:8080": http.StatusOK, "[::1]:8080": http.StatusOK,
 	} {
 		req, err := http.NewRequest(http.MethodGet, f.srv.URL+"/queue?name="+f.dlq, nil)
