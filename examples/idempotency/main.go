@@ -11,8 +11,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,12 +21,11 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/idempotency"
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/postgres"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/sqlite"
-	"github.com/acemq-go/acemq/transport"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // Payment is what the consumer handles: charge Cents to the card.
@@ -70,7 +67,7 @@ func run(brokerURL, dbURL string) error {
 	}
 	defer closeStore()
 
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
@@ -78,13 +75,13 @@ func run(brokerURL, dbURL string) error {
 
 	// A queue of this run's own, so that runs on a shared broker never
 	// meet; deleted at the end.
-	queue := "payments." + suffix()
+	queue := "payments." + example.Suffix()
 	policy := acemq.Fixed(3, 10*time.Millisecond)
 	topology := acemq.Topology{Queues: []acemq.QueueSpec{{Name: queue, DeadLetter: true, Retry: &policy}}}
 	if err := topology.Apply(ctx, conn); err != nil {
 		return err
 	}
-	defer deleteQueues(conn, topology)
+	defer example.DeleteQueues("idempotency", conn, example.Queues(topology)...)
 
 	payments, err := acemq.NewPublisher[Payment](conn, "") // the default exchange: straight to the queue
 	if err != nil {
@@ -152,7 +149,7 @@ func run(brokerURL, dbURL string) error {
 // directory, removed on close.
 func openStore(ctx context.Context, dbURL string) (*sqlstore.Store, func(), error) {
 	if dbURL != "" {
-		store, err := postgres.Open(ctx, dbURL, sqlstore.WithTable("acemq_idempotency_example_"+suffix()))
+		store, err := postgres.Open(ctx, dbURL, sqlstore.WithTable("acemq_idempotency_example_"+example.Suffix()))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -201,41 +198,4 @@ func remembered(ctx context.Context, store *sqlstore.Store) ([]string, error) {
 		out = append(out, id+" "+state)
 	}
 	return out, rows.Err()
-}
-
-// connect opens the broker: memory:// is the in-process one (memory://NAME
-// a named one), anything else RabbitMQ's.
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	switch {
-	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
-	case strings.HasPrefix(url, "memory://"):
-		t, err := memory.Dial(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		return acemq.New(t)
-	}
-	return acemq.Connect(ctx, url)
-}
-
-// deleteQueues deletes the queues topology declared.
-func deleteQueues(conn *acemq.Conn, topology acemq.Topology) {
-	ds, _ := topology.Plan()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, d := range ds {
-		if q, ok := d.(transport.Queue); ok {
-			if _, err := conn.Transport().DeleteQueue(ctx, q.Name); err != nil {
-				fmt.Fprintln(os.Stderr, "idempotency: deleting the example's queue:", err)
-			}
-		}
-	}
-}
-
-// suffix names this run's queue and table.
-func suffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -8,9 +8,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"log"
@@ -19,11 +17,11 @@ import (
 	"strings"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 	"github.com/acemq-go/acemq/outbox/sqlstore/postgres"
 	"github.com/acemq-go/acemq/outbox/sqlstore/sqlite"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 type Order struct {
@@ -43,10 +41,10 @@ func main() {
 func run(ctx context.Context, brokerURL, dbURL string) error {
 	// Names of this run's own, so that runs against shared servers do not
 	// meet; they are never printed, so the output stays the same.
-	suffix := randomSuffix()
+	suffix := example.Suffix()
 	queue := "outbox-example." + suffix
 
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
@@ -168,13 +166,6 @@ func printLag(ctx context.Context, r *outbox.Relay) error {
 	return nil
 }
 
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	if strings.HasPrefix(url, "memory://") {
-		return acemq.New(memory.NewBroker().Connect())
-	}
-	return acemq.Connect(ctx, url)
-}
-
 // open opens the outbox and names the orders table: SQLite in a temporary
 // directory removed at the end, or PostgreSQL in tables of this run's own,
 // dropped at the end.
@@ -216,10 +207,4 @@ func param(s *sqlstore.Store, n int) string {
 		return fmt.Sprintf("$%d", n)
 	}
 	return "?"
-}
-
-func randomSuffix() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -14,8 +14,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,8 +25,8 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/partition"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // Order is one customer's n-th order.
@@ -49,7 +47,7 @@ func main() {
 func run(brokerURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
@@ -57,13 +55,17 @@ func run(brokerURL string) error {
 
 	// The set of this run's own: exchange orders.<run>, quorum queues
 	// orders.<run>.p0 to .p7 (printed without the run).
-	run := suffix()
+	run := example.Suffix()
 	shown := func(name string) string { return strings.ReplaceAll(name, "."+run, "") } // as printed
 	set := partition.Set{Name: "orders." + run}
 	if err := set.Declare(ctx, conn); err != nil {
 		return err
 	}
-	defer cleanUp(conn, set.Queues(), "tasks."+run)
+	var queues []string
+	for _, q := range append(set.Queues(), "tasks."+run) {
+		queues = append(queues, example.WithDeadLetters(q)...)
+	}
+	defer example.DeleteQueues("partitions", conn, queues...)
 	customers := []string{"ana", "ben", "chloé", "dev"}
 	for _, c := range customers {
 		fmt.Printf("%s: partition %d of %d (FNV-1a %#08x)\n", c, set.Of(c), set.Count(), partition.Hash(c))
@@ -189,49 +191,4 @@ func run(brokerURL string) error {
 	slices.Sort(ns)
 	fmt.Printf("group handled tasks %v, %d accepted\n", ns, group.Stats().Accepted)
 	return nil
-}
-
-// connect opens the broker: memory:// is the in-process one (memory://NAME
-// a named one), anything else RabbitMQ's.
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	switch {
-	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
-	case strings.HasPrefix(url, "memory://"):
-		t, err := memory.Dial(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		return acemq.New(t)
-	}
-	return acemq.Connect(ctx, url)
-}
-
-// cleanUp deletes the example's queues and their dead-letter halves.
-func cleanUp(conn *acemq.Conn, queues ...any) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var names []string
-	for _, q := range queues {
-		switch q := q.(type) {
-		case []string:
-			names = append(names, q...)
-		case string:
-			names = append(names, q)
-		}
-	}
-	for _, q := range names {
-		for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)} {
-			if _, err := conn.Transport().DeleteQueue(ctx, name); err != nil {
-				fmt.Fprintln(os.Stderr, "partitions: deleting the example's queue:", err)
-			}
-		}
-	}
-}
-
-// suffix names this run's queues.
-func suffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -15,8 +15,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,10 +27,10 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/pipeline"
 	"github.com/acemq-go/acemq/slip"
 	"github.com/acemq-go/acemq/transport"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // Order goes through the pipeline.
@@ -58,7 +56,7 @@ func main() {
 func run(brokerURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
@@ -66,13 +64,18 @@ func run(brokerURL string) error {
 
 	// The pipeline's name is this run's own, so that runs on a shared
 	// broker never meet; it is shown as "orders".
-	suffix := newSuffix()
+	suffix := example.Suffix()
 	runs := newFinishes()
 	orders := pipeline.Pipeline{Name: "orders." + suffix, Steps: []string{"validate", "price", "store"}, OnFinish: runs.add}
 	if err := orders.Declare(ctx, conn); err != nil {
 		return err
 	}
-	defer deleteQueues(conn, orders)
+	var queues []string
+	for _, s := range orders.Steps {
+		q := orders.Queue(s)
+		queues = append(queues, append(example.WithDeadLetters(q), contract.RungQueue(q, time.Second, contract.ContractRungs))...)
+	}
+	defer example.DeleteQueues("pipeline", conn, queues...)
 
 	validate, err := pipeline.Run(ctx, conn, orders, "validate", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
 		if m.Body.Qty <= 0 {
@@ -272,42 +275,4 @@ func take(ctx context.Context, conn *acemq.Conn, queue string) (transport.Delive
 			return d, fmt.Errorf("waiting for a message in %s: %w", queue, ctx.Err())
 		}
 	}
-}
-
-// connect opens the broker: memory:// is the in-process one (memory://NAME
-// a named one), anything else RabbitMQ's.
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	switch {
-	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
-	case strings.HasPrefix(url, "memory://"):
-		t, err := memory.Dial(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		return acemq.New(t)
-	}
-	return acemq.Connect(ctx, url)
-}
-
-// deleteQueues deletes the pipeline's queues, with their rungs and
-// dead-letter queues.
-func deleteQueues(conn *acemq.Conn, p pipeline.Pipeline) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, s := range p.Steps {
-		q := p.Queue(s)
-		for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q), contract.RungQueue(q, time.Second, contract.ContractRungs)} {
-			if _, err := conn.Transport().DeleteQueue(ctx, name); err != nil && !errors.Is(err, transport.ErrNotFound) {
-				fmt.Fprintln(os.Stderr, "pipeline: deleting the example's queue:", err)
-			}
-		}
-	}
-}
-
-// newSuffix names this run's pipeline.
-func newSuffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

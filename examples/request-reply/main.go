@@ -12,20 +12,16 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/request"
-	"github.com/acemq-go/acemq/transport"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // Quote asks the price of Qty of SKU.
@@ -52,7 +48,7 @@ func main() {
 func run(brokerURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
@@ -60,13 +56,13 @@ func run(brokerURL string) error {
 
 	// The queues of this run's own, so that runs on a shared broker never
 	// meet; deleted at the end. Nobody serves idle.
-	run := suffix()
+	run := example.Suffix()
 	quotes, idle := "quotes."+run, "idle."+run
 	topology := acemq.Topology{Queues: []acemq.QueueSpec{{Name: quotes, DeadLetter: true}, {Name: idle}}}
 	if err := topology.Apply(ctx, conn); err != nil {
 		return err
 	}
-	defer deleteQueues(conn, topology)
+	defer example.DeleteQueues("request-reply", conn, example.Queues(topology)...)
 
 	responder, err := request.Serve(ctx, conn, quotes, func(_ context.Context, m acemq.Message[Quote]) (Price, error) {
 		if m.Body.Qty <= 0 {
@@ -142,41 +138,4 @@ func cause(err error) error {
 		return re.Err
 	}
 	return err
-}
-
-// connect opens the broker: memory:// is the in-process one (memory://NAME
-// a named one), anything else RabbitMQ's.
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	switch {
-	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
-	case strings.HasPrefix(url, "memory://"):
-		t, err := memory.Dial(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		return acemq.New(t)
-	}
-	return acemq.Connect(ctx, url)
-}
-
-// deleteQueues deletes the queues topology declared.
-func deleteQueues(conn *acemq.Conn, topology acemq.Topology) {
-	ds, _ := topology.Plan()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, d := range ds {
-		if q, ok := d.(transport.Queue); ok {
-			if _, err := conn.Transport().DeleteQueue(ctx, q.Name); err != nil {
-				fmt.Fprintln(os.Stderr, "request-reply: deleting the example's queue:", err)
-			}
-		}
-	}
-}
-
-// suffix names this run's queues.
-func suffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

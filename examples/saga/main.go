@@ -13,8 +13,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,9 +22,8 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/saga"
-	"github.com/acemq-go/acemq/transport"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // Trip is a request to book a journey.
@@ -49,18 +46,18 @@ func main() {
 func run(brokerURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 
-	trips := "trips." + newSuffix()
+	trips := "trips." + example.Suffix()
 	topology := acemq.Topology{Queues: []acemq.QueueSpec{{Name: trips, DeadLetter: true}}}
 	if err := topology.Apply(ctx, conn); err != nil {
 		return err
 	}
-	defer deleteQueues(conn, trips)
+	defer example.DeleteQueues("saga", conn, example.WithDeadLetters(trips)...)
 
 	handled := make(chan struct{})
 	consumer, err := acemq.Consume(ctx, conn, trips, func(ctx context.Context, m acemq.Message[Trip]) acemq.Decision {
@@ -147,38 +144,4 @@ func book(ctx context.Context, t Trip) acemq.Decision {
 		return acemq.Accept()
 	}
 	return acemq.Retry(err) // the saga could not run at all
-}
-
-// connect opens the broker: memory:// is the in-process one (memory://NAME
-// a named one), anything else RabbitMQ's.
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	switch {
-	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
-	case strings.HasPrefix(url, "memory://"):
-		t, err := memory.Dial(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		return acemq.New(t)
-	}
-	return acemq.Connect(ctx, url)
-}
-
-// deleteQueues deletes the example's queue and its dead-letter half.
-func deleteQueues(conn *acemq.Conn, queue string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, q := range []string{queue, contract.DeadLetterQueue(queue), contract.ParkedQueue(queue)} {
-		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil && !errors.Is(err, transport.ErrNotFound) {
-			fmt.Fprintln(os.Stderr, "saga: deleting the example's queue:", err)
-		}
-	}
-}
-
-// newSuffix names this run's queue.
-func newSuffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

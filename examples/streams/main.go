@@ -12,8 +12,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,9 +22,9 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/stream"
 	"github.com/acemq-go/acemq/transport"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // Event is one event of the stream.
@@ -46,19 +44,19 @@ func main() {
 func run(brokerURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 
-	name := "events." + suffix()
+	name := "events." + example.Suffix()
 	shown := func(s string) string { return strings.ReplaceAll(s, name, "events") } // as printed
 	spec := stream.Spec{Name: name, MaxAge: 7 * 24 * time.Hour, MaxLengthBytes: 1 << 30}
 	if err := spec.Declare(ctx, conn); err != nil {
 		return err
 	}
-	defer cleanUp(conn, name)
+	defer example.DeleteQueues("streams", conn, example.WithDeadLetters(name)...)
 	args := spec.Arguments()
 	fmt.Printf("declared events: x-max-age %v, x-max-length-bytes %v\n", args[contract.ArgMaxAge], args[contract.ArgMaxLengthBytes])
 	// Java and .NET write the same retention in seconds: RabbitMQ compares
@@ -206,38 +204,4 @@ func read(ctx context.Context, conn *acemq.Conn, name string, o stream.Options, 
 	mu.Lock()
 	defer mu.Unlock()
 	return strings.Join(got[:n-len(fail)], " "), nil
-}
-
-// connect opens the broker: memory:// is the in-process one (memory://NAME
-// a named one), anything else RabbitMQ's.
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	switch {
-	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
-	case strings.HasPrefix(url, "memory://"):
-		t, err := memory.Dial(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		return acemq.New(t)
-	}
-	return acemq.Connect(ctx, url)
-}
-
-// cleanUp deletes the stream and its dead-letter half.
-func cleanUp(conn *acemq.Conn, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, q := range []string{name, contract.DeadLetterQueue(name), contract.ParkedQueue(name)} {
-		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil {
-			fmt.Fprintln(os.Stderr, "streams: deleting the example's queue:", err)
-		}
-	}
-}
-
-// suffix names this run's stream.
-func suffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

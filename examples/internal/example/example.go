@@ -1,0 +1,73 @@
+// Package example holds what the example programs share and none of them
+// is about: opening the broker that -broker names, a name of a run's own
+// (so that a rerun against a real broker starts afresh), and deleting the
+// queues a run declared.
+package example
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
+)
+
+// Connect opens the broker at url: memory:// is a new in-process broker
+// (memory://NAME a named one), anything else RabbitMQ's.
+func Connect(ctx context.Context, url string) (*acemq.Conn, error) {
+	switch {
+	case url == "memory://":
+		return acemq.New(memory.NewBroker().Connect())
+	case strings.HasPrefix(url, "memory://"):
+		t, err := memory.Dial(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		return acemq.New(t)
+	}
+	return acemq.Connect(ctx, url)
+}
+
+// Suffix is 8 random hex digits, for names of one run's own.
+func Suffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// WithDeadLetters is queue, its Q.dlq and its Q.parked.
+func WithDeadLetters(queue string) []string {
+	return []string{queue, contract.DeadLetterQueue(queue), contract.ParkedQueue(queue)}
+}
+
+// Queues are the queues topology declares.
+func Queues(topology acemq.Topology) []string {
+	ds, _ := topology.Plan()
+	var names []string
+	for _, d := range ds {
+		if q, ok := d.(transport.Queue); ok {
+			names = append(names, q.Name)
+		}
+	}
+	return names
+}
+
+// DeleteQueues deletes the queues, telling stderr of a failure (one that
+// is gone already is none), under the program's name.
+func DeleteQueues(program string, conn *acemq.Conn, queues ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, q := range queues {
+		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil && !errors.Is(err, transport.ErrNotFound) {
+			fmt.Fprintf(os.Stderr, "%s: deleting the example's queue %s: %v\n", program, q, err)
+		}
+	}
+}
