@@ -296,3 +296,162 @@ func settled(t *testing.T, f *schedule.Forwarder, n int64) {
 	t.Helper()
 	acemqtest.WaitFor(t, f.Consumer, fmt.Sprintf("%d deliveries", n), func(acemq.Stats) bool { return f.Forwarded().Delivered >= n })
 }
+
+// A message in the due queue without the scheduler's headers, or with
+// unreadable ones, is parked in the due queue's .parked with the reason:
+// nobody can know where it was meant to go, so a person must look.
+func TestForeignMessageParked(t *testing.T) {
+	eachBroker(t, func(t *testing.T, b target) {
+		sched := b.scheduler(t)
+		f := forward(t, sched)
+		foreign := []struct {
+			headers transport.Table
+			reason  string
+		}{
+			{nil, "x-schedule-exchange is missing or not a string"},
+			{transport.Table{"x-schedule-exchange": "orders", "x-schedule-routing-key": int64(7)}, "x-schedule-routing-key is missing or not a string"},
+			{transport.Table{"x-schedule-exchange": "orders", "x-schedule-routing-key": "k", "x-schedule-due-at": "soon"}, "x-schedule-due-at is missing or not an integer"},
+		}
+		for i, m := range foreign {
+			msg := transport.Message{Body: []byte(`{}`), ContentType: "application/json", MessageID: fmt.Sprint("foreign-", i), Headers: m.headers}
+			if err := publishRaw(t, b, sched.DueQueue(), msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		acemqtest.WaitFor(t, f.Consumer, "the foreign messages parked", func(s acemq.Stats) bool { return s.Parked == int64(len(foreign)) })
+		if s := f.Forwarded(); s.Foreign != int64(len(foreign)) || s.Hops != 0 || s.Delivered != 0 {
+			t.Errorf("forwarded %+v", s)
+		}
+		parked := take(t, b, contract.ParkedQueue(sched.DueQueue()), len(foreign))
+		// Forwarded eight at a time, they may be parked in any order.
+		slices.SortFunc(parked, func(x, y transport.Message) int { return strings.Compare(x.MessageID, y.MessageID) })
+		for i, m := range parked {
+			reason := acemq.ReadEnvelope(m).Error
+			if m.MessageID != fmt.Sprint("foreign-", i) || !strings.HasPrefix(reason, "not a scheduled message") || !strings.Contains(reason, foreign[i].reason) {
+				t.Errorf("parked %s with %q, want it to say %q", m.MessageID, reason, foreign[i].reason)
+			}
+		}
+	})
+}
+
+// The delivery: a new envelope of type ScheduledMessage (a new id, the
+// original's as its causation, the original's correlation), the content
+// type x-schedule-content-type names (application/json when it is
+// missing), the application's headers kept and the scheduler's dropped,
+// the body byte for byte.
+func TestDeliveryShape(t *testing.T) {
+	eachBroker(t, func(t *testing.T, b target) {
+		sched := b.scheduler(t)
+		queue := b.targetQueue(t)
+		f := forward(t, sched)
+		text, err := schedule.New(t.Context(), b.conn, schedule.WithClock(b.clock), schedule.WithExchange(sched.Exchange()), schedule.WithCodec(acemq.Text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := text.PublishIn(t.Context(), 0, "", queue, "remind o-1", acemq.WithMessageID("m-1"), acemq.WithCorrelation("c-1"),
+			acemq.WithHeaders(transport.Table{"tenant": "t-9"})); err != nil {
+			t.Fatal(err)
+		}
+		// Another library's message without x-schedule-content-type.
+		other := transport.Message{Body: []byte(`{"order":"o-2"}`), ContentType: "application/octet-stream", MessageID: "m-2", Headers: transport.Table{
+			"x-acemq-id": "m-2", "x-schedule-exchange": "", "x-schedule-routing-key": queue, "x-schedule-due-at": int32(0)}}
+		if err := publishRaw(t, b, sched.DueQueue(), other); err != nil {
+			t.Fatal(err)
+		}
+		settled(t, f, 2)
+		got := take(t, b, queue, 2)
+		slices.SortFunc(got, func(x, y transport.Message) int { return strings.Compare(acemq.ReadEnvelope(x).Causation, acemq.ReadEnvelope(y).Causation) })
+		for i, want := range []struct {
+			causation, correlation, contentType, body string
+			headers                                   transport.Table
+		}{
+			{"m-1", "c-1", "text/plain; charset=utf-8", "remind o-1", transport.Table{"tenant": "t-9"}},
+			{"m-2", "m-2", "application/json", `{"order":"o-2"}`, transport.Table{}},
+		} {
+			m := got[i]
+			env := acemq.ReadEnvelope(m)
+			if env.Type != "ScheduledMessage" || env.Causation != want.causation || env.Correlation != want.correlation ||
+				env.ID == want.causation || env.ID == "" || env.Attempt != 1 {
+				t.Errorf("delivery %d: envelope %+v", i, env)
+			}
+			if m.ContentType != want.contentType || string(m.Body) != want.body {
+				t.Errorf("delivery %d: %q as %q, want %q as %q", i, m.Body, m.ContentType, want.body, want.contentType)
+			}
+			if fmt.Sprint(env.Headers) != fmt.Sprint(want.headers) {
+				t.Errorf("delivery %d: application headers %v, want %v (the scheduler's dropped)", i, env.Headers, want.headers)
+			}
+		}
+	})
+}
+
+// A delivery that fails (no queue takes it) is retried under the
+// forwarder's policy, in the consumer, and never acked until a publish is
+// confirmed: once a queue is bound, the next attempt delivers it.
+func TestFailedDeliveryRetried(t *testing.T) {
+	eachBroker(t, func(t *testing.T, b target) {
+		sched := b.scheduler(t)
+		exchange := "reminders"
+		if b.url != "" {
+			exchange = brokertest.UniqueName(t, "sched-unbound")
+		}
+		if err := (acemq.Topology{Exchanges: []acemq.ExchangeSpec{{Name: exchange, Type: transport.Direct}}}).Apply(t.Context(), b.conn); err != nil {
+			t.Fatal(err)
+		}
+		wait := time.Second // long enough on RabbitMQ for the bind below to come first
+		f := forward(t, sched, schedule.WithConsumeOptions(acemq.WithPolicy(acemq.Fixed(5, wait))))
+		if err := sched.PublishIn(t.Context(), 0, exchange, "remind", Reminder{Order: "o-1"}); err != nil {
+			t.Fatal(err)
+		}
+		acemqtest.WaitFor(t, f.Consumer, "the first failure", func(s acemq.Stats) bool { return s.Waiting == 1 })
+		queue := b.targetQueue(t)
+		if err := b.conn.Transport().Bind(t.Context(), transport.Binding{Queue: queue, Exchange: exchange, RoutingKey: "remind"}); err != nil {
+			t.Fatal(err)
+		}
+		if b.advance != nil {
+			b.advance(wait)
+		}
+		settled(t, f, 1)
+		if s := f.Stats(); s.RetriedInConsumer < 1 || s.Accepted != 1 || s.DeadLettered != 0 {
+			t.Errorf("the forwarder's stats %+v, want a retry in the consumer, then the accept", s)
+		}
+		if got := take(t, b, queue, 1); acemq.ReadEnvelope(got[0]).Type != "ScheduledMessage" {
+			t.Errorf("delivered %+v", got[0])
+		}
+	})
+}
+
+// publishRaw publishes msg as it is to queue through the default exchange,
+// as another library (or a mistake) would put it there.
+func publishRaw(t *testing.T, b target, queue string, msg transport.Message) error {
+	t.Helper()
+	c, err := b.conn.Transport().Publish(t.Context(), transport.Publishing{RoutingKey: queue, Mandatory: true, Message: msg})
+	if err != nil {
+		return err
+	}
+	return c.Wait(t.Context())
+}
+
+// take takes n messages from queue (acked), waiting for them to arrive.
+func take(t *testing.T, b target, queue string, n int) []transport.Message {
+	t.Helper()
+	var got []transport.Message
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < n {
+		d, ok, err := b.conn.Transport().Get(t.Context(), queue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s holds %d messages after 10s, want %d", queue, len(got), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if err := d.Ack(); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d.Message)
+	}
+	return got
+}
