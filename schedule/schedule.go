@@ -80,7 +80,8 @@ func (s *Scheduler) DueQueue() string { return s.due }
 // PublishIn publishes body to be delivered to exchange under routingKey
 // in d from now: see PublishAt.
 func (s *Scheduler) PublishIn(ctx context.Context, d time.Duration, exchange, routingKey string, body any, opts ...acemq.MessageOption) error {
-	return s.PublishAt(ctx, s.clock.Now().Add(d), exchange, routingKey, body, opts...)
+	now := s.clock.Now()
+	return s.publish(ctx, now, now.Add(d), exchange, routingKey, body, opts)
 }
 
 // PublishAt publishes body to be delivered to exchange ("" is the default
@@ -96,6 +97,12 @@ func (s *Scheduler) PublishIn(ctx context.Context, d time.Duration, exchange, ro
 // unroutable (acemq.ErrUnroutable) when the scheduler's topology is not
 // declared.
 func (s *Scheduler) PublishAt(ctx context.Context, t time.Time, exchange, routingKey string, body any, opts ...acemq.MessageOption) error {
+	return s.publish(ctx, s.clock.Now(), t, exchange, routingKey, body, opts)
+}
+
+// publish sends body, due at t, to its first rung as of now: one reading
+// of the clock, so that PublishIn(time.Second) waits on the 1s rung.
+func (s *Scheduler) publish(ctx context.Context, now, t time.Time, exchange, routingKey string, body any, opts []acemq.MessageOption) error {
 	codec := s.codec
 	if codec == nil {
 		codec = codecOf(body)
@@ -104,7 +111,6 @@ func (s *Scheduler) PublishAt(ctx context.Context, t time.Time, exchange, routin
 	if err != nil {
 		return fmt.Errorf("schedule: encoding the body for %s: %w", target(exchange, routingKey), err)
 	}
-	now := s.clock.Now()
 	env := acemq.Envelope{}
 	for _, opt := range opts {
 		opt(&env)
