@@ -323,7 +323,7 @@ func TestForeignMessageParked(t *testing.T) {
 			t.Errorf("forwarded %+v", s)
 		}
 		parked := take(t, b, contract.ParkedQueue(sched.DueQueue()), len(foreign))
-		// Forwarded eight at a time, they may be parked in any order.
+		// Forwarded many at a time, they may be parked in any order.
 		slices.SortFunc(parked, func(x, y transport.Message) int { return strings.Compare(x.MessageID, y.MessageID) })
 		for i, m := range parked {
 			reason := acemq.ReadEnvelope(m).Error
