@@ -360,7 +360,9 @@ func TestDeliveryShape(t *testing.T) {
 		}
 		settled(t, f, 2)
 		got := take(t, b, queue, 2)
-		slices.SortFunc(got, func(x, y transport.Message) int { return strings.Compare(acemq.ReadEnvelope(x).Causation, acemq.ReadEnvelope(y).Causation) })
+		slices.SortFunc(got, func(x, y transport.Message) int {
+			return strings.Compare(acemq.ReadEnvelope(x).Causation, acemq.ReadEnvelope(y).Causation)
+		})
 		for i, want := range []struct {
 			causation, correlation, contentType, body string
 			headers                                   transport.Table
