@@ -18,9 +18,10 @@
 // (90s is a minute, then three times ten seconds), or, with under a second
 // left, delivers it to its target exchange and routing key in a new
 // envelope of type ScheduledMessage, with the body's own content type.
-// Precision is about the shortest rung: a second. A message is never
-// delivered early; a rung is never a per-message expiration, so a long
-// wait never holds back a short one.
+// Precision is about the shortest rung: a message may be delivered up to
+// a second early (it came back with under a second left), and late by what
+// the broker and the forwarder add. A rung is never a per-message
+// expiration, so a long wait never holds back a short one.
 //
 // Every hop and the delivery are mandatory, confirmed publishes through
 // acemq.Conn.Publish (the Conn's Observer counts and traces them, its
