@@ -21,16 +21,16 @@ const (
 	// and .1s, each classic and durable with exactly x-message-ttl,
 	// x-dead-letter-exchange (the exchange) and x-dead-letter-routing-key
 	// (the due queue).
-	ScheduleRungHour       = time.Hour
-	ScheduleRungTenMinutes = 10 * time.Minute
-	ScheduleRungMinute     = time.Minute
-	ScheduleRungTenSeconds = 10 * time.Second
-	ScheduleRungSecond     = time.Second
+	ScheduleRung1h  = time.Hour
+	ScheduleRung10m = 10 * time.Minute
+	ScheduleRung1m  = time.Minute
+	ScheduleRung10s = 10 * time.Second
+	ScheduleRung1s  = time.Second
 )
 
 // ScheduleRungDelays are the rungs' waits, longest first.
 func ScheduleRungDelays() []time.Duration {
-	return []time.Duration{ScheduleRungHour, ScheduleRungTenMinutes, ScheduleRungMinute, ScheduleRungTenSeconds, ScheduleRungSecond}
+	return []time.Duration{ScheduleRung1h, ScheduleRung10m, ScheduleRung1m, ScheduleRung10s, ScheduleRung1s}
 }
 
 // ScheduleRungQueue names the rung of exchange for delay d:
@@ -64,7 +64,7 @@ const (
 	ScheduleHopContentType = ContentTypeBytes
 	// ScheduleDeliverBelow: what remains under it is delivered now, not
 	// sent to a rung. It is the shortest rung, so precision is about it.
-	ScheduleDeliverBelow = ScheduleRungSecond
+	ScheduleDeliverBelow = ScheduleRung1s
 )
 
 // CapabilityScheduler: the build links package schedule.

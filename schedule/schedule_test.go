@@ -104,15 +104,13 @@ func TestDeclarationsPinned(t *testing.T) {
 }
 
 // target is a broker a test runs on: memory:// on a manual clock the test
-// moves (advance), or the RabbitMQ of ACEMQ_TEST_URL in real time (advance
-// nil), with an exchange name of the test's own there (named "" on memory,
-// where the scheduler's default is the test's alone).
+// moves (advance), or the RabbitMQ of ACEMQ_TEST_URL (url) in real time
+// (advance nil).
 type target struct {
-	conn     *acemq.Conn
-	clock    transport.Clock
-	advance  func(time.Duration)
-	url      string
-	exchange string
+	conn    *acemq.Conn
+	clock   transport.Clock
+	advance func(time.Duration)
+	url     string
 }
 
 func eachBroker(t *testing.T, test func(t *testing.T, b target)) {
