@@ -21,7 +21,8 @@ func path(d time.Duration) []time.Duration {
 }
 
 // The routing rule of CONTRACT.md section 12: the longest rung not longer
-// than what remains; under a second (or past), deliver.
+// than what remains; under a second (or past), deliver. A rung longer than
+// what remains by up to hopSlack (the milliseconds hops take) still counts.
 func TestRoutingRule(t *testing.T) {
 	h, m, s := time.Hour, time.Minute, time.Second
 	for _, c := range []struct {
@@ -35,8 +36,12 @@ func TestRoutingRule(t *testing.T) {
 		{-5 * m, nil},
 		{s, []time.Duration{s}},
 		{1500 * time.Millisecond, []time.Duration{s}},
-		{9*s + 999*time.Millisecond, []time.Duration{s, s, s, s, s, s, s, s, s}},
+		{9*s + 800*time.Millisecond, []time.Duration{s, s, s, s, s, s, s, s, s}},
+		{9*s + 990*time.Millisecond, []time.Duration{10 * s}},
 		{10 * s, []time.Duration{10 * s}},
+		{990 * time.Millisecond, nil},
+		{90*s - 3*time.Millisecond, []time.Duration{m, 10 * s, 10 * s, 10 * s}},
+		{4*h - 20*time.Millisecond, []time.Duration{h, h, h, h}},
 		{59 * m, []time.Duration{10 * m, 10 * m, 10 * m, 10 * m, 10 * m, m, m, m, m, m, m, m, m, m}},
 		{h + 10*m + m + 10*s + s, []time.Duration{h, 10 * m, m, 10 * s, s}},
 		{25 * h, slices.Repeat([]time.Duration{h}, 25)},
