@@ -20,7 +20,9 @@
 // envelope of type ScheduledMessage, with the body's own content type.
 // Precision is about the shortest rung: a message may be delivered up to
 // a second early (it came back with under a second left), and late by what
-// the broker and the forwarder add. A rung is never a per-message
+// the broker and the forwarder add (and up to half a second more: a rung is
+// taken when what remains falls short of it by no more than that, as each
+// hop takes milliseconds). A rung is never a per-message
 // expiration, so a long wait never holds back a short one.
 //
 // Every hop and the delivery are mandatory, confirmed publishes through

@@ -7,12 +7,13 @@ import (
 )
 
 // hopSlack is how far what remains may fall short of a rung for the
-// message to wait on it still. Each hop takes a few milliseconds, so a
-// message due in 90s comes back from its second 10s rung with 9.99s left:
-// by the letter of the rule the 1s rung, nine hops of it, and a delivery
-// 0.9s early; with the slack, the third 10s rung that section 12's own
-// example names, and a delivery a few milliseconds late.
-const hopSlack = 100 * time.Millisecond
+// message to wait on it still: half the shortest rung. Each hop takes
+// milliseconds (hundreds when many messages fall due at once), so a
+// message due in 90s comes back from its second 10s rung with 9.99s
+// left: by the letter of the rule the 1s rung, nine hops of it, and a
+// delivery up to a second early; with the slack, the third 10s rung that
+// section 12's own example names, and a delivery a little late.
+const hopSlack = contract.ScheduleDeliverBelow / 2
 
 // rungFor is the routing rule (CONTRACT.md section 12): what remains under
 // a second (or is past) is delivered now (ok false); anything else waits on
