@@ -81,7 +81,7 @@ func run(brokerURL, dbURL string) error {
 	if err := topology.Apply(ctx, conn); err != nil {
 		return err
 	}
-	defer example.DeleteQueues("idempotency", conn, example.Queues(topology)...)
+	defer example.DeleteQueues(conn, example.Queues(topology)...)
 
 	payments, err := acemq.NewPublisher[Payment](conn, "") // the default exchange: straight to the queue
 	if err != nil {

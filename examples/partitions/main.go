@@ -65,7 +65,7 @@ func run(brokerURL string) error {
 	for _, q := range append(set.Queues(), "tasks."+run) {
 		queues = append(queues, example.WithDeadLetters(q)...)
 	}
-	defer example.DeleteQueues("partitions", conn, queues...)
+	defer example.DeleteQueues(conn, queues...)
 	customers := []string{"ana", "ben", "chloé", "dev"}
 	for _, c := range customers {
 		fmt.Printf("%s: partition %d of %d (FNV-1a %#08x)\n", c, set.Of(c), set.Count(), partition.Hash(c))

@@ -75,7 +75,7 @@ func run(brokerURL string) error {
 		q := orders.Queue(s)
 		queues = append(queues, append(example.WithDeadLetters(q), contract.RungQueue(q, time.Second, contract.ContractRungs))...)
 	}
-	defer example.DeleteQueues("pipeline", conn, queues...)
+	defer example.DeleteQueues(conn, queues...)
 
 	validate, err := pipeline.Run(ctx, conn, orders, "validate", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
 		if m.Body.Qty <= 0 {

@@ -62,7 +62,7 @@ func run(brokerURL string) error {
 	if err := topology.Apply(ctx, conn); err != nil {
 		return err
 	}
-	defer example.DeleteQueues("request-reply", conn, example.Queues(topology)...)
+	defer example.DeleteQueues(conn, example.Queues(topology)...)
 
 	responder, err := request.Serve(ctx, conn, quotes, func(_ context.Context, m acemq.Message[Quote]) (Price, error) {
 		if m.Body.Qty <= 0 {

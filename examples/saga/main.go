@@ -57,7 +57,7 @@ func run(brokerURL string) error {
 	if err := topology.Apply(ctx, conn); err != nil {
 		return err
 	}
-	defer example.DeleteQueues("saga", conn, example.WithDeadLetters(trips)...)
+	defer example.DeleteQueues(conn, example.WithDeadLetters(trips)...)
 
 	handled := make(chan struct{})
 	consumer, err := acemq.Consume(ctx, conn, trips, func(ctx context.Context, m acemq.Message[Trip]) acemq.Decision {

@@ -56,7 +56,7 @@ func run(brokerURL string) error {
 	if err := spec.Declare(ctx, conn); err != nil {
 		return err
 	}
-	defer example.DeleteQueues("streams", conn, example.WithDeadLetters(name)...)
+	defer example.DeleteQueues(conn, example.WithDeadLetters(name)...)
 	args := spec.Arguments()
 	fmt.Printf("declared events: x-max-age %v, x-max-length-bytes %v\n", args[contract.ArgMaxAge], args[contract.ArgMaxLengthBytes])
 	// Java and .NET write the same retention in seconds: RabbitMQ compares

@@ -171,7 +171,7 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 		return err
 	}
 	runner := harness.Runner{Broker: broker, Log: log, IdempotencyPostgres: c.postgres, Options: harness.Options{
-		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Requests: c.requests, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios,
+		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Requests: c.requests, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios, Quick: c.quick,
 	}}
 	if runner.Raw, err = harness.NewRaw(c.url); err != nil {
 		return err
@@ -298,6 +298,9 @@ var rowNotes = map[string]string{
 	harness.IdempotentConsume + "/" + harness.TxSQLite:     "sqlstore.TxHandler on SQLite: claim, then a transaction inserting a row of work and confirming",
 	harness.IdempotentConsume + "/" + harness.IdemPostgres: "idempotency.Handler on PostgreSQL (pgx, local server): a claim and a confirm per message",
 	harness.IdempotentConsume + "/" + harness.TxPostgres:   "sqlstore.TxHandler on PostgreSQL: claim, then a transaction inserting a row of work and confirming",
+	harness.DelayedSend1s + "/acemq":                       "schedule.PublishIn(1s), 8 publishers; the 1s rung, then the forwarder delivers; late = arrival - due (negative: early)",
+	harness.DelayedSend90s + "/acemq":                      "PublishIn(90s): the 1m rung, then three 10s ones; at most 2 rounds; not in -quick",
+	harness.DelayedSend1h + "/acemq":                       "PublishIn(1h) on memory:// with a manual clock moved 1s at a time: lateness on that clock",
 }
 
 func notes(c config) []string {

@@ -36,7 +36,7 @@ const (
 
 // Scenarios are every scenario's name, in report order.
 var Scenarios = []string{PublishConfirmed, ConsumeAck1, ConsumeAck8, RetryInConsumer, RetryOnRung, PerMessageTTL, RungKinds,
-	RequestReply1, RequestReply8, IdempotentConsume, Ordered}
+	RequestReply1, RequestReply8, IdempotentConsume, Ordered, DelayedSend1s, DelayedSend90s, DelayedSend1h}
 
 // Options size a run.
 type Options struct {
@@ -54,6 +54,9 @@ type Options struct {
 	Timeout time.Duration
 	// Only, when set, runs just the scenarios named.
 	Only map[string]bool
+	// Quick leaves out the scenarios that take minutes whatever their
+	// size (DelayedSend90s), unless Only names them.
+	Quick bool
 }
 
 // Sample is one timed run.
@@ -165,7 +168,33 @@ func (r *Runner) Run(ctx context.Context) []Series {
 	add(RequestReply8, r.Options.Requests, false, r.requestReply(r.Options.Requests, 8))
 	add(IdempotentConsume, n, true, r.idempotent(n))
 	add(Ordered, n, false, r.ordered(n))
+	for _, d := range []struct {
+		name  string
+		delay time.Duration
+	}{{DelayedSend1s, time.Second}, {DelayedSend90s, 90 * time.Second}} {
+		if d.delay > time.Minute && r.Options.Quick && !r.Options.Only[d.name] {
+			continue
+		}
+		add(d.name, rn, false, []contender{{"acemq", func(ctx context.Context, q string) ([]time.Duration, error) {
+			late, err := r.AceMQ.DelayedSend(ctx, r.Broker, q, rn, d.delay)
+			r.logEarliest(d.name, late)
+			return late, err
+		}, nil, ""}})
+	}
+	add(DelayedSend1h, rn, false, []contender{{"acemq", func(ctx context.Context, q string) ([]time.Duration, error) {
+		late, err := DelayedSendOnMemory(ctx, q, rn, time.Hour)
+		r.logEarliest(DelayedSend1h, late)
+		return late, err
+	}, nil, ""}})
 	return all
+}
+
+// logEarliest logs how early the earliest message of a delayed-send run
+// came (the table's lateness is its p50, p99 and worst).
+func (r *Runner) logEarliest(name string, late []time.Duration) {
+	if len(late) > 0 {
+		fmt.Fprintf(r.Log, "%-28s acemq     earliest %.1fms against its due time\n", name, ms(stats.Percentile(late, 0)))
+	}
 }
 
 // rungKinds are RungKinds' contenders: AceMQ retrying on a rung of each
@@ -251,7 +280,11 @@ func (r *Runner) scenario(ctx context.Context, name string, messages int, preloa
 	for i, c := range cs {
 		series[i] = Series{Scenario: name, Implementation: c.name, Messages: messages, Baseline: c.baseline}
 	}
-	for round := 1; round <= r.Options.Rounds; round++ {
+	rounds := r.Options.Rounds
+	if name == DelayedSend90s {
+		rounds = min(rounds, delayedRounds)
+	}
+	for round := 1; round <= rounds; round++ {
 		for i, c := range cs {
 			queue := fmt.Sprintf("acemq-bench.%s.%s.%s.%d", r.runID, slug(name), slug(c.name), round)
 			var load func(int) (amqp.Publishing, error)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,7 +63,8 @@ func Queues(topology acemq.Topology) []string {
 
 // DeleteQueues deletes the queues, telling stderr of a failure (one that
 // is gone already is none), under the program's name.
-func DeleteQueues(program string, conn *acemq.Conn, queues ...string) {
+func DeleteQueues(conn *acemq.Conn, queues ...string) {
+	program := filepath.Base(os.Args[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, q := range queues {

@@ -1,0 +1,184 @@
+// Command delayed-send is delayed send at work (package schedule): three
+// reminders published at once, to be delivered now, in a second and in
+// three seconds, a forwarder moving them over the scheduler's rungs, and a
+// message that is not a scheduled one, parked.
+//
+//	go run ./examples/delayed-send                  # memory://
+//	go run ./examples/delayed-send -broker amqp://guest:guest@localhost:5672/
+//
+// A service uses the family's exchange, acemq.schedule (schedule.New
+// without WithExchange); this example names one of its own for the run,
+// so that runs on a shared broker never meet, and deletes its queues at
+// the end.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/schedule"
+	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
+)
+
+// Reminder is what is sent later.
+type Reminder struct {
+	Order string `json:"order"`
+	Say   string `json:"say"`
+}
+
+func main() {
+	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
+	flag.Parse()
+	if err := run(*brokerURL); err != nil {
+		fmt.Fprintln(os.Stderr, "delayed-send:", err)
+		os.Exit(1)
+	}
+}
+
+func run(brokerURL string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := connect(ctx, brokerURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	id := suffix()
+	exchange, reminders := "acemq.schedule.example."+id, "reminders."+id
+	sched, err := schedule.New(ctx, conn, schedule.WithExchange(exchange))
+	if err != nil {
+		return err
+	}
+	target := acemq.Topology{Queues: []acemq.QueueSpec{{Name: reminders, DeadLetter: true}}}
+	if err := target.Apply(ctx, conn); err != nil {
+		return err
+	}
+	defer deleteQueues(conn, sched, target)
+
+	// The reminders' consumer: an ordinary one, on the target queue.
+	arrived := make(chan acemq.Message[Reminder], 3)
+	consumer, err := acemq.Consume(ctx, conn, reminders, func(_ context.Context, m acemq.Message[Reminder]) acemq.Decision {
+		arrived <- m
+		return acemq.Accept()
+	})
+	if err != nil {
+		return err
+	}
+	forwarder, err := sched.Forward(ctx)
+	if err != nil {
+		return err
+	}
+
+	// One call each; published in this order, they arrive in the other.
+	for _, r := range []struct {
+		in   time.Duration
+		body Reminder
+	}{{3 * time.Second, Reminder{"o-1", "pay"}}, {time.Second, Reminder{"o-2", "ship"}}} {
+		if err := sched.PublishIn(ctx, r.in, "", reminders, r.body); err != nil {
+			return err
+		}
+		fmt.Printf("published %s %s, due in %v\n", r.body.Say, r.body.Order, r.in)
+	}
+	if err := sched.PublishAt(ctx, time.Now(), "", reminders, Reminder{"o-3", "thank"}); err != nil {
+		return err
+	}
+	fmt.Println("published thank o-3, due now")
+
+	for range 3 {
+		select {
+		case m := <-arrived:
+			fmt.Printf("delivered %s %s: type %s, %s\n", m.Body.Say, m.Body.Order, m.Envelope.Type, m.Envelope.ContentType)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+
+	// A message no scheduler sent, put straight into the due queue.
+	confirm, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: sched.DueQueue(), Mandatory: true,
+		Message: transport.Message{Body: []byte(`{}`), ContentType: contract.ContentTypeJSON, Persistent: true}})
+	if err == nil {
+		err = confirm.Wait(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	parked := contract.ParkedQueue(sched.DueQueue())
+	for forwarder.Forwarded().Foreign == 0 || forwarder.Stats().Parked == 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	d, ok, err := conn.Transport().Get(ctx, parked)
+	if err != nil || !ok {
+		return fmt.Errorf("reading %s: %v (a message: %v)", parked, err, ok)
+	}
+	_ = d.Ack()
+	fmt.Printf("parked in %s: %s\n", strings.Replace(parked, exchange, contract.ScheduleExchange, 1), acemq.ReadEnvelope(d.Message).Error)
+
+	if _, err := forwarder.Close(ctx); err != nil {
+		return err
+	}
+	if _, err := consumer.Close(ctx); err != nil {
+		return err
+	}
+	s := forwarder.Forwarded()
+	fmt.Printf("forwarder: %d hop(s), %d delivered, %d foreign\n", s.Hops, s.Delivered, s.Foreign)
+	return nil
+}
+
+// connect opens the broker: memory:// is the in-process one (memory://NAME
+// a named one), anything else RabbitMQ's.
+func connect(ctx context.Context, url string) (*acemq.Conn, error) {
+	switch {
+	case url == "memory://":
+		return acemq.New(memory.NewBroker().Connect())
+	case strings.HasPrefix(url, "memory://"):
+		t, err := memory.Dial(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		return acemq.New(t)
+	}
+	return acemq.Connect(ctx, url)
+}
+
+// deleteQueues deletes the queues the scheduler and the target declared,
+// and the forwarder's .dlq and .parked.
+func deleteQueues(conn *acemq.Conn, sched *schedule.Scheduler, target acemq.Topology) {
+	var queues []string
+	for _, top := range []acemq.Topology{sched.Topology(), target} {
+		ds, _ := top.Plan()
+		for _, d := range ds {
+			if q, ok := d.(transport.Queue); ok {
+				queues = append(queues, q.Name)
+			}
+		}
+	}
+	queues = append(queues, contract.DeadLetterQueue(sched.DueQueue()), contract.ParkedQueue(sched.DueQueue()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, q := range queues {
+		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil {
+			fmt.Fprintln(os.Stderr, "delayed-send: deleting the example's queue:", err)
+		}
+	}
+}
+
+// suffix names this run's exchange and queues.
+func suffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
