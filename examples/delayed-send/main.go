@@ -14,8 +14,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -24,9 +22,9 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/schedule"
 	"github.com/acemq-go/acemq/transport"
-	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // Reminder is what is sent later.
@@ -47,13 +45,13 @@ func main() {
 func run(brokerURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, brokerURL)
+	conn, err := example.Connect(ctx, brokerURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 
-	id := suffix()
+	id := example.Suffix()
 	exchange, reminders := "acemq.schedule.example."+id, "reminders."+id
 	sched, err := schedule.New(ctx, conn, schedule.WithExchange(exchange))
 	if err != nil {
@@ -63,7 +61,11 @@ func run(brokerURL string) error {
 	if err := target.Apply(ctx, conn); err != nil {
 		return err
 	}
-	defer deleteQueues(conn, sched, target)
+	// The scheduler's and the target's queues, and the forwarder's dead-letter
+	// half, which it declares as every consumer does.
+	queues := append(example.Queues(sched.Topology()), example.Queues(target)...)
+	queues = append(queues, contract.DeadLetterQueue(sched.DueQueue()), contract.ParkedQueue(sched.DueQueue()))
+	defer example.DeleteQueues(conn, queues...)
 
 	// The reminders' consumer: an ordinary one, on the target queue.
 	arrived := make(chan acemq.Message[Reminder], 3)
@@ -136,49 +138,4 @@ func run(brokerURL string) error {
 	s := forwarder.Forwarded()
 	fmt.Printf("forwarder: %d hop(s), %d delivered, %d foreign\n", s.Hops, s.Delivered, s.Foreign)
 	return nil
-}
-
-// connect opens the broker: memory:// is the in-process one (memory://NAME
-// a named one), anything else RabbitMQ's.
-func connect(ctx context.Context, url string) (*acemq.Conn, error) {
-	switch {
-	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
-	case strings.HasPrefix(url, "memory://"):
-		t, err := memory.Dial(ctx, url)
-		if err != nil {
-			return nil, err
-		}
-		return acemq.New(t)
-	}
-	return acemq.Connect(ctx, url)
-}
-
-// deleteQueues deletes the queues the scheduler and the target declared,
-// and the forwarder's .dlq and .parked.
-func deleteQueues(conn *acemq.Conn, sched *schedule.Scheduler, target acemq.Topology) {
-	var queues []string
-	for _, top := range []acemq.Topology{sched.Topology(), target} {
-		ds, _ := top.Plan()
-		for _, d := range ds {
-			if q, ok := d.(transport.Queue); ok {
-				queues = append(queues, q.Name)
-			}
-		}
-	}
-	queues = append(queues, contract.DeadLetterQueue(sched.DueQueue()), contract.ParkedQueue(sched.DueQueue()))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, q := range queues {
-		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil {
-			fmt.Fprintln(os.Stderr, "delayed-send: deleting the example's queue:", err)
-		}
-	}
-}
-
-// suffix names this run's exchange and queues.
-func suffix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
