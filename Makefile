@@ -191,7 +191,8 @@ chaos-cluster:
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,
 # alarm, restart), the 4.0 chaos node's (restart), the cluster's (failover
-# and TestRungHopIsAtMostOnce), the idempotent consumer's (chaos-idempotent). Fails if any of them fails; the contract
+# and TestRungHopIsAtMostOnce), the idempotent consumer's (chaos-idempotent),
+# the scheduler's restart on 3.10 and 4.0 (chaos-schedule). Fails if any of them fails; the contract
 # rungs' expected losses are printed (EXPECTED LOSS), not failures.
 chaos:
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh >/dev/null
@@ -199,7 +200,9 @@ chaos:
 	$(CHAOS_BROKER) bash scripts/rabbitmq.sh stop; \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST=TestChaosRestart || status=$$?; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; \
-	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; exit $$status
+	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; \
+	$(MAKE) --no-print-directory chaos-schedule || status=$$?; \
+	$(MAKE) --no-print-directory chaos-schedule SCHED_SERIES=4.0 || status=$$?; exit $$status
 
 # The idempotent consumer's full runs (docs/reliability.md): 20 kills and
 # 10 forced closes on SQLite and on PostgreSQL, with idempotency.Handler
