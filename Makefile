@@ -24,7 +24,7 @@ TEST_BROKER := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS) 
 # scripts/rabbitmq.sh makes and reuses; its data directory lives in there).
 TEST_BROKER4 := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS) \
 	ACEMQ_RABBITMQ_SERIES=4.0 RABBITMQ_NODENAME=acemq-test4@localhost RABBITMQ_NODE_PORT=5674 \
-	ACEMQ_RABBITMQ_MGMT_PORT=15674 \
+	ACEMQ_RABBITMQ_MGMT_PORT=15674 ACEMQ_RABBITMQ_LOCK=/tmp/acemq-rabbitmq-test4.lock \
 	ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=5676 \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5674/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15674 \
@@ -50,40 +50,57 @@ demo:
 	$(GO) run ./cmd/acemq demo
 
 # Everything: every test against a private RabbitMQ 3.10 node (installed
-# when missing, started for the run and stopped after it) and a private
-# PostgreSQL server (Debian's, installed when missing, started for each
-# `go test ./...` part and stopped after it), the conformance counts, then
-# the short memory alarm scenario alone on that node (an alarm blocks every
-# publisher on it); then the broker tests again against a private RabbitMQ 4.0
-# node (and the PostgreSQL server), one after the other (2 cores), for the
-# packages whose tests reach the broker (scripts/broker-packages.sh), with its
-# conformance counts (each node with an amqps:// listener on development
-# certificates, for TestRealTLSListener); then the short failover scenarios
-# on a three-node cluster (the
-# waits in the consumer, and at-least-once rungs) and the short restart
-# scenario (a quorum source, at-least-once rungs) on a 3.10 and a 4.0 chaos
-# node, each failing on any loss; then the benchmark harness's own tests
-# (bench/, a module of its own), then lint. The time each part took is
-# printed at the end. The short scenarios' nodes resend a held at-least-once
-# dead letter after CHAOS_SHORT_RETRY_MS, not 180s: that changes how soon it
-# comes home, not whether it does (make chaos keeps the default).
+# when missing, started for the run and stopped after it), with its
+# conformance counts and the short memory alarm scenario alone on that node
+# (an alarm blocks every publisher on it); at the same time, on a private
+# RabbitMQ 4.0 node, the tests of the packages whose tests reach the broker
+# (scripts/broker-packages.sh) with its conformance counts: the two parts
+# wait on their brokers more than they use the two cores, and each prints
+# its output when both are done (test-3.10, test-4.0). Both use one private
+# PostgreSQL server (Debian's, installed when missing), each node has an
+# amqps:// listener on development certificates (TestRealTLSListener), and
+# the console's browser tests a headless Chromium (TEST_CHROMIUM). Then the
+# short failover scenarios on a three-node cluster (the waits in the
+# consumer, and at-least-once rungs) and the short restart scenario (a
+# quorum source, at-least-once rungs) on a 3.10 and a 4.0 chaos node, each
+# failing on any loss; then the benchmark harness's own tests (bench/, a
+# module of its own), then lint. The time each part took is printed at the
+# end. The short scenarios' nodes resend a held at-least-once dead letter
+# after CHAOS_SHORT_RETRY_MS, not 180s: that changes how soon it comes home,
+# not whether it does (make chaos keeps the default).
 CHAOS_SHORT_RETRY_MS := 20000
+TEST_LOGS := $(CURDIR)/.test-logs
 test: tls-certs
-	@t0=$$SECONDS; \
-	$(TEST_CHROMIUM) $(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
+	@t0=$$SECONDS; mkdir -p $(TEST_LOGS); \
+	status=0; $(TEST_POSTGRES) bash scripts/postgres.sh run bash -c '\
+	  $(MAKE) --no-print-directory test-3.10 >$(TEST_LOGS)/3.10.log 2>&1 & a=$$!; \
+	  $(MAKE) --no-print-directory test-4.0 >$(TEST_LOGS)/4.0.log 2>&1 & b=$$!; \
+	  sa=0; wait $$a || sa=$$?; sb=0; wait $$b || sb=$$?; \
+	  cat $(TEST_LOGS)/3.10.log $(TEST_LOGS)/4.0.log; exit $$((sa | sb))' || status=$$?; \
 	t1=$$SECONDS; \
-	echo "make test: RabbitMQ 3.10 and PostgreSQL took $$((t1 - t0))s"; \
-	$(TEST_CHROMIUM) $(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 $$(GO=$(GO) bash scripts/broker-packages.sh) && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
-	t2=$$SECONDS; \
-	echo "make test: RabbitMQ 4.0 and PostgreSQL took $$((t2 - t1))s"; \
+	echo "make test: RabbitMQ 3.10 and 4.0, at the same time, took $$((t1 - t0))s"; \
+	[ $$status = 0 ] || exit $$status; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)' CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
-	t3=$$SECONDS; \
-	echo "make test: the failover and restart scenarios took $$((t3 - t2))s"; \
+	t2=$$SECONDS; \
+	echo "make test: the failover and restart scenarios took $$((t2 - t1))s"; \
 	$(GO) -C bench test -count=1 ./...; \
 	$(MAKE) --no-print-directory lint; \
-	echo "make test: RabbitMQ 3.10 and PostgreSQL $$((t1 - t0))s, RabbitMQ 4.0 and PostgreSQL $$((t2 - t1))s, failover and restart scenarios $$((t3 - t2))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"
+	echo "make test: RabbitMQ 3.10 and 4.0 $$((t1 - t0))s, failover and restart scenarios $$((t2 - t1))s, bench and lint $$((SECONDS - t2))s; $$((SECONDS - t0))s in all"
+
+# make test's two broker parts, each on its own node (and PostgreSQL, when
+# not already answering: make test starts it once for both). TestConformance
+# runs once, in `make conformance`, which prints its counts.
+.PHONY: test-3.10 test-4.0
+test-3.10:
+	@t0=$$SECONDS; \
+	$(TEST_CHROMIUM) $(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 -skip "^TestConformance$$" ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
+	echo "make test: RabbitMQ 3.10 and PostgreSQL took $$((SECONDS - t0))s"
+test-4.0:
+	@t0=$$SECONDS; \
+	$(TEST_CHROMIUM) $(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 -skip "^TestConformance$$" $$(GO=$(GO) bash scripts/broker-packages.sh) && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
+	echo "make test: RabbitMQ 4.0 and PostgreSQL took $$((SECONDS - t0))s"
 
 # TLS_CERTS (TestRealTLSListener, of the root package and of the command,
 # connects to the test nodes' amqps:// listeners on them): made by `acemq certs` when missing, and again once a month old
@@ -99,7 +116,7 @@ tls-certs:
 # test. CONFORMANCE picks the packages (the 4.0 run needs only RabbitMQ's).
 CONFORMANCE ?= ./transport/memory/ ./transport/rabbitmq/
 conformance:
-	@$(GO) test -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -E 'behaviours ran|^(ok|FAIL|---)'
+	@$(GO) test -race -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -E 'behaviours ran|^(ok|FAIL|---)'
 
 # The chaos harness (internal/chaos, docs/reliability.md): numbered, confirmed
 # messages through a separate consumer process while faults are injected, then
