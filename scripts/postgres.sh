@@ -210,7 +210,8 @@ run() {
 	local started=false status=0
 	pg_up || started=true
 	start >/dev/null
-	ACEMQ_TEST_POSTGRES_URL=$URL "$@" 9>&- || status=$?
+	exec 9>&- # the start is done: a nested run (make test's parts) reuses the server
+	ACEMQ_TEST_POSTGRES_URL=$URL "$@" || status=$?
 	if $started; then stop; fi
 	return "$status"
 }
