@@ -3,12 +3,12 @@ package partition
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 )
 
 // Handler handles one message of a partition: nil is done; an error is a
@@ -104,7 +104,7 @@ func retryInPlace[T any](policy acemq.RetryPolicy, h Handler[T]) acemq.Handler[T
 					return acemq.Reject(fmt.Errorf("%s: %w", contract.TooOldReason(limit), err))
 				}
 			}
-			wait := jittered(schedule[min(tries-1, len(schedule)-1)], policy.JitterFactor())
+			wait := retry.Jittered(policy, schedule[min(tries-1, len(schedule)-1)], nil)
 			timer := time.NewTimer(wait)
 			select {
 			case <-timer.C:
@@ -114,11 +114,4 @@ func retryInPlace[T any](policy acemq.RetryPolicy, h Handler[T]) acemq.Handler[T
 			}
 		}
 	}
-}
-
-// jittered is d*(1+u*f), u uniform in [-1, 1], never below
-// contract.MinConsumerWait.
-func jittered(d time.Duration, f float64) time.Duration {
-	w := time.Duration(float64(d) * (1 + (2*rand.Float64()-1)*f))
-	return max(w, contract.MinConsumerWait)
 }
