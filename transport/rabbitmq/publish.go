@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -176,9 +179,24 @@ func (p *publisher) publish(pb transport.Publishing, msg amqp.Publishing) (*tran
 		if errors.Is(err, amqp.ErrClosed) { // nothing went out
 			return nil, errRetry
 		}
+		if lostSocket(err) {
+			// The connection failed under the write: some of the frames may
+			// have gone out, so the broker may have routed the message or
+			// not, as for a publish in flight when a connection is lost.
+			return nil, fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w: the connection failed during the send; the message may or may not have been routed: %w",
+				pb.Exchange, pb.RoutingKey, ErrNotConfirmed, err)
+		}
 		return nil, fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w", pb.Exchange, pb.RoutingKey, err)
 	}
 	return c, nil
+}
+
+// lostSocket says whether err is the connection's socket failing (reset,
+// closed under a write, timed out), not a refusal of the publish.
+func lostSocket(err error) bool {
+	_, isNet := errors.AsType[net.Error](err)
+	return isNet || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // run resolves the publishes in flight as confirms come back, until the
