@@ -15,6 +15,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -146,30 +147,6 @@ func deadLetters(n int) []transport.Message {
 	return msgs
 }
 
-// drain takes every message of queue out, in order.
-func drain(t *testing.T, tr transport.Transport, queue string) []transport.Message {
-	t.Helper()
-	taker, err := tr.Take(t.Context(), queue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taker.Close()
-	var out []transport.Message
-	for {
-		d, ok, err := taker.Next(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			return out
-		}
-		if err := d.Ack(); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, d.Message)
-	}
-}
-
 func ids(msgs []transport.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
@@ -210,7 +187,7 @@ func TestReplay(t *testing.T) {
 		if n := depth(t, tr, dlq); n != 0 {
 			t.Errorf("%d messages left in %s, want 0", n, dlq)
 		}
-		got := drain(t, tr, source)
+		got := deliverytest.TakeAll(t, tr, source)
 		if len(got) != len(sent) {
 			t.Fatalf("%d messages in %s, want %d", len(got), source, len(sent))
 		}
@@ -249,11 +226,11 @@ func TestReplayMatchAndLimitLeaveTheRestInOrder(t *testing.T) {
 		if want := (deadletter.Progress{Total: 10, Taken: 6, Moved: 2, Left: 4}); p != want {
 			t.Errorf("progress %+v, want %+v", p, want)
 		}
-		if got, want := ids(drain(t, tr, source)), []string{"id-00003", "id-00005"}; !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, source)), []string{"id-00003", "id-00005"}; !slices.Equal(got, want) {
 			t.Errorf("replayed %v, want %v", got, want)
 		}
 		want := []string{"id-00000", "id-00001", "id-00002", "id-00004", "id-00006", "id-00007", "id-00008", "id-00009"}
-		if got := ids(drain(t, tr, dlq)); !slices.Equal(got, want) {
+		if got := ids(deliverytest.TakeAll(t, tr, dlq)); !slices.Equal(got, want) {
 			t.Errorf("left in %s: %v, want %v (in order)", dlq, got, want)
 		}
 	})
@@ -276,7 +253,7 @@ func TestDryRunMovesNothing(t *testing.T) {
 		if n := depth(t, tr, source); n != 0 {
 			t.Errorf("a dry run put %d messages in %s", n, source)
 		}
-		if got, want := ids(drain(t, tr, dlq)), ids(deadLetters(5)); !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, dlq)), ids(deadLetters(5)); !slices.Equal(got, want) {
 			t.Errorf("after a dry run %s holds %v, want %v", dlq, got, want)
 		}
 	})
@@ -337,7 +314,7 @@ func TestReplayStopsAtARefusal(t *testing.T) {
 		if p.Moved != 4 || p.Left != p.Taken-4 || p.Doubtful != 0 {
 			t.Errorf("progress %+v, want 4 moved and the rest taken left", p)
 		}
-		if got, want := ids(drain(t, tr, dlq)), ids(deadLetters(10))[4:]; !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, dlq)), ids(deadLetters(10))[4:]; !slices.Equal(got, want) {
 			t.Errorf("%s holds %v, want %v", dlq, got, want)
 		}
 		if n := depth(t, tr, full); n != 4 {
@@ -360,7 +337,7 @@ func TestPark(t *testing.T) {
 		if want := (deadletter.Progress{Total: 4, Taken: 4, Moved: 2, Left: 2}); p != want {
 			t.Errorf("progress %+v, want %+v", p, want)
 		}
-		got := drain(t, tr, parked)
+		got := deliverytest.TakeAll(t, tr, parked)
 		if want := []transport.Message{deadLetter(0), deadLetter(2)}; !reflect.DeepEqual(got, want) {
 			t.Errorf("parked\n%+v\nwant them unchanged:\n%+v", got, want)
 		}
@@ -410,7 +387,7 @@ func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 		if info.Messages != 5 || info.Oldest != 90*time.Minute || info.HeadClass != contract.ReasonExhausted {
 			t.Errorf("Describe = %+v, want 5 messages, the oldest 1h30m old and exhausted", info)
 		}
-		if got, want := ids(drain(t, tr, dlq)), ids(deadLetters(5)); !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, dlq)), ids(deadLetters(5)); !slices.Equal(got, want) {
 			t.Errorf("after browsing %s holds %v, want %v in order", dlq, got, want)
 		}
 	})
@@ -471,7 +448,7 @@ func TestExportPurgeImportRestoresEveryByte(t *testing.T) {
 		if p.Moved != 50 {
 			t.Errorf("imported %d, want 50", p.Moved)
 		}
-		after := drain(t, tr, dlq)
+		after := deliverytest.TakeAll(t, tr, dlq)
 		if len(after) != len(before) {
 			t.Fatalf("%d messages after import, want %d", len(after), len(before))
 		}
@@ -498,7 +475,7 @@ func TestExportRemoveTakesOnlyWhatIsWritten(t *testing.T) {
 		if p.Moved != 3 || strings.Count(file.String(), "\n") != 3 {
 			t.Errorf("exported %d in %d lines, want 3", p.Moved, strings.Count(file.String(), "\n"))
 		}
-		if got, want := ids(drain(t, tr, dlq)), []string{"id-00000", "id-00002", "id-00004"}; !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, dlq)), []string{"id-00000", "id-00002", "id-00004"}; !slices.Equal(got, want) {
 			t.Errorf("left %v, want %v", got, want)
 		}
 	})
@@ -537,7 +514,7 @@ func TestReplayTenThousand(t *testing.T) {
 		if want := (deadletter.Progress{Total: n, Taken: n, Moved: n}); p != want {
 			t.Errorf("progress %+v, want %+v", p, want)
 		}
-		got := drain(t, tr, source)
+		got := deliverytest.TakeAll(t, tr, source)
 		if dup := wantNoneLost(t, n, got, nil); dup != 0 || len(got) != n {
 			t.Errorf("%s holds %d messages, %d of them duplicates; want %d, none", source, len(got), dup, n)
 		}
@@ -602,7 +579,7 @@ func TestReplayInterruptedLosesNone(t *testing.T) {
 			}
 			rest = append(rest, r)
 		}
-		dup := wantNoneLost(t, n, drain(t, againTr, source), nil)
+		dup := wantNoneLost(t, n, deliverytest.TakeAll(t, againTr, source), nil)
 		if dup > p.Doubtful+window {
 			t.Errorf("%d duplicates in %s; the replay counted %d doubtful, and at most %d more acks can be lost", dup, source, p.Doubtful, window)
 		}
@@ -642,7 +619,7 @@ func TestReplayStopsWhenItsContextEnds(t *testing.T) {
 		if !errors.Is(err, context.Canceled) || p.Doubtful != 0 || p.Moved < n/4-1 || p.Moved >= n {
 			t.Fatalf("Replay cancelled after %d taken = %+v, %v; want it stopped with context.Canceled, nothing doubtful", n/4, p, err)
 		}
-		inSource, inDLQ := drain(t, tr, source), drain(t, tr, dlq)
+		inSource, inDLQ := deliverytest.TakeAll(t, tr, source), deliverytest.TakeAll(t, tr, dlq)
 		if both := wantNoneLost(t, n, inSource, inDLQ); both != 0 || len(inSource) != p.Moved {
 			t.Errorf("%d in %s (%d moved), %d in %s, %d in both; want each message once", len(inSource), source, p.Moved, len(inDLQ), dlq, both)
 		}
@@ -714,7 +691,7 @@ func TestMovesAreObserved(t *testing.T) {
 				t.Errorf("publish %d ended %+v, want confirmed", i, r)
 			}
 		}
-		if got, want := ids(drain(t, tr, source)), ids(deadLetters(7))[2:]; !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, source)), ids(deadLetters(7))[2:]; !slices.Equal(got, want) {
 			t.Errorf("%s holds %v, want %v", source, got, want)
 		}
 	})
@@ -787,10 +764,10 @@ func TestReplayMatchIDsMovesOnlyThoseIDs(t *testing.T) {
 		if want := (deadletter.Progress{Total: 6, Taken: 6, Moved: 2, Left: 4}); p != want {
 			t.Errorf("progress %+v, want %+v", p, want)
 		}
-		if got, want := ids(drain(t, tr, source)), []string{"id-00001", "id-00004"}; !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, source)), []string{"id-00001", "id-00004"}; !slices.Equal(got, want) {
 			t.Errorf("replayed %v, want %v", got, want)
 		}
-		if got, want := ids(drain(t, tr, dlq)), []string{"id-00000", "id-00002", "id-00003", ""}; !slices.Equal(got, want) {
+		if got, want := ids(deliverytest.TakeAll(t, tr, dlq)), []string{"id-00000", "id-00002", "id-00003", ""}; !slices.Equal(got, want) {
 			t.Errorf("left in %s: %v, want %v (in order)", dlq, got, want)
 		}
 	})

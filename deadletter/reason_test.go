@@ -12,6 +12,7 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
+	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -343,7 +344,7 @@ func TestReasonOfThisLibrarysSetAsides(t *testing.T) {
 			t.Errorf("%s (%s, attempt %d) was set aside with %+v, want it in %s, class %q", id, s.do, s.attempt, r, s.in, s.want)
 		}
 	}
-	if want := []string{"m-3", "m-8"}; !slices.Equal(ids(drain(t, tr, contract.ParkedQueue(source))), want) {
+	if want := []string{"m-3", "m-8"}; !slices.Equal(ids(deliverytest.TakeAll(t, tr, contract.ParkedQueue(source))), want) {
 		t.Errorf("%s does not hold %v alone", contract.ParkedQueue(source), want)
 	}
 }

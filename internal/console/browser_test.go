@@ -20,6 +20,7 @@ import (
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/browsertest"
 	"github.com/acemq-go/acemq/internal/console"
+	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -141,7 +142,7 @@ func TestBrowserReplayOnRabbitMQ(t *testing.T) {
 	if n := depthOn(t, tr, dlq); n != 0 {
 		t.Errorf("%d messages left in %s, want 0", n, dlq)
 	}
-	back := takeAll(t, tr, source)
+	back := deliverytest.TakeAll(t, tr, source)
 	if len(back) != 100 {
 		t.Fatalf("%d messages back in %s, want 100", len(back), source)
 	}
@@ -192,28 +193,4 @@ func depthOn(t *testing.T, tr transport.Transport, queue string) int {
 		t.Fatal(err)
 	}
 	return s.Messages
-}
-
-// takeAll takes every message of queue out, in order.
-func takeAll(t *testing.T, tr transport.Transport, queue string) []transport.Message {
-	t.Helper()
-	taker, err := tr.Take(t.Context(), queue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taker.Close()
-	var out []transport.Message
-	for {
-		d, ok, err := taker.Next(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			return out
-		}
-		if err := d.Ack(); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, d.Message)
-	}
 }

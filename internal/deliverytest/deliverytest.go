@@ -109,3 +109,27 @@ func Deliver[T any](t *testing.T, conn *acemq.Conn, queue string, codec acemq.Co
 	defer mu.Unlock()
 	return out
 }
+
+// TakeAll takes every message of queue out, in order, acking each.
+func TakeAll(t *testing.T, tr transport.Transport, queue string) []transport.Message {
+	t.Helper()
+	taker, err := tr.Take(t.Context(), queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taker.Close()
+	var out []transport.Message
+	for {
+		d, ok, err := taker.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return out
+		}
+		if err := d.Ack(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d.Message)
+	}
+}
