@@ -97,6 +97,15 @@ func abbreviate(ns []int) string {
 	return fmt.Sprint(ns[:20]) + "..."
 }
 
+// MessageIDPrefix and the record's number make the id of its message.
+const MessageIDPrefix = "outbox-chaos-"
+
+// MessageID is the id of record n's message.
+func MessageID(n int) string { return MessageIDPrefix + strconv.Itoa(n) }
+
+// Ready is the line a relay process prints once a SIGTERM stops it cleanly.
+const Ready = "ready"
+
 // Build builds the proc binary into dir.
 func Build(ctx context.Context, dir string) (string, error) {
 	out := filepath.Join(dir, "outbox-chaos-proc")
@@ -147,8 +156,21 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		p.cmd = exec.Command(cfg.Bin, "relay", "-db", cfg.DB, "-table", cfg.Table, "-broker", cfg.BrokerURL, "-name", name,
 			"-batch", strconv.Itoa(cfg.Batch), "-lease", cfg.Lease.String(), "-log", p.log)
 		p.cmd.Stderr = os.Stderr
+		stdout, err := p.cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
 		if err := p.cmd.Start(); err != nil {
 			return nil, err
+		}
+		// Until it says ready, SIGTERM would kill the process rather than
+		// stop the relay (the harness's end can come that soon on a slow
+		// machine).
+		ready, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil || ready != Ready+"\n" {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+			return nil, fmt.Errorf("relay %s did not start: %q %v", name, ready, err)
 		}
 		go func() { p.done <- p.cmd.Wait() }()
 		procs = append(procs, p)
@@ -230,7 +252,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			break
 		}
 		n, err := strconv.Atoi(string(d.Body))
-		if err != nil || acemq.ReadEnvelope(d.Message).ID != fmt.Sprintf("outbox-chaos-%d", n) {
+		if err != nil || acemq.ReadEnvelope(d.Message).ID != MessageID(n) {
 			return rep, fmt.Errorf("a message that is not a record: %q %v", d.Body, d.Headers)
 		}
 		arrived[n]++

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
+	outboxchaos "github.com/acemq-go/acemq/internal/chaos/outbox"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 	"github.com/acemq-go/acemq/outbox/sqlstore/postgres"
@@ -58,12 +59,6 @@ func open(ctx context.Context, dsn, table string) (*sqlstore.Store, error) {
 	return sqlite.Open(ctx, dsn, sqlstore.WithTable(table))
 }
 
-// MessageIDPrefix and the record's number make the id of its message.
-const MessageIDPrefix = "outbox-chaos-"
-
-// MessageID is the id of record n's message.
-func MessageID(n int) string { return MessageIDPrefix + fmt.Sprint(n) }
-
 func write(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("write", flag.ExitOnError)
 	dsn := fs.String("db", "", "SQLite file or postgres:// URL")
@@ -89,7 +84,7 @@ func write(ctx context.Context, args []string) error {
 			return err
 		}
 		if _, err := s.Write(ctx, tx, outbox.Message{RoutingKey: *queue, Body: fmt.Sprint(i),
-			Options: []acemq.MessageOption{acemq.WithMessageID(MessageID(i))}}); err != nil {
+			Options: []acemq.MessageOption{acemq.WithMessageID(outboxchaos.MessageID(i))}}); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -135,7 +130,7 @@ func (l *logged) Claim(ctx context.Context, c outbox.Claim) ([]outbox.Record, er
 	ns := make([]string, len(recs))
 	l.mu.Lock()
 	for i, rec := range recs {
-		ns[i] = strings.TrimPrefix(acemq.ReadEnvelope(rec.Message).ID, MessageIDPrefix)
+		ns[i] = strings.TrimPrefix(acemq.ReadEnvelope(rec.Message).ID, outboxchaos.MessageIDPrefix)
 		l.number[rec.ID] = ns[i]
 	}
 	l.mu.Unlock()
@@ -167,6 +162,7 @@ func relay(ctx context.Context, args []string) error {
 	lease := fs.Duration("lease", outbox.DefaultLease, "the lease")
 	logPath := fs.String("log", "", "the publish log")
 	_ = fs.Parse(args)
+	fmt.Println(outboxchaos.Ready) // main handles SIGTERM from here on
 	f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
