@@ -272,21 +272,40 @@ var (
 
 // Confirmation is the broker's answer to one publish.
 type Confirmation struct {
-	done chan struct{}
+	done <-chan struct{}
 	once sync.Once
 	err  error
+	// answer, when set, reads the answer once done has closed (Defer).
+	answer Answerer
 }
 
 // NewConfirmation makes a pending confirmation and the function that
 // resolves it; only the first call of resolve counts.
 func NewConfirmation() (*Confirmation, func(error)) {
-	c := &Confirmation{done: make(chan struct{})}
+	done := make(chan struct{})
+	c := &Confirmation{done: done}
 	return c, func(err error) {
 		c.once.Do(func() {
 			c.err = err
-			close(c.done)
+			close(done)
 		})
 	}
+}
+
+// Answerer reads the answer of a deferred confirmation.
+type Answerer interface {
+	// Answer is called once, after done has closed, by the first Err or
+	// Wait that sees it closed.
+	Answer() error
+}
+
+// Defer makes c, a zero Confirmation, one that is answered when done
+// closes, by a's Answer: for a client library that signals each confirm
+// by closing a channel of its own. A transport can embed the Confirmation
+// in its record of the publish, so that answering costs no allocation and
+// no goroutine.
+func (c *Confirmation) Defer(done <-chan struct{}, a Answerer) {
+	c.done, c.answer = done, a
 }
 
 // Done is closed when the broker has answered.
@@ -296,17 +315,25 @@ func (c *Confirmation) Done() <-chan struct{} { return c.done }
 func (c *Confirmation) Err() error {
 	select {
 	case <-c.done:
-		return c.err
+		return c.result()
 	default:
 		return errors.New("not confirmed yet")
 	}
+}
+
+// result is the answer; done has closed.
+func (c *Confirmation) result() error {
+	if c.answer != nil {
+		c.once.Do(func() { c.err = c.answer.Answer() })
+	}
+	return c.err
 }
 
 // Wait waits for the answer or for ctx, whichever comes first.
 func (c *Confirmation) Wait(ctx context.Context) error {
 	select {
 	case <-c.done:
-		return c.err
+		return c.result()
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -28,9 +30,11 @@ var errRetry = errors.New("publishing channel closed")
 // transport.ErrUnroutable when a mandatory publish came back,
 // transport.ErrRefused on a nack, transport.ErrNotFound when the exchange
 // does not exist (the message was not routed), and ErrNotConfirmed when the
-// channel or connection was lost first. While the connection is being re-established
-// Publish waits for it; while the broker blocks publishers it waits for the
-// unblock, and fails with transport.ErrBlocked when ctx ends first.
+// channel or connection was lost first (a refusal that came just before the
+// broker closed the channel may be taken for that). While the connection is
+// being re-established Publish waits for it; while the broker blocks
+// publishers it waits for the unblock, and fails with transport.ErrBlocked
+// when ctx ends first.
 func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {
 	msg := toPublishing(p.Message)
 	for {
@@ -99,12 +103,11 @@ func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
 		return nil, mapErr("open the publishing channel", err)
 	}
 	p := &publisher{
-		t:        t,
-		conn:     conn,
-		ch:       ch,
-		confirms: ch.NotifyPublish(make(chan amqp.Confirmation, 256)),
-		returns:  ch.NotifyReturn(make(chan amqp.Return, 64)),
-		closes:   ch.NotifyClose(make(chan *amqp.Error, 1)),
+		t:       t,
+		conn:    conn,
+		ch:      ch,
+		returns: ch.NotifyReturn(make(chan amqp.Return, returnsBuffer)),
+		closes:  ch.NotifyClose(make(chan *amqp.Error, 1)),
 	}
 	if !t.goOwned(p.run) {
 		_ = ch.Close()
@@ -114,29 +117,55 @@ func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
 	return p, nil
 }
 
+// amqp091 hands a basic.return to a listener that has not taken it within
+// 5 s (notifyAll's timeout) to no one, and the publish it was about would
+// then look confirmed. The publisher takes returns at every publish and
+// answer, and every returnsPoll besides, into a buffer of returnsBuffer.
+const (
+	returnsBuffer = 256
+	returnsPoll   = 100 * time.Millisecond
+)
+
 // publisher is one confirm-mode channel and the publishes in flight on it.
+//
+// Its confirms are amqp091's deferred confirmations: each publish's
+// Confirmation is answered when amqp091 closes its done channel, without a
+// listener goroutine in between. amqp091 reads frames in one goroutine and
+// hands a basic.return to the returns channel before it goes on to the
+// basic.ack that RabbitMQ sends after it, and it sends the channel's close
+// reason to closes, and closes both, before it fails the deferred
+// confirmations of a closed channel. So a publish's answer, read after its
+// done channel closed, finds its return and the close reason already in
+// those channels, provided nothing took them from there without recording
+// them: every receive from returns and closes is made holding mu.
 type publisher struct {
-	t        *Transport
-	conn     *amqp.Connection
-	ch       *amqp.Channel
-	confirms chan amqp.Confirmation
-	returns  chan amqp.Return
-	closes   chan *amqp.Error
+	t       *Transport
+	conn    *amqp.Connection
+	ch      *amqp.Channel
+	returns chan amqp.Return
+	closes  chan *amqp.Error
 
 	sendMu sync.Mutex // one basic.publish at a time, so delivery tags follow inflight's order
 
 	mu       sync.Mutex
-	dead     bool
-	retiring bool       // refused a publish: takes no more, closes once inflight is empty
-	inflight []*pending // in delivery-tag order
+	dead     bool  // the channel closed
+	cause    error // why, once dead: the broker's close, or errChannelClosed
+	retiring bool  // refused a publish: takes no more, closes once inflight is empty
+	closing  bool
+	inflight []*pending // in delivery-tag order; the oldest leave once answered
 }
 
+var errChannelClosed = errors.New("channel closed")
+
+// pending is one publish in flight and, embedded, its Confirmation.
 type pending struct {
-	tag                  uint64
+	transport.Confirmation
+	p                    *publisher
+	dc                   *amqp.DeferredConfirmation // nil until sent
 	exchange, key, msgID string
 	mandatory            bool
-	returned             bool
-	resolve              func(error)
+	returned             bool // a basic.return came back for it
+	refused              bool // nacked while the channel was open
 }
 
 // usable reports whether the publisher takes new publishes.
@@ -149,33 +178,26 @@ func (p *publisher) usable() bool {
 func (p *publisher) publish(pb transport.Publishing, msg amqp.Publishing) (*transport.Confirmation, error) {
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
-	c, resolve := transport.NewConfirmation()
-	pe := &pending{
-		tag:       p.ch.GetNextPublishSeqNo(),
-		exchange:  pb.Exchange,
-		key:       pb.RoutingKey,
-		msgID:     msg.MessageId,
-		mandatory: pb.Mandatory,
-		resolve:   resolve,
-	}
-	// In flight before it is sent: its return and confirm may come back
-	// before Publish returns.
+	pe := &pending{p: p, exchange: pb.Exchange, key: pb.RoutingKey, msgID: msg.MessageId, mandatory: pb.Mandatory}
+	// In flight before it is sent: its return may come back before Publish
+	// returns.
 	p.mu.Lock()
+	p.takeLocked()
 	if p.dead || p.retiring {
 		p.mu.Unlock()
 		return nil, errRetry
 	}
 	p.inflight = append(p.inflight, pe)
 	p.mu.Unlock()
-	if err := p.ch.Publish(pb.Exchange, pb.RoutingKey, pb.Mandatory, false, msg); err != nil {
-		p.mu.Lock()
-		for i, q := range p.inflight {
-			if q == pe {
-				p.inflight = append(p.inflight[:i], p.inflight[i+1:]...)
-				break
-			}
-		}
-		p.mu.Unlock()
+	dc, err := p.ch.PublishWithDeferredConfirm(pb.Exchange, pb.RoutingKey, pb.Mandatory, false, msg)
+	p.mu.Lock()
+	if err == nil {
+		pe.dc = dc
+	} else {
+		p.inflight = slices.DeleteFunc(p.inflight, func(q *pending) bool { return q == pe })
+	}
+	p.mu.Unlock()
+	if err != nil {
 		if errors.Is(err, amqp.ErrClosed) { // nothing went out
 			return nil, errRetry
 		}
@@ -188,7 +210,8 @@ func (p *publisher) publish(pb transport.Publishing, msg amqp.Publishing) (*tran
 		}
 		return nil, fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w", pb.Exchange, pb.RoutingKey, err)
 	}
-	return c, nil
+	pe.Defer(dc.Done(), pe)
+	return &pe.Confirmation, nil
 }
 
 // lostSocket says whether err is the connection's socket failing (reset,
@@ -199,15 +222,65 @@ func lostSocket(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// run resolves the publishes in flight as confirms come back, until the
-// channel closes.
-//
-// amqp091 reads frames in one goroutine and hands a basic.return to the
-// returns channel before it goes on to the basic.ack that RabbitMQ sends
-// after it, but the two Go channels lose that order. So before each confirm,
-// every return already handed over is applied first.
+// run takes returns and notes the channel's close while nothing else
+// does, until the channel or the transport closes.
 func (p *publisher) run() {
+	tick := time.NewTicker(returnsPoll)
+	defer tick.Stop()
 	for {
+		select {
+		case <-tick.C:
+		case <-p.t.ctx.Done():
+			return
+		}
+		p.mu.Lock()
+		p.takeLocked()
+		dead := p.dead
+		p.mu.Unlock()
+		if dead {
+			return
+		}
+	}
+}
+
+// takeLocked records the returns and the close amqp091 has handed over,
+// lets the answered publishes at the head of inflight go, and closes a
+// retiring channel once nothing is in flight on it.
+func (p *publisher) takeLocked() {
+	p.takeReturnsLocked()
+	for p.closes != nil {
+		select {
+		case e, ok := <-p.closes:
+			p.dead = true
+			if !ok {
+				p.closes = nil
+				if p.cause == nil {
+					p.cause = errChannelClosed
+				}
+				continue
+			}
+			if e != nil {
+				p.cause = e
+			}
+			continue
+		default:
+		}
+		break
+	}
+	for len(p.inflight) > 0 && p.inflight[0].dc != nil && isClosed(p.inflight[0].dc.Done()) {
+		p.takeReturnsLocked() // its return, if any, came before its answer
+		p.noteRefusalLocked(p.inflight[0])
+		p.inflight[0] = nil
+		p.inflight = p.inflight[1:]
+	}
+	if p.retiring && !p.closing && len(p.inflight) == 0 && !p.dead {
+		p.closing = true
+		p.t.goOwned(func() { _ = p.ch.Close() }) // run sees the channel close and ends
+	}
+}
+
+func (p *publisher) takeReturnsLocked() {
+	for p.returns != nil {
 		select {
 		case r, ok := <-p.returns:
 			if !ok {
@@ -215,29 +288,44 @@ func (p *publisher) run() {
 				continue
 			}
 			p.returned(r)
-		case c, ok := <-p.confirms:
-			if !ok {
-				p.fail()
-				return
-			}
-			p.drainReturns()
-			p.confirmed(c)
+			continue
+		default:
 		}
+		return
 	}
 }
 
-func (p *publisher) drainReturns() {
-	for {
-		select {
-		case r, ok := <-p.returns:
-			if !ok {
-				p.returns = nil
-				return
-			}
-			p.returned(r)
-		default:
-			return
-		}
+// noteRefusalLocked marks pe, answered, refused when it was nacked: its
+// deferred confirmation failed while the channel was open (amqp091 marks
+// the channel closed before it fails the confirmations in flight on it).
+//
+// A refusal retires the channel: later publishes go on a new one, and this
+// one closes once its last publish is answered. RabbitMQ 3.10.8 refuses
+// every publish, for good, on a channel that first published to a quorum
+// queue while the queue's leader was being replaced, where a new channel is
+// accepted at once (measured on a three-node cluster). A refusal for a good
+// reason (a full queue with x-overflow reject-publish) costs only a channel.
+// As nothing is closed while a publish is in flight and unanswered, a nack
+// on a channel closed here is always seen as one; on a channel the broker
+// or the connection closed, a nack that came just before the close may be
+// taken for the close (not confirmed, the safe side).
+func (p *publisher) noteRefusalLocked(pe *pending) {
+	if pe.refused || pe.dc.Acked() || p.ch.IsClosed() {
+		return
+	}
+	pe.refused = true
+	if !p.retiring {
+		p.retiring = true
+		p.t.log.Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", pe.dc.DeliveryTag)
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -250,8 +338,6 @@ func (p *publisher) drainReturns() {
 // spurious failure the caller can retry — rather than one of them reporting
 // a confirm for a message that reached no queue.
 func (p *publisher) returned(r amqp.Return) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var match []*pending
 	for _, pe := range p.inflight {
 		if pe.mandatory && !pe.returned && pe.exchange == r.Exchange && pe.key == r.RoutingKey && pe.msgID == r.MessageId {
@@ -263,112 +349,46 @@ func (p *publisher) returned(r amqp.Return) {
 	}
 }
 
-// confirmed resolves the publish with the confirm's delivery tag. amqp091
-// hands confirms to NotifyPublish listeners in tag order, one per tag (it
-// splits multiple acks and re-sequences), so it is the oldest in flight.
-//
-// A refusal retires the channel: later publishes go on a new one, and this
-// one closes once its last confirm is in. RabbitMQ 3.10.8 refuses every
-// publish, for good, on a channel that first published to a quorum queue
-// while the queue's leader was being replaced, where a new channel is
-// accepted at once (measured on a three-node cluster). A refusal for a good
-// reason (a full queue with x-overflow reject-publish) costs only a channel.
-//
-// amqp091 gives up handing a confirm to a listener that has not taken it
-// within 5 s (notifyAll's timeout): the publishes in flight before this
-// confirm's tag lost theirs, and end as not confirmed (the broker may have
-// routed them), rather than leave every later confirm unmatched.
-func (p *publisher) confirmed(c amqp.Confirmation) {
+// Answer is the publish's answer, once amqp091 has closed its deferred
+// confirmation: confirmed, returned (ErrUnroutable), refused (ErrRefused), or
+// failed with the channel. For a channel that closed, everything in flight
+// is not confirmed (the broker may have routed those messages or not, and
+// will never say), except when the broker closed it because a publish's
+// exchange does not exist (404 NOT_FOUND "no exchange 'X' in vhost '/'"):
+// the publishes to X were certainly not routed (RabbitMQ drops what follows
+// on a closing channel), and fail with transport.ErrNotFound; the others do
+// not match ErrNotFound, as their exchange may exist. (An X deleted while
+// publishes to it were in flight is the one case this misjudges: the
+// earliest of them may have been routed.)
+func (pe *pending) Answer() error {
+	p := pe.p
 	p.mu.Lock()
-	var lost []*pending
-	for len(p.inflight) > 0 && p.inflight[0].tag < c.DeliveryTag {
-		lost = append(lost, p.inflight[0])
-		p.inflight[0] = nil
-		p.inflight = p.inflight[1:]
-	}
-	var pe *pending
-	if len(p.inflight) > 0 && p.inflight[0].tag == c.DeliveryTag {
-		pe = p.inflight[0]
-		p.inflight[0] = nil
-		p.inflight = p.inflight[1:]
-	}
-	retire := !c.Ack && !p.retiring
-	p.retiring = p.retiring || !c.Ack
-	closeNow := p.retiring && len(p.inflight) == 0 && !p.dead
+	p.takeLocked()
+	p.noteRefusalLocked(pe)
+	returned, refused, cause := pe.returned, pe.refused, p.cause
 	p.mu.Unlock()
-	for _, l := range lost {
-		l.resolve(fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w: amqp091 dropped its confirm (delivery tag %d)",
-			l.exchange, l.key, ErrNotConfirmed, l.tag))
+	if pe.dc.Acked() && !returned {
+		return nil
 	}
-	if retire {
-		p.t.log.Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", c.DeliveryTag)
-	}
-	if closeNow {
-		p.t.goOwned(func() { _ = p.ch.Close() }) // run sees the channel close and ends
-	}
-	if pe == nil {
-		p.t.log.Error("rabbitmq: a publisher confirm matches no publish in flight", "delivery_tag", c.DeliveryTag)
-		return
-	}
+	what := fmt.Sprintf("rabbitmq: publish to exchange %q with routing key %q", pe.exchange, pe.key)
 	switch {
-	case !c.Ack:
-		pe.resolve(fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w", pe.exchange, pe.key, transport.ErrRefused))
-	case pe.returned:
-		pe.resolve(fmt.Errorf("rabbitmq: publish to exchange %q with routing key %q: %w", pe.exchange, pe.key, transport.ErrUnroutable))
-	default:
-		pe.resolve(nil)
+	case pe.dc.Acked():
+		return fmt.Errorf("%s: %w", what, transport.ErrUnroutable)
+	case refused:
+		return fmt.Errorf("%s: %w", what, transport.ErrRefused)
+	case p.t.isClosed():
+		return fmt.Errorf("%s: %w: %w", what, ErrNotConfirmed, transport.ErrClosed)
 	}
-}
-
-// fail resolves everything still in flight once the channel has closed: the
-// broker may have routed those messages or not, and will never say. Except
-// when it closed the channel because a publish's exchange does not exist
-// (404 NOT_FOUND "no exchange 'X' in vhost '/'"): that publish, the first in
-// flight to X, was certainly not routed, nor any to X after it (RabbitMQ
-// drops what follows on a closing channel), and they fail with
-// transport.ErrNotFound rather than ErrNotConfirmed. The others in flight
-// are not confirmed, and do not match ErrNotFound: their exchange may exist.
-// (An X deleted while publishes to it were in flight is the one case this
-// misjudges: the earliest of them may have been routed.)
-func (p *publisher) fail() {
-	// amqp091 sends the close reason, if any, and closes p.closes before it
-	// closes the confirm listeners.
-	var cause error = errors.New("channel closed")
-	select {
-	case e := <-p.closes:
-		if e != nil {
-			cause = e
-		}
-	default:
-	}
-	p.mu.Lock()
-	p.dead = true
-	inflight := p.inflight
-	p.inflight = nil
-	p.mu.Unlock()
-	closed := p.t.isClosed()
-	missing, hasMissing := "", false
 	if ae, ok := errors.AsType[*amqp.Error](cause); ok && ae.Code == amqp.NotFound {
-		for _, pe := range inflight {
-			if noExchange(ae.Reason, pe.exchange) {
-				missing, hasMissing = pe.exchange, true
-				break
-			}
+		if noExchange(ae.Reason, pe.exchange) {
+			return fmt.Errorf("%s: the message was not routed: %w", what, classify(cause))
 		}
+		return fmt.Errorf("%s: %w: the channel closed: %w", what, ErrNotConfirmed, cause)
 	}
-	for _, pe := range inflight {
-		what := fmt.Sprintf("rabbitmq: publish to exchange %q with routing key %q", pe.exchange, pe.key)
-		switch {
-		case closed:
-			pe.resolve(fmt.Errorf("%s: %w: %w", what, ErrNotConfirmed, transport.ErrClosed))
-		case hasMissing && pe.exchange == missing:
-			pe.resolve(fmt.Errorf("%s: the message was not routed: %w", what, classify(cause)))
-		case hasMissing:
-			pe.resolve(fmt.Errorf("%s: %w: the channel closed: %w", what, ErrNotConfirmed, cause))
-		default:
-			pe.resolve(fmt.Errorf("%s: %w: %w", what, ErrNotConfirmed, classify(cause)))
-		}
+	if cause == nil {
+		cause = errChannelClosed
 	}
+	return fmt.Errorf("%s: %w: %w", what, ErrNotConfirmed, classify(cause))
 }
 
 // noExchange reports whether reason is RabbitMQ's 404 for a publish to
