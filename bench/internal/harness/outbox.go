@@ -66,14 +66,15 @@ func RunOutbox(ctx context.Context, b *Broker, o OutboxOptions) []Series {
 			for i := range series {
 				s := &series[i]
 				table := fmt.Sprintf("bench_outbox_%s_%d_%d", time.Now().UTC().Format("150405"), round, i)
-				elapsed, err := outboxRound(ctx, b, o, d.open, table, s.Implementation)
+				sample, err := outboxRound(ctx, b, o, d.open, table, s.Implementation)
 				if err != nil {
 					s.Errors = append(s.Errors, fmt.Sprintf("round %d: %v", round, err))
 					fmt.Fprintf(o.Log, "%-28s %-9s round %d: %v\n", d.scenario, s.Implementation, round, err)
 					continue
 				}
-				s.Samples = append(s.Samples, Sample{Round: round, Elapsed: elapsed})
-				fmt.Fprintf(o.Log, "%-28s %-9s round %d: %d records in %.3fs\n", d.scenario, s.Implementation, round, o.Records, elapsed.Seconds())
+				sample.Round = round
+				s.Samples = append(s.Samples, sample)
+				fmt.Fprintf(o.Log, "%-28s %-9s round %d: %d records in %.3fs\n", d.scenario, s.Implementation, round, o.Records, sample.Elapsed.Seconds())
 			}
 		}
 		all = append(all, series...)
@@ -81,81 +82,81 @@ func RunOutbox(ctx context.Context, b *Broker, o OutboxOptions) []Series {
 	return all
 }
 
-func outboxRound(ctx context.Context, b *Broker, o OutboxOptions, open func(string) (*sqlstore.Store, error), table, impl string) (elapsed time.Duration, err error) {
+func outboxRound(ctx context.Context, b *Broker, o OutboxOptions, open func(string) (*sqlstore.Store, error), table, impl string) (s Sample, err error) {
 	store, err := open(table)
 	if err != nil {
-		return 0, err
+		return s, err
 	}
 	defer store.Close()
 	defer func() { _, _ = store.DB().ExecContext(context.Background(), "DROP TABLE IF EXISTS "+table) }()
 	queue := strings.ReplaceAll(table, "_", "-")
 	if err := b.DeclareQueue(queue, nil); err != nil {
-		return 0, err
+		return s, err
 	}
 	defer func() { _ = b.DeleteScenarioQueues(queue) }()
 	tx, err := store.DB().BeginTx(ctx, nil)
 	if err != nil {
-		return 0, err
+		return s, err
 	}
 	for i := range o.Records {
 		if _, err := store.Write(ctx, tx, outbox.Message{RoutingKey: queue, Body: NewPayload(i)}); err != nil {
 			tx.Rollback()
-			return 0, err
+			return s, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, err
+		return s, err
 	}
 	if impl == "raw" {
 		return rawRelay(ctx, o, store.DB(), store.Dialect().String() == sqlstore.PostgreSQL.String(), table)
 	}
 	conn, err := acemq.Connect(ctx, o.URL, acemq.WithConnectionName("bench outbox"))
 	if err != nil {
-		return 0, err
+		return s, err
 	}
 	defer conn.Close()
 	relay, err := outbox.NewRelay(store, conn, outbox.WithBatchSize(o.Batch))
 	if err != nil {
-		return 0, err
+		return s, err
 	}
-	start := time.Now()
+	stop := measure()
 	published := 0
 	for {
 		batch, err := relay.Once(ctx)
 		if err != nil {
-			return 0, err
+			return s, err
 		}
 		if batch.Failed > 0 {
-			return 0, fmt.Errorf("%d records failed", batch.Failed)
+			return s, fmt.Errorf("%d records failed", batch.Failed)
 		}
 		if batch.Claimed == 0 {
 			break
 		}
 		published += batch.Published
 	}
-	elapsed = time.Since(start)
+	s = stop()
 	if published != o.Records {
-		return 0, fmt.Errorf("published %d of %d", published, o.Records)
+		return s, fmt.Errorf("published %d of %d", published, o.Records)
 	}
-	return elapsed, nil
+	return s, nil
 }
 
 // rawRelay is the relay's loop by hand: select a batch of unpublished
 // rows, publish each with amqp091-go (persistent, mandatory, confirmed,
 // the stored headers), wait for the confirms, mark them published; no
 // lease, no failure counting.
-func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table string) (time.Duration, error) {
+func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table string) (Sample, error) {
 	conn, err := amqp.Dial(o.URL)
 	if err != nil {
-		return 0, err
+		return Sample{}, err
 	}
 	defer conn.Close()
 	ch, err := conn.Channel()
 	if err != nil {
-		return 0, err
+		return Sample{}, err
 	}
 	if err := ch.Confirm(false); err != nil {
-		return 0, err
+		return Sample{}, err
 	}
 	param := func(n int) string {
 		if pg {
@@ -169,13 +170,13 @@ func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table s
 		}
 		return time.Now().UTC().Format(contract.OutboxSQLiteTimeLayout)
 	}
-	start := time.Now()
+	stop := measure()
 	published := 0
 	for {
 		rows, err := db.QueryContext(ctx, "SELECT id, routing_key, body, content_type, headers FROM "+table+
 			" WHERE published_at IS NULL ORDER BY id LIMIT "+param(1), o.Batch)
 		if err != nil {
-			return 0, err
+			return Sample{}, err
 		}
 		var ids []any
 		var confirms []*amqp.DeferredConfirmation
@@ -184,25 +185,25 @@ func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table s
 			var key, body, ctype, headers string
 			if err := rows.Scan(&id, &key, &body, &ctype, &headers); err != nil {
 				rows.Close()
-				return 0, err
+				return Sample{}, err
 			}
 			var h amqp.Table
 			if err := json.Unmarshal([]byte(headers), &h); err != nil {
 				rows.Close()
-				return 0, err
+				return Sample{}, err
 			}
 			c, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", key, true, false, amqp.Publishing{
 				Headers: h, ContentType: ctype, Body: []byte(body), DeliveryMode: amqp.Persistent})
 			if err != nil {
 				rows.Close()
-				return 0, err
+				return Sample{}, err
 			}
 			ids = append(ids, id)
 			confirms = append(confirms, c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return 0, err
+			return Sample{}, err
 		}
 		if len(ids) == 0 {
 			break
@@ -210,7 +211,7 @@ func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table s
 		for _, c := range confirms {
 			ok, err := c.WaitContext(ctx)
 			if err != nil || !ok {
-				return 0, fmt.Errorf("a publish was not confirmed: %v", err)
+				return Sample{}, fmt.Errorf("a publish was not confirmed: %v", err)
 			}
 		}
 		marks := make([]string, len(ids))
@@ -219,15 +220,15 @@ func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table s
 		}
 		if _, err := db.ExecContext(ctx, "UPDATE "+table+" SET published_at = "+param(1)+" WHERE id IN ("+strings.Join(marks, ", ")+")",
 			append([]any{now()}, ids...)...); err != nil {
-			return 0, err
+			return Sample{}, err
 		}
 		published += len(ids)
 	}
-	elapsed := time.Since(start)
+	s := stop()
 	if published != o.Records {
-		return 0, fmt.Errorf("published %d of %d", published, o.Records)
+		return s, fmt.Errorf("published %d of %d", published, o.Records)
 	}
-	return elapsed, nil
+	return s, nil
 }
 
 func init() { Scenarios = append(Scenarios, OutboxRelaySQLite, OutboxRelayPostgres) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"time"
 
@@ -324,13 +323,10 @@ func (r *Runner) once(ctx context.Context, queue string, source amqp.Table, mess
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.Timeout)
 	defer cancel()
-	runtime.GC() // the garbage of earlier runs is not this one's
-	before := currentUsage()
-	start := time.Now()
+	stop := measure()
 	late, err := f(ctx, queue)
-	s.Elapsed = time.Since(start)
-	spent := currentUsage().since(before)
-	s.Late, s.CPU, s.Allocs = late, spent.cpu, spent.mallocs
+	s = stop()
+	s.Late = late
 	return s, err
 }
 

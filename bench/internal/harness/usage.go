@@ -27,3 +27,16 @@ func currentUsage() usage {
 func (u usage) since(before usage) usage {
 	return usage{cpu: u.cpu - before.cpu, mallocs: u.mallocs - before.mallocs}
 }
+
+// measure starts a run's clock and its count of CPU and allocations (after
+// a GC: the garbage of earlier runs is not this one's); the function it
+// returns stops them, into a Sample.
+func measure() func() Sample {
+	runtime.GC()
+	before, start := currentUsage(), time.Now()
+	return func() Sample {
+		elapsed := time.Since(start)
+		spent := currentUsage().since(before)
+		return Sample{Elapsed: elapsed, CPU: spent.cpu, Allocs: spent.mallocs}
+	}
+}
