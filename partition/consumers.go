@@ -3,6 +3,8 @@ package partition
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 
 	"github.com/acemq-go/acemq"
 )
@@ -52,18 +54,24 @@ func (c *Consumers) Close(ctx context.Context) (acemq.ShutdownReport, error) {
 	return sum, errors.Join(errs...)
 }
 
-// start starts one consumer per queue, closing those started when one
-// fails.
+// start starts one consumer per queue, all at once (each declares its
+// queue's companions, a few round trips to the broker), closing those
+// started when one fails; the first failure, in the queues' order, is the
+// error.
 func start(ctx context.Context, queues []string, begin func(i int, queue string) (*acemq.Consumer, error)) (*Consumers, error) {
-	cs := &Consumers{}
+	consumers := make([]*acemq.Consumer, len(queues))
+	errs := make([]error, len(queues))
+	var wg sync.WaitGroup
 	for i, q := range queues {
-		cons, err := begin(i, q)
+		wg.Go(func() { consumers[i], errs[i] = begin(i, q) })
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			_, _ = cs.Close(context.WithoutCancel(ctx))
+			started := &Consumers{consumers: slices.DeleteFunc(consumers, func(c *acemq.Consumer) bool { return c == nil })}
+			_, _ = started.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		cs.queues = append(cs.queues, q)
-		cs.consumers = append(cs.consumers, cons)
 	}
-	return cs, nil
+	return &Consumers{queues: slices.Clone(queues), consumers: consumers}, nil
 }

@@ -442,3 +442,29 @@ func wantTags(t *testing.T, queue string, want ...string) {
 		t.Errorf("the consumers of %s are tagged %q, want %q", queue, got, want)
 	}
 }
+
+// Consume starts a consumer per partition at once; when one cannot start
+// (its queue is gone), it fails with that one's error and the others it
+// started are closed: none is left consuming.
+func TestConsumeFailingPartitionClosesTheOthers(t *testing.T) {
+	each(t, func(t *testing.T, conn *acemq.Conn, name string) {
+		s := partition.Set{Name: name, Partitions: 4}
+		declare(t, conn, s)
+		if _, err := conn.Transport().DeleteQueue(t.Context(), s.Queue(2)); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) error { return nil }, partition.Ordering{})
+		if err == nil {
+			_, _ = cs.Close(context.Background())
+			t.Fatal("Consume started with a partition's queue missing")
+		}
+		if !strings.Contains(err.Error(), s.Queue(2)) {
+			t.Errorf("Consume: %v, want it to name %s", err, s.Queue(2))
+		}
+		for _, k := range []int{0, 1, 3} {
+			if st, err := conn.Transport().InspectQueue(t.Context(), s.Queue(k)); err != nil || st.Consumers != 0 {
+				t.Errorf("InspectQueue(%s) = %+v, %v; want no consumer left", s.Queue(k), st, err)
+			}
+		}
+	})
+}

@@ -50,11 +50,14 @@ func (o *orderCheck) see(seq int) error {
 	return o.err
 }
 
+// ordered's contenders: raw, raw+envelope (raw's code sending AceMQ's
+// headers, when the run has it) and acemq.
 func (r *Runner) ordered(n int) []contender {
-	return []contender{
-		{name: "raw", run: timed(func(ctx context.Context, q string) error { return r.Raw.Ordered(ctx, r.Broker, q, n) })},
-		{name: "acemq", run: timed(func(ctx context.Context, q string) error { return r.AceMQ.Ordered(ctx, r.Broker, q, n) })},
+	cs := []contender{{name: "raw", run: timed(func(ctx context.Context, q string) error { return r.Raw.Ordered(ctx, r.Broker, q, n) })}}
+	if r.RawEnvelope != nil {
+		cs = append(cs, contender{name: r.RawEnvelope.Name(), run: timed(func(ctx context.Context, q string) error { return r.RawEnvelope.Ordered(ctx, r.Broker, q, n) })})
 	}
+	return append(cs, contender{name: "acemq", run: timed(func(ctx context.Context, q string) error { return r.AceMQ.Ordered(ctx, r.Broker, q, n) })})
 }
 
 // Ordered declares the partition set q with package partition, starts one
