@@ -37,6 +37,7 @@ import (
 	"io"
 	"mime"
 	"strings"
+	"sync"
 
 	hamba "github.com/hamba/avro/v2"
 
@@ -97,8 +98,16 @@ func encode(schema hamba.Schema, v any) ([]byte, error) {
 // decode reads exactly one value of schema from data into v. hamba's
 // Unmarshal takes a body that ends early for one whose missing fields are
 // zero, and ignores bytes after the value: both are errors here.
+// readers are hamba Readers for reuse, as hamba's own Unmarshal does: a
+// Reader is over a kilobyte.
+var readers = sync.Pool{New: func() any { return hamba.NewReader(nil, 0) }}
+
 func decode(schema hamba.Schema, data []byte, v any) error {
-	r := hamba.NewReader(nil, 0).Reset(data)
+	r := readers.Get().(*hamba.Reader).Reset(data)
+	defer func() {
+		r.Reset(nil).Error = nil
+		readers.Put(r)
+	}()
 	r.ReadVal(schema, v)
 	if errors.Is(r.Error, io.EOF) || errors.Is(r.Error, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("acemq: %w: %d bytes end before the value of %s does (%v)", ErrTruncated, len(data), name(schema), r.Error)
