@@ -8,10 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // BodySize is the length of every benchmark message's JSON body.
@@ -50,12 +52,14 @@ func rawPublishing(seq int) (amqp.Publishing, error) {
 }
 
 // acemqPublishing is message seq with the AceMQ envelope, as a Publisher
-// sends it (attempt 1, first-seen now).
+// sends it (attempt 1, first-seen now), its id a new UUID v4 as the
+// contract has it (x-acemq-id and the message-id property).
 func acemqPublishing(seq int) (amqp.Publishing, error) {
 	pub, err := rawPublishing(seq)
 	if err != nil {
 		return pub, err
 	}
+	pub.MessageId = uuid.NewString()
 	var m transport.Message
 	env := acemq.Envelope{ID: pub.MessageId, ContentType: pub.ContentType}.Complete("bench", time.Now())
 	if err := env.Write(&m); err != nil {
