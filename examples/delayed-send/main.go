@@ -14,9 +14,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -33,24 +31,9 @@ type Reminder struct {
 	Say   string `json:"say"`
 }
 
-func main() {
-	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
-	flag.Parse()
-	if err := run(*brokerURL); err != nil {
-		fmt.Fprintln(os.Stderr, "delayed-send:", err)
-		os.Exit(1)
-	}
-}
+func main() { example.Main("delayed-send", run) }
 
-func run(brokerURL string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := example.Connect(ctx, brokerURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-
+func run(ctx context.Context, conn *acemq.Conn) error {
 	id := example.Suffix()
 	exchange, reminders := "acemq.schedule.example."+id, "reminders."+id
 	sched, err := schedule.New(ctx, conn, schedule.WithExchange(exchange))

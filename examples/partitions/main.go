@@ -15,9 +15,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -35,24 +33,9 @@ type Order struct {
 	N        int    `json:"n"`
 }
 
-func main() {
-	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
-	flag.Parse()
-	if err := run(*brokerURL); err != nil {
-		fmt.Fprintln(os.Stderr, "partitions:", err)
-		os.Exit(1)
-	}
-}
+func main() { example.Main("partitions", run) }
 
-func run(brokerURL string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := example.Connect(ctx, brokerURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-
+func run(ctx context.Context, conn *acemq.Conn) error {
 	// The set of this run's own: exchange orders.<run>, quorum queues
 	// orders.<run>.p0 to .p7 (printed without the run).
 	run := example.Suffix()

@@ -16,9 +16,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,24 +42,9 @@ type Order struct {
 	FreeGift bool   `json:"freeGift,omitempty"`
 }
 
-func main() {
-	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
-	flag.Parse()
-	if err := run(*brokerURL); err != nil {
-		fmt.Fprintln(os.Stderr, "pipeline:", err)
-		os.Exit(1)
-	}
-}
+func main() { example.Main("pipeline", run) }
 
-func run(brokerURL string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := example.Connect(ctx, brokerURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-
+func run(ctx context.Context, conn *acemq.Conn) error {
 	// The pipeline's name is this run's own, so that runs on a shared
 	// broker never meet; it is shown as "orders".
 	suffix := example.Suffix()

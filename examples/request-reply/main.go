@@ -13,9 +13,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/acemq-go/acemq"
@@ -36,24 +34,9 @@ type Price struct {
 	Cents int    `json:"cents"`
 }
 
-func main() {
-	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
-	flag.Parse()
-	if err := run(*brokerURL); err != nil {
-		fmt.Fprintln(os.Stderr, "request-reply:", err)
-		os.Exit(1)
-	}
-}
+func main() { example.Main("request-reply", run) }
 
-func run(brokerURL string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := example.Connect(ctx, brokerURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-
+func run(ctx context.Context, conn *acemq.Conn) error {
 	// The queues of this run's own, so that runs on a shared broker never
 	// meet; deleted at the end. Nobody serves idle.
 	run := example.Suffix()

@@ -14,11 +14,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
@@ -34,24 +31,9 @@ type Trip struct {
 	HotelSystemDown bool `json:"hotelSystemDown,omitempty"`
 }
 
-func main() {
-	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
-	flag.Parse()
-	if err := run(*brokerURL); err != nil {
-		fmt.Fprintln(os.Stderr, "saga:", err)
-		os.Exit(1)
-	}
-}
+func main() { example.Main("saga", run) }
 
-func run(brokerURL string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := example.Connect(ctx, brokerURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-
+func run(ctx context.Context, conn *acemq.Conn) error {
 	trips := "trips." + example.Suffix()
 	topology := acemq.Topology{Queues: []acemq.QueueSpec{{Name: trips, DeadLetter: true}}}
 	if err := topology.Apply(ctx, conn); err != nil {

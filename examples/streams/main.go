@@ -13,9 +13,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -32,24 +30,9 @@ type Event struct {
 	N int `json:"n"`
 }
 
-func main() {
-	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
-	flag.Parse()
-	if err := run(*brokerURL); err != nil {
-		fmt.Fprintln(os.Stderr, "streams:", err)
-		os.Exit(1)
-	}
-}
+func main() { example.Main("streams", run) }
 
-func run(brokerURL string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := example.Connect(ctx, brokerURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-
+func run(ctx context.Context, conn *acemq.Conn) error {
 	name := "events." + example.Suffix()
 	shown := func(s string) string { return strings.ReplaceAll(s, name, "events") } // as printed
 	spec := stream.Spec{Name: name, MaxAge: 7 * 24 * time.Hour, MaxLengthBytes: 1 << 30}
@@ -61,7 +44,7 @@ func run(brokerURL string) error {
 	fmt.Printf("declared events: x-max-age %v, x-max-length-bytes %v\n", args[contract.ArgMaxAge], args[contract.ArgMaxLengthBytes])
 	// Java and .NET write the same retention in seconds: RabbitMQ compares
 	// the text.
-	err = conn.Transport().DeclareQueue(ctx, transport.Queue{Name: name, Type: transport.Stream, Durable: true,
+	err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: name, Type: transport.Stream, Durable: true,
 		Arguments: transport.Table{contract.ArgMaxAge: "604800s", contract.ArgMaxLengthBytes: int64(1 << 30)}})
 	if !errors.Is(err, transport.ErrPreconditionFailed) {
 		return fmt.Errorf("redeclaring with 604800s: want PRECONDITION_FAILED, got %v", err)

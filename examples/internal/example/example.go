@@ -1,5 +1,6 @@
 // Package example holds what the example programs share and none of them
-// is about: opening the broker that -broker names, a name of a run's own
+// is about: their main (the -broker flag, a run bounded by a minute, the
+// error under the program's name), opening the broker, a name of a run's own
 // (so that a rerun against a real broker starts afresh), and deleting the
 // queues a run declared.
 package example
@@ -9,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +22,29 @@ import (
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
+
+// Main is an example program's main: it parses -broker, connects, and runs
+// run within a minute; when that fails, it prints the error under the
+// program's name and exits 1.
+func Main(name string, run func(ctx context.Context, conn *acemq.Conn) error) {
+	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
+	flag.Parse()
+	if err := connectAndRun(*brokerURL, run); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
+
+func connectAndRun(url string, run func(ctx context.Context, conn *acemq.Conn) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return run(ctx, conn)
+}
 
 // Connect opens the broker at url: memory:// is a new in-process broker
 // (memory://NAME a named one), anything else RabbitMQ's.
