@@ -15,6 +15,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -56,12 +57,7 @@ func onBoth(t *testing.T, test func(t *testing.T, connect func(...acemq.Option) 
 	t.Run("rabbitmq", func(t *testing.T) {
 		url := brokertest.URL(t)
 		test(t, func(opts ...acemq.Option) *acemq.Conn {
-			c, err := acemq.Connect(t.Context(), url, append(opts, acemq.WithConnectionName(t.Name()))...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			return c
+			return conntest.Connect(t, url, t.Name(), opts...)
 		}, queueOn(t, func() string { return brokertest.UniqueName(t, "intercept") }))
 	})
 }

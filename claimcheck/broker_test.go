@@ -14,6 +14,7 @@ import (
 	"github.com/acemq-go/acemq/claimcheck"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 )
 
 // broker is where an end-to-end test runs: memory:// on a manual clock, or
@@ -40,11 +41,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
 		url := brokertest.URL(t)
-		conn, err := acemq.Connect(t.Context(), url, acemq.WithConnectionName(t.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
+		conn := conntest.Connect(t, url, t.Name())
 		b := broker{conn: conn, queue: brokertest.UniqueName(t, "claimcheck"),
 			passWait: func(*testing.T, *acemq.Consumer, time.Duration) {}}
 		declare(t, b)

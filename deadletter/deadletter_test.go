@@ -15,6 +15,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
@@ -56,12 +57,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
 		url := brokertest.URL(t)
 		test(t, broker{
 			connect: func(t *testing.T, name string, opts ...acemq.Option) *acemq.Conn {
-				conn, err := acemq.Connect(t.Context(), url, append(opts, acemq.WithConnectionName(name))...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { conn.Close() })
-				return conn
+				return conntest.Connect(t, url, name, opts...)
 			},
 			queueName: func(t *testing.T) string { return brokertest.UniqueName(t, "dl") },
 			closeConnection: func(t *testing.T, name string, _ *acemq.Conn) {

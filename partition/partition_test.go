@@ -16,6 +16,7 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/partition"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -176,12 +177,7 @@ func each(t *testing.T, test func(t *testing.T, conn *acemq.Conn, name string)) 
 		test(t, acemqtest.NewBroker(t).Connect(t), "orders")
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
-		conn, err := acemq.Connect(t.Context(), brokertest.URL(t), acemq.WithConnectionName(t.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		test(t, conn, brokertest.UniqueName(t, "partition"))
+		test(t, conntest.Connect(t, brokertest.URL(t), t.Name()), brokertest.UniqueName(t, "partition"))
 	})
 }
 

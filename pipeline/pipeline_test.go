@@ -15,6 +15,7 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/pipeline"
 	"github.com/acemq-go/acemq/slip"
 	"github.com/acemq-go/acemq/transport"
@@ -37,12 +38,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, conn *acemq.Conn, name str
 		test(t, conn, "orders")
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
-		conn, err := acemq.Connect(t.Context(), brokertest.URL(t), acemq.WithConnectionName(t.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		test(t, conn, brokertest.UniqueName(t, "pipeline"))
+		test(t, conntest.Connect(t, brokertest.URL(t), t.Name()), brokertest.UniqueName(t, "pipeline"))
 	})
 }
 

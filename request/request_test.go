@@ -16,6 +16,7 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/request"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -34,11 +35,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker), opts ...acemq.O
 		test(t, b)
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
-		conn, err := acemq.Connect(t.Context(), brokertest.URL(t), append(opts, acemq.WithConnectionName(t.Name()))...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
+		conn := conntest.Connect(t, brokertest.URL(t), t.Name(), opts...)
 		b := broker{conn: conn, queue: brokertest.UniqueName(t, "request")}
 		declare(t, b.conn, b.queue, true)
 		test(t, b)

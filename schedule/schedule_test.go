@@ -14,6 +14,7 @@ import (
 	"github.com/acemq-go/acemq/admin"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/schedule"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -120,12 +121,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b target)) {
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
 		url := brokertest.URL(t)
-		conn, err := acemq.Connect(t.Context(), url, acemq.WithConnectionName(t.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		test(t, target{conn: conn, clock: transport.SystemClock, url: url})
+		test(t, target{conn: conntest.Connect(t, url, t.Name()), clock: transport.SystemClock, url: url})
 	})
 }
 

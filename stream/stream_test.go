@@ -13,6 +13,7 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/stream"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
@@ -93,11 +94,7 @@ func brokers(t *testing.T, test func(t *testing.T, conn *acemq.Conn, name string
 // rabbit connects to the test broker and declares a stream.
 func rabbit(t *testing.T) (*acemq.Conn, string) {
 	t.Helper()
-	conn, err := acemq.Connect(t.Context(), brokertest.URL(t), acemq.WithConnectionName(t.Name()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := conntest.Connect(t, brokertest.URL(t), t.Name())
 	return conn, declare(t, conn, brokertest.UniqueName(t, "stream"))
 }
 

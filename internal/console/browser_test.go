@@ -19,6 +19,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/browsertest"
+	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/internal/console"
 	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/transport"
@@ -37,11 +38,7 @@ func TestBrowserReplayOnRabbitMQ(t *testing.T) {
 	url := brokertest.VhostURL(t) // the overview shows this test's queues alone
 	ctx := browsertest.Browser(t, 1024, 640)
 
-	conn, err := acemq.Connect(t.Context(), url, acemq.WithConnectionName("console browser test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := conntest.Connect(t, url, "console browser test")
 	tr := conn.Transport()
 	source := brokertest.UniqueName(t, "console")
 	dlq, parked := contract.DeadLetterQueue(source), contract.ParkedQueue(source)
