@@ -52,6 +52,19 @@ var (
 	Text Codec = textCodec{}
 )
 
+// DefaultCodec is the codec of a body given none, by its type, as a
+// Publisher and a Consumer without WithCodec pick it: Bytes for []byte,
+// Text for string, JSON for anything else.
+func DefaultCodec(body any) Codec {
+	switch body.(type) {
+	case []byte:
+		return Bytes
+	case string:
+		return Text
+	}
+	return JSON
+}
+
 // codecFor picks the codec for a content type, ignoring case and parameters:
 // application/json, text/json and any */*+json read as JSON, text/plain as
 // Text, application/octet-stream as Bytes. Any other type, and a missing or

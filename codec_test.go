@@ -355,3 +355,18 @@ func TestDecodeBodyNamesWhatIsRead(t *testing.T) {
 		t.Errorf("refusal = %v, want %q", err, want)
 	}
 }
+
+// DefaultCodec picks by the body's type, as a Publisher without WithCodec.
+func TestDefaultCodec(t *testing.T) {
+	for body, want := range map[any]Codec{"text": Text, 3: JSON, struct{ A int }{}: JSON} {
+		if got := DefaultCodec(body); got != want {
+			t.Errorf("DefaultCodec(%#v) = %s, want %s", body, got.ContentType(), want.ContentType())
+		}
+	}
+	if got := DefaultCodec([]byte(nil)); got != Bytes {
+		t.Errorf("DefaultCodec([]byte(nil)) = %s, want Bytes", got.ContentType())
+	}
+	if got := DefaultCodec(nil); got != JSON {
+		t.Errorf("DefaultCodec(nil) = %s, want JSON", got.ContentType())
+	}
+}

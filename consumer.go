@@ -156,7 +156,7 @@ type wait struct {
 // bounds the start; the consumer runs until Close.
 func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...Option) (*Consumer, error) {
 	all := options{cons: consumeOptions{policy: NoRetry(), prefetch: DefaultPrefetch, concurrency: DefaultConcurrency,
-		drainTimeout: DefaultDrainTimeout, codec: defaultCodec[T](), random: rand.Float64, backoff: defaultRequeueBackoff}}
+		drainTimeout: DefaultDrainTimeout, codec: DefaultCodec(*new(T)), random: rand.Float64, backoff: defaultRequeueBackoff}}
 	if err := all.apply(opts, "Consume", forConsumer, "consume "+queue); err != nil {
 		return nil, err
 	}

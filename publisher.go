@@ -40,7 +40,7 @@ type Publisher[T any] struct {
 // exchange, which routes by queue name). It fails only on an option that is
 // not a Publisher's or whose value is out of range.
 func NewPublisher[T any](c *Conn, exchange string, opts ...Option) (*Publisher[T], error) {
-	all := options{pub: publisherOptions{codec: defaultCodec[T](), timeout: DefaultConfirmTimeout, window: DefaultBatchWindow}}
+	all := options{pub: publisherOptions{codec: DefaultCodec(*new(T)), timeout: DefaultConfirmTimeout, window: DefaultBatchWindow}}
 	if err := all.apply(opts, "NewPublisher", forPublisher, "publisher to "+exchangeName(exchange)); err != nil {
 		return nil, err
 	}
@@ -56,18 +56,6 @@ func exchangeName(exchange string) string {
 		return "the default exchange"
 	}
 	return exchange
-}
-
-// defaultCodec is Bytes for []byte, Text for string and JSON otherwise.
-func defaultCodec[T any]() Codec {
-	var zero T
-	switch any(zero).(type) {
-	case []byte:
-		return Bytes
-	case string:
-		return Text
-	}
-	return JSON
 }
 
 // MessageOption sets a value of a published message's envelope.

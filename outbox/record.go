@@ -79,7 +79,7 @@ var ErrBadRecord = errors.New("outbox: the stored record cannot be read")
 func Encode(m Message, now time.Time) (Row, error) {
 	codec := m.Codec
 	if codec == nil {
-		codec = defaultCodec(m.Body)
+		codec = acemq.DefaultCodec(m.Body)
 	}
 	env := acemq.Envelope{ContentType: codec.ContentType()}
 	for _, opt := range m.Options {
@@ -101,17 +101,6 @@ func Encode(m Message, now time.Time) (Row, error) {
 	text, encoding := EncodeBody(body)
 	return Row{Exchange: m.Exchange, RoutingKey: m.RoutingKey, Body: text, BodyEncoding: encoding,
 		ContentType: msg.ContentType, Headers: headers}, nil
-}
-
-// defaultCodec is a Publisher's default, chosen by the body's type.
-func defaultCodec(body any) acemq.Codec {
-	switch body.(type) {
-	case []byte:
-		return acemq.Bytes
-	case string:
-		return acemq.Text
-	}
-	return acemq.JSON
 }
 
 // Message reads the row back into the message a relay publishes. Its

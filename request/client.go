@@ -246,7 +246,7 @@ func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingK
 		return zero, ErrClientClosed
 	default:
 	}
-	codec := c.codecFor(codecOf[Req]())
+	codec := c.codecFor(acemq.DefaultCodec(*new(Req)))
 	env.ContentType = codec.ContentType()
 	body, err := codec.Marshal(req)
 	if err != nil {
@@ -291,7 +291,7 @@ func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingK
 			return zero, &ResponderError{Message: text}
 		}
 		var resp Resp
-		if err := c.codecFor(codecOf[Resp]()).Unmarshal(d.ContentType, d.Body, &resp); err != nil {
+		if err := c.codecFor(acemq.DefaultCodec(*new(Resp))).Unmarshal(d.ContentType, d.Body, &resp); err != nil {
 			return zero, fmt.Errorf("the reply could not be decoded: %w", err)
 		}
 		return resp, nil
@@ -315,17 +315,4 @@ func (c *Client) codecFor(byType acemq.Codec) acemq.Codec {
 		return c.codec
 	}
 	return byType
-}
-
-// codecOf is acemq's default: Bytes for []byte, Text for string, JSON
-// otherwise.
-func codecOf[T any]() acemq.Codec {
-	var zero T
-	switch any(zero).(type) {
-	case []byte:
-		return acemq.Bytes
-	case string:
-		return acemq.Text
-	}
-	return acemq.JSON
 }

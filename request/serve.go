@@ -79,7 +79,7 @@ func Serve[Req, Resp any](ctx context.Context, conn *acemq.Conn, queue string, h
 	s := &server[Req, Resp]{conn: conn, h: h, codec: o.codec, replyType: o.replyType,
 		logger: o.logger.With("queue", queue), r: &Responder{}}
 	if s.codec == nil {
-		s.codec = codecOf[Resp]()
+		s.codec = acemq.DefaultCodec(*new(Resp))
 	}
 	s.r.Consumer, err = acemq.Consume(ctx, conn, queue, s.handle, consume...)
 	if err != nil {

@@ -105,7 +105,7 @@ func (s *Scheduler) PublishAt(ctx context.Context, t time.Time, exchange, routin
 func (s *Scheduler) publish(ctx context.Context, now, t time.Time, exchange, routingKey string, body any, opts []acemq.MessageOption) error {
 	codec := s.codec
 	if codec == nil {
-		codec = codecOf(body)
+		codec = acemq.DefaultCodec(body)
 	}
 	data, err := codec.Marshal(body)
 	if err != nil {
@@ -153,18 +153,6 @@ func publish(ctx context.Context, conn *acemq.Conn, exchange, key string, msg tr
 		err = &acemq.PublishError{Exchange: exchange, RoutingKey: key, MessageID: msg.MessageID, Err: err}
 	}
 	return err
-}
-
-// codecOf is the codec of a body given none: Bytes for []byte, Text for a
-// string, JSON otherwise, as a Publisher picks by its type.
-func codecOf(body any) acemq.Codec {
-	switch body.(type) {
-	case []byte:
-		return acemq.Bytes
-	case string:
-		return acemq.Text
-	}
-	return acemq.JSON
 }
 
 // target names where a scheduled message goes, in errors and logs.
