@@ -163,25 +163,33 @@ func relay(ctx context.Context, args []string) error {
 	logPath := fs.String("log", "", "the publish log")
 	_ = fs.Parse(args)
 	fmt.Println(outboxchaos.Ready) // main handles SIGTERM from here on
-	f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	err := runRelay(ctx, *dsn, *table, *broker, *name, *batch, *lease, *logPath)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while it started (opening the store, connecting): the
+		// harness ends a run as soon as all is relayed, on a slow machine
+		// before a replacement is up.
+		return nil
+	}
+	return err
+}
+
+func runRelay(ctx context.Context, dsn, table, broker, name string, batch int, lease time.Duration, logPath string) error {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	s, err := open(ctx, *dsn, *table)
+	s, err := open(ctx, dsn, table)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	conn, err := acemq.Connect(ctx, *broker, acemq.WithConnectionName(*name))
-	if err != nil && ctx.Err() != nil {
-		return nil // stopped while it connected (the harness ends a run as soon as all is relayed)
-	}
+	conn, err := acemq.Connect(ctx, broker, acemq.WithConnectionName(name))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	r, err := outbox.NewRelay(&logged{Store: s, f: f, number: map[int64]string{}}, conn, outbox.WithName(*name), outbox.WithBatchSize(*batch), outbox.WithLease(*lease),
+	r, err := outbox.NewRelay(&logged{Store: s, f: f, number: map[int64]string{}}, conn, outbox.WithName(name), outbox.WithBatchSize(batch), outbox.WithLease(lease),
 		outbox.WithPollInterval(20*time.Millisecond), outbox.WithRetryDelay(100*time.Millisecond))
 	if err != nil {
 		return err
