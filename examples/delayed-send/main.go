@@ -31,7 +31,7 @@ type Reminder struct {
 	Say   string `json:"say"`
 }
 
-func main() { example.Main("delayed-send", run) }
+func main() { example.Main(run) }
 
 func run(ctx context.Context, conn *acemq.Conn) error {
 	id := example.Suffix()

@@ -33,7 +33,7 @@ type Order struct {
 	N        int    `json:"n"`
 }
 
-func main() { example.Main("partitions", run) }
+func main() { example.Main(run) }
 
 func run(ctx context.Context, conn *acemq.Conn) error {
 	// The set of this run's own: exchange orders.<run>, quorum queues

@@ -42,7 +42,7 @@ type Order struct {
 	FreeGift bool   `json:"freeGift,omitempty"`
 }
 
-func main() { example.Main("pipeline", run) }
+func main() { example.Main(run) }
 
 func run(ctx context.Context, conn *acemq.Conn) error {
 	// The pipeline's name is this run's own, so that runs on a shared

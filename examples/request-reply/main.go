@@ -34,7 +34,7 @@ type Price struct {
 	Cents int    `json:"cents"`
 }
 
-func main() { example.Main("request-reply", run) }
+func main() { example.Main(run) }
 
 func run(ctx context.Context, conn *acemq.Conn) error {
 	// The queues of this run's own, so that runs on a shared broker never

@@ -31,7 +31,7 @@ type Trip struct {
 	HotelSystemDown bool `json:"hotelSystemDown,omitempty"`
 }
 
-func main() { example.Main("saga", run) }
+func main() { example.Main(run) }
 
 func run(ctx context.Context, conn *acemq.Conn) error {
 	trips := "trips." + example.Suffix()

@@ -30,7 +30,7 @@ type Event struct {
 	N int `json:"n"`
 }
 
-func main() { example.Main("streams", run) }
+func main() { example.Main(run) }
 
 func run(ctx context.Context, conn *acemq.Conn) error {
 	name := "events." + example.Suffix()

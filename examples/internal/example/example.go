@@ -26,14 +26,18 @@ import (
 // Main is an example program's main: it parses -broker, connects, and runs
 // run within a minute; when that fails, it prints the error under the
 // program's name and exits 1.
-func Main(name string, run func(ctx context.Context, conn *acemq.Conn) error) {
+func Main(run func(ctx context.Context, conn *acemq.Conn) error) {
 	brokerURL := flag.String("broker", "memory://", "the broker: memory:// (in-process) or an amqp:// URL")
 	flag.Parse()
 	if err := connectAndRun(*brokerURL, run); err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
+		fmt.Fprintln(os.Stderr, program()+":", err)
 		os.Exit(1)
 	}
 }
+
+// program is the program's name, as go run and go build name it after
+// the example's directory.
+func program() string { return filepath.Base(os.Args[0]) }
 
 func connectAndRun(url string, run func(ctx context.Context, conn *acemq.Conn) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -89,12 +93,11 @@ func Queues(topology acemq.Topology) []string {
 // DeleteQueues deletes the queues, telling stderr of a failure (one that
 // is gone already is none), under the program's name.
 func DeleteQueues(conn *acemq.Conn, queues ...string) {
-	program := filepath.Base(os.Args[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, q := range queues {
 		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil && !errors.Is(err, transport.ErrNotFound) {
-			fmt.Fprintf(os.Stderr, "%s: deleting the example's queue %s: %v\n", program, q, err)
+			fmt.Fprintf(os.Stderr, "%s: deleting the example's queue %s: %v\n", program(), q, err)
 		}
 	}
 }
