@@ -20,8 +20,8 @@ apt_install() {
 		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 	fi
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get -q update
-	apt-get -q install -y --no-install-recommends -o DPkg::Lock::Timeout=300 "$@"
+	apt-get -q update >&2
+	apt-get -q install -y --no-install-recommends -o DPkg::Lock::Timeout=300 "$@" >&2
 	log "installed $* in $((SECONDS - t0))s"
 	exec {apt_lock}>&-
 }

@@ -47,8 +47,14 @@ func onChannel[T any](ctx context.Context, t *Transport, conn *amqp.Connection, 
 // no context, and returns its result, or ctx's error once ctx ends first.
 // Then done runs, once, with the result and whether the caller took it: in
 // fn's goroutine, or with the zero value at once when the Transport is
-// closed (await's error is then transport.ErrClosed).
+// closed (await's error is then transport.ErrClosed) or ctx has already
+// ended (fn does not run: an ended context sends nothing, as on memory://).
 func await[T any](ctx context.Context, t *Transport, fn func() T, done func(v T, taken bool)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		done(zero, false)
+		return zero, context.Cause(ctx)
+	}
 	var (
 		mu        sync.Mutex
 		abandoned bool
@@ -64,7 +70,6 @@ func await[T any](ctx context.Context, t *Transport, fn func() T, done func(v T,
 		mu.Unlock()
 		done(v, taken)
 	})
-	var zero T
 	if !started {
 		done(zero, false)
 		return zero, transport.ErrClosed

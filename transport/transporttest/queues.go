@@ -1,6 +1,7 @@
 package transporttest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,6 +21,7 @@ func queueBehaviours() []behaviour {
 		{"queue redeclared with another exclusive flag is locked", redeclareExclusive},
 		{"quorum queue must be durable and neither exclusive nor auto-delete", quorumProperties},
 		{"operations on a missing queue", missingQueue},
+		{"operations with an ended context fail and do nothing", endedContext},
 		{"exclusive queue refuses other connections", exclusiveRefusesOthers},
 		{"exclusive queue is deleted when its connection closes", exclusiveGoesWithConnection},
 		{"auto-delete queue is deleted after its last consumer is cancelled", autoDelete},
@@ -198,6 +200,23 @@ func missingQueue(e *env) {
 	// The default exchange has nowhere to route it.
 	err = e.publish(transport.Publishing{RoutingKey: q, Mandatory: true})
 	e.wantErr("mandatory publish to a missing queue", err, transport.ErrUnroutable)
+}
+
+func endedContext(e *env) {
+	q := e.classic("q", nil)
+	e.sendBody(q, "kept")
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	declared := e.name("never")
+	e.wantErr("DeclareQueue with an ended context", e.tr.DeclareQueue(ctx, transport.Queue{Name: declared, Type: transport.Classic}), context.Canceled)
+	_, err := e.tr.InspectQueue(e.ctx, declared)
+	e.wantErr("InspectQueue of the queue declared with an ended context", err, transport.ErrNotFound, declared)
+	_, err = e.tr.PurgeQueue(ctx, q)
+	e.wantErr("PurgeQueue with an ended context", err, context.Canceled)
+	_, err = e.tr.DeleteQueue(ctx, q)
+	e.wantErr("DeleteQueue with an ended context", err, context.Canceled)
+	e.wantState(q, 1, 0)
+	e.getBody(q, "kept")
 }
 
 func exclusiveRefusesOthers(e *env) {
