@@ -196,6 +196,7 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 			fail(i, p.exchange, m.RoutingKey, id, err)
 			continue
 		}
+		pub.More = i < len(msgs)-1 // another follows at once: the transport may send them in one write
 		_ = window.Add(inFlight{i, id, pub.Exchange, pub.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, false)})
 	}
 	_ = window.Drain()

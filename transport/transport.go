@@ -151,6 +151,13 @@ type Publishing struct {
 	// Mandatory asks the broker to return the message when no queue takes it.
 	Mandatory bool
 	Message   Message
+	// More says that the caller publishes again at once (the next
+	// message of a batch is ready): the transport may hold this one's
+	// bytes back briefly, to send a run of publishes in one write. They go
+	// out with the next publish without More, when the Confirmation of a
+	// publish is waited on, or a millisecond later at the latest; the
+	// broker answers each publish as it would otherwise.
+	More bool
 }
 
 // QueueState is what InspectQueue reports.
@@ -297,6 +304,9 @@ type Answerer interface {
 	// Answer is called once, after done has closed, by the first Err or
 	// Wait that sees it closed.
 	Answer() error
+	// Release sends at once whatever the transport still holds back
+	// (Publishing.More); Wait calls it before it blocks.
+	Release()
 }
 
 // Defer makes c, a zero Confirmation, one that is answered when done
@@ -331,6 +341,14 @@ func (c *Confirmation) result() error {
 
 // Wait waits for the answer or for ctx, whichever comes first.
 func (c *Confirmation) Wait(ctx context.Context) error {
+	select {
+	case <-c.done:
+		return c.result()
+	default:
+	}
+	if c.answer != nil {
+		c.answer.Release() // nothing held back while the caller waits
+	}
 	select {
 	case <-c.done:
 		return c.result()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,6 +91,10 @@ func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
 	if p := t.pub; p != nil && p.conn == conn && p.usable() && !p.ch.IsClosed() {
 		return p, nil
 	}
+	sock := t.socketOf(conn)
+	if sock == nil {
+		return nil, errRetry // conn has just been replaced
+	}
 	ch, err := conn.Channel()
 	if err == nil {
 		if err = ch.Confirm(false); err != nil {
@@ -105,6 +110,7 @@ func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
 	p := &publisher{
 		t:       t,
 		conn:    conn,
+		sock:    sock,
 		ch:      ch,
 		returns: ch.NotifyReturn(make(chan amqp.Return, returnsBuffer)),
 		closes:  ch.NotifyClose(make(chan *amqp.Error, 1)),
@@ -141,11 +147,13 @@ const (
 type publisher struct {
 	t       *Transport
 	conn    *amqp.Connection
+	sock    *socket // conn's
 	ch      *amqp.Channel
 	returns chan amqp.Return
 	closes  chan *amqp.Error
 
-	sendMu sync.Mutex // one basic.publish at a time, so delivery tags follow inflight's order
+	sendMu sync.Mutex   // one basic.publish at a time, so delivery tags follow inflight's order
+	queued atomic.Int32 // publishes waiting for sendMu
 
 	mu       sync.Mutex
 	dead     bool  // the channel closed
@@ -176,8 +184,10 @@ func (p *publisher) usable() bool {
 }
 
 func (p *publisher) publish(pb transport.Publishing, msg amqp.Publishing) (*transport.Confirmation, error) {
+	p.queued.Add(1)
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
+	p.queued.Add(-1)
 	pe := &pending{p: p, exchange: pb.Exchange, key: pb.RoutingKey, msgID: msg.MessageId, mandatory: pb.Mandatory}
 	// In flight before it is sent: its return may come back before Publish
 	// returns.
@@ -189,7 +199,16 @@ func (p *publisher) publish(pb transport.Publishing, msg amqp.Publishing) (*tran
 	}
 	p.inflight = append(p.inflight, pe)
 	p.mu.Unlock()
+	// Held back for the next publish when the caller says one follows, or
+	// another caller's is already waiting to be written.
+	hold := pb.More || p.queued.Load() > 0
+	if hold {
+		p.sock.hold(true)
+	}
 	dc, err := p.ch.PublishWithDeferredConfirm(pb.Exchange, pb.RoutingKey, pb.Mandatory, false, msg)
+	if hold {
+		p.sock.hold(false)
+	}
 	p.mu.Lock()
 	if err == nil {
 		pe.dc = dc
@@ -348,6 +367,9 @@ func (p *publisher) returned(r amqp.Return) {
 		pe.returned = true
 	}
 }
+
+// Release sends what the socket holds back, this publish among it.
+func (pe *pending) Release() { pe.p.sock.Release() }
 
 // Answer is the publish's answer, once amqp091 has closed its deferred
 // confirmation: confirmed, returned (ErrUnroutable), refused (ErrRefused), or

@@ -81,6 +81,7 @@ type Transport struct {
 	closed    bool
 	cur       int              // index in urls of the last address that worked
 	conn      *amqp.Connection // nil while reconnecting
+	sock      *socket          // conn's
 	ready     chan struct{}    // closed once conn is set; replaced when it is lost
 	connects  int              // successful connects, the first included
 	version   string           // the broker's, from the last connection's server properties
@@ -120,13 +121,13 @@ func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
 		t.log = slog.New(slog.DiscardHandler)
 	}
 	t.log = t.log.With("broker", RedactURL(url))
-	conn, cur, err := t.dialRound(ctx, 0)
+	conn, sock, cur, err := t.dialRound(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	w := listen(conn)
-	t.conn, t.cur, t.ready, t.connects, t.version = conn, cur, make(chan struct{}), 1, serverVersion(conn)
+	t.conn, t.sock, t.cur, t.ready, t.connects, t.version = conn, sock, cur, make(chan struct{}), 1, serverVersion(conn)
 	close(t.ready)
 	t.wg.Add(1)
 	go t.supervise(w)
@@ -181,13 +182,13 @@ func uriProblem(err error) string {
 // dialRound tries each address once, from urls[start] on and round to the
 // one before it, and returns the first connection made with its address's
 // index. When every address fails, the error names each with its error.
-func (t *Transport) dialRound(ctx context.Context, start int) (*amqp.Connection, int, error) {
+func (t *Transport) dialRound(ctx context.Context, start int) (*amqp.Connection, *socket, int, error) {
 	var errs []error
 	for i := range t.urls {
 		k := (start + i) % len(t.urls)
-		conn, err := t.dial(ctx, t.urls[k])
+		conn, sock, err := t.dial(ctx, t.urls[k])
 		if err == nil {
-			return conn, k, nil
+			return conn, sock, k, nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
@@ -195,9 +196,9 @@ func (t *Transport) dialRound(ctx context.Context, start int) (*amqp.Connection,
 		}
 	}
 	if len(errs) == 1 {
-		return nil, 0, errs[0]
+		return nil, nil, 0, errs[0]
 	}
-	return nil, 0, roundError(errs)
+	return nil, nil, 0, roundError(errs)
 }
 
 // roundError is the failure of a whole round of addresses: each error names
@@ -218,8 +219,9 @@ func (e roundError) Error() string {
 
 func (e roundError) Unwrap() []error { return e }
 
-// dial opens one connection to url, asking for credentials first.
-func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, error) {
+// dial opens one connection to url, asking for credentials first, on a
+// socket of its own.
+func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, *socket, error) {
 	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
 	if t.opts.ConnectionName != "" {
 		cfg.Properties.SetClientConnectionName(t.opts.ConnectionName)
@@ -227,20 +229,23 @@ func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, err
 	if strings.HasPrefix(url, "amqps://") {
 		tlsConfig, err := t.tlsConfig(url)
 		if err != nil {
-			return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), err)
+			return nil, nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), err)
 		}
 		cfg.TLSClientConfig = tlsConfig // amqp091 fills in ServerName
 	}
 	if t.opts.Credentials != nil {
 		user, pass, err := t.opts.Credentials(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("rabbitmq: credentials for %s: %w", RedactURL(url), err)
+			return nil, nil, fmt.Errorf("rabbitmq: credentials for %s: %w", RedactURL(url), err)
 		}
 		cfg.SASL = []amqp.Authentication{&amqp.PlainAuth{Username: user, Password: pass}}
 	}
 	// amqp091 takes no context: the socket deadline bounds the TLS and AMQP
 	// handshakes (amqp091 clears it once open) and ctx moves it to now.
-	var stop func() bool
+	var (
+		stop func() bool
+		sock *socket
+	)
 	cfg.Dial = func(network, addr string) (net.Conn, error) {
 		// The timeout moves a round past a node that does not answer.
 		c, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(ctx, network, addr)
@@ -253,22 +258,23 @@ func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, err
 		}
 		_ = c.SetDeadline(deadline)
 		stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-		return c, nil
+		sock = newSocket(c, heldFor)
+		return sock, nil
 	}
 	conn, err := amqp.DialConfig(url, cfg)
 	if stop != nil && !stop() {
 		if conn != nil {
 			_ = conn.Close()
 		}
-		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), context.Cause(ctx))
+		return nil, nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), context.Cause(ctx))
 	}
 	if err != nil {
 		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
-			return nil, fmt.Errorf("rabbitmq: connect to %s: the server's TLS certificate is not trusted (is its CA in Options.TLS.RootCAs?): %w", RedactURL(url), err)
+			return nil, nil, fmt.Errorf("rabbitmq: connect to %s: the server's TLS certificate is not trusted (is its CA in Options.TLS.RootCAs?): %w", RedactURL(url), err)
 		}
-		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), err)
+		return nil, nil, fmt.Errorf("rabbitmq: connect to %s: %w", RedactURL(url), err)
 	}
-	return conn, nil
+	return conn, sock, nil
 }
 
 // ErrDevelopmentCertificate is matched (errors.Is) by the error of a
@@ -477,7 +483,7 @@ func (t *Transport) reconnect() *watched {
 			return nil
 		case <-timer.C:
 		}
-		conn, cur, err := t.dialRound(t.ctx, next)
+		conn, sock, cur, err := t.dialRound(t.ctx, next)
 		if err != nil {
 			if t.ctx.Err() != nil {
 				return nil
@@ -494,7 +500,7 @@ func (t *Transport) reconnect() *watched {
 			_ = conn.Close()
 			return nil
 		}
-		t.conn, t.cur, t.version = conn, cur, serverVersion(conn)
+		t.conn, t.sock, t.cur, t.version = conn, sock, cur, serverVersion(conn)
 		t.connects++
 		close(t.ready)
 		t.mu.Unlock()
@@ -537,12 +543,23 @@ func (t *Transport) connection(ctx context.Context) (*amqp.Connection, error) {
 	}
 }
 
+// socketOf is conn's socket, or nil when conn is no longer the current
+// connection.
+func (t *Transport) socketOf(conn *amqp.Connection) *socket {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conn != conn {
+		return nil
+	}
+	return t.sock
+}
+
 // lose marks conn as gone, once: operations wait for the next connection.
 func (t *Transport) lose(conn *amqp.Connection) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.conn == conn && !t.closed {
-		t.conn, t.ready = nil, make(chan struct{})
+		t.conn, t.sock, t.ready = nil, nil, make(chan struct{})
 	}
 }
 
@@ -627,7 +644,7 @@ func (t *Transport) Close() error {
 	}
 	t.closed = true
 	conn := t.conn
-	t.conn = nil
+	t.conn, t.sock = nil, nil
 	addr := RedactURL(t.urls[t.cur])
 	t.cancel()
 	consumers := slices.Collect(maps.Keys(t.consumers))

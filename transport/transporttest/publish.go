@@ -21,6 +21,9 @@ import (
 func publishBehaviours() []behaviour {
 	return []behaviour{
 		{"a confirmed publish is in the queue at once", confirmedIsEnqueued},
+		{"a run of publishes with More is routed in order and each confirmed", publishRunWithMore},
+		{"a publish with More is answered when waited on, with nothing after it", publishMoreThenWait},
+		{"a publish with More reaches its queue with nothing after it, unwaited", publishMoreAlone},
 		{"mandatory unroutable publish comes back", mandatoryUnroutable},
 		{"non-mandatory unroutable publish is confirmed and dropped", nonMandatoryUnroutable},
 		{"concurrent publishes each get their own answer", concurrentPublishes},
@@ -154,6 +157,53 @@ func confirmedIsEnqueued(e *env) {
 			e.t.Errorf("%s holds %q, want 0 1 2", queue, got)
 		}
 	}
+}
+
+// Publishing.More lets a transport hold a publish back for the next one
+// (transport/rabbitmq sends a run in one write): what it holds still goes
+// out, in order, answered one by one.
+func publishRunWithMore(e *env) {
+	q := e.classic("q", nil)
+	var sent []*transport.Confirmation
+	for i := range 5 {
+		c, err := e.tr.Publish(e.ctx, transport.Publishing{RoutingKey: q, Mandatory: true, More: i < 4,
+			Message: transport.Message{Body: []byte(fmt.Sprint(i))}})
+		if err != nil {
+			e.t.Fatalf("Publish %d: %v", i, err)
+		}
+		sent = append(sent, c)
+	}
+	// An unroutable one in the run is answered as such, and the run goes on.
+	lost, err := e.tr.Publish(e.ctx, transport.Publishing{RoutingKey: e.name("nowhere"), Mandatory: true, More: true})
+	e.ok("Publish to no queue", err)
+	last, err := e.tr.Publish(e.ctx, transport.Publishing{RoutingKey: q, Mandatory: true, More: true, Message: transport.Message{Body: []byte("5")}})
+	e.ok("Publish 5", err)
+	e.ok("Wait for the last", last.Wait(e.ctx))
+	e.wantErr("Wait for the unroutable one", lost.Wait(e.ctx), transport.ErrUnroutable)
+	for i, c := range sent {
+		e.ok(fmt.Sprintf("Wait %d", i), c.Wait(e.ctx))
+	}
+	if got := e.drain(q); !slices.Equal(got, []string{"0", "1", "2", "3", "4", "5"}) {
+		e.t.Errorf("%s holds %q, want 0 to 5 in order", q, got)
+	}
+}
+
+func publishMoreThenWait(e *env) {
+	q := e.classic("q", nil)
+	c, err := e.tr.Publish(e.ctx, transport.Publishing{RoutingKey: q, Mandatory: true, More: true, Message: transport.Message{Body: []byte("m")}})
+	e.ok("Publish with More", err)
+	e.ok("Wait", c.Wait(e.ctx))
+	e.getBody(q, "m")
+}
+
+// Read from another connection: a get on the publisher's own would send
+// whatever it held along with its request.
+func publishMoreAlone(e *env) {
+	q := e.classic("q", nil)
+	_, err := e.tr.Publish(e.ctx, transport.Publishing{RoutingKey: q, Mandatory: true, More: true, Message: transport.Message{Body: []byte("m")}})
+	e.ok("Publish with More", err)
+	other := e.connect()
+	e.eventually("the message in "+q+", read from another connection", func() bool { return e.inspectOn(other, q).Messages == 1 })
 }
 
 func mandatoryUnroutable(e *env) {
