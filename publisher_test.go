@@ -122,4 +122,13 @@ func TestPublishBatch(t *testing.T) {
 	if err := p.PublishBatch(context.Background(), batch[:3]); err != nil {
 		t.Errorf("a batch that all goes through: %v", err)
 	}
+	// Each but a batch's last says another follows, so that the transport
+	// may send them in one write (transport.Publishing.More).
+	var more []bool
+	for _, pub := range f.publishes()[20:] {
+		more = append(more, pub.More)
+	}
+	if !slices.Equal(more, []bool{true, true, false}) {
+		t.Errorf("the last batch's publishes said More %v, want all but the last", more)
+	}
 }
