@@ -45,8 +45,8 @@ func newSocket(c net.Conn, heldFor time.Duration) *socket {
 	return s
 }
 
-// hold holds back what is written until hold(false) (the publisher holds
-// while it writes a publish with More).
+// hold holds back what is written until hold(false): the publisher holds
+// while it writes a publish that another follows at once.
 func (s *socket) hold(on bool) { s.holding.Store(on) }
 
 func (s *socket) Write(b []byte) (int, error) {
