@@ -152,11 +152,11 @@ type Publishing struct {
 	Mandatory bool
 	Message   Message
 	// More says that the caller publishes again at once (the next
-	// message of a batch is ready): the transport may hold this one's
-	// bytes back briefly, to send a run of publishes in one write. They go
-	// out with the next publish without More, when the Confirmation of a
-	// publish is waited on, or a millisecond later at the latest; the
-	// broker answers each publish as it would otherwise.
+	// message of its batch): the transport may hold this one's bytes back
+	// briefly, to send a run of publishes in one write. transport/rabbitmq
+	// sends them with the next write that is not held back, when the
+	// Confirmation of a publish is waited on, or a millisecond later at the
+	// latest; the broker answers each publish as it would otherwise.
 	More bool
 }
 

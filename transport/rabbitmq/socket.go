@@ -38,8 +38,10 @@ const (
 	maxHeld = 64 << 10
 )
 
-func newSocket(c net.Conn, heldFor time.Duration) *socket {
-	s := &socket{Conn: c, heldFor: heldFor}
+// newSocket wraps c, holding bytes back for d at most (heldFor but in
+// tests).
+func newSocket(c net.Conn, d time.Duration) *socket {
+	s := &socket{Conn: c, heldFor: d}
 	s.timer = time.AfterFunc(time.Hour, s.Release)
 	s.timer.Stop()
 	return s
