@@ -33,15 +33,18 @@
 #                   the host with apt-get.
 #   4.0             Debian trixie's rabbitmq-server (4.0.5, Erlang 27), in a
 #                   trixie chroot at ACEMQ_TRIXIE_ROOT (default
-#                   /var/cache/acemq/trixie), made with debootstrap from the
-#                   Debian mirror the host's apt sources name and reused once
-#                   made. The host's packages and apt sources are never
-#                   touched (debootstrap itself is installed from bookworm).
-#                   The node runs as root inside the chroot, with /proc
-#                   mounted there while a node runs, its data directory at
-#                   ACEMQ_TRIXIE_ROOT/srv/acemq/NODE (ACEMQ_RABBITMQ_DIR, if
-#                   set, must lie inside the chroot), registering with the
-#                   host's epmd.
+#                   /var/cache/acemq/trixie).
+#   4.3             Debian sid's rabbitmq-server (4.3.6, Erlang 29), in a sid
+#                   chroot at ACEMQ_SID_ROOT (default /var/cache/acemq/sid).
+#                   The mirror's sid Release file is past its Valid-Until
+#                   date, so apt in there runs with Check-Valid-Until=false.
+#   A chroot is made with debootstrap from the Debian mirror the host's apt
+#   sources name and reused once made. The host's packages and apt sources
+#   are never touched (debootstrap itself is installed from bookworm). The
+#   node runs as root inside the chroot, with /proc mounted there while a
+#   node runs, its data directory at ROOT/srv/acemq/NODE
+#   (ACEMQ_RABBITMQ_DIR, if set, must lie inside the chroot), registering
+#   with the host's epmd.
 #
 # The node runs as the current user (root on dev/CI machines), not through the
 # Debian service: there is no systemd here, and the /usr/sbin wrappers would
@@ -72,6 +75,7 @@ export HOME LC_ALL=C.UTF-8 # Elixir CLI tools warn (and misbehave) under a non-U
 # (that user cannot write our data dir). Called again after a fresh install.
 use_real_scripts() { if [[ -d /usr/lib/rabbitmq/bin ]]; then PATH=/usr/lib/rabbitmq/bin:$PATH; fi; }
 
+ROOTFS= # a chroot series sets it
 case $SERIES in
 3.10)
 	DIR=${ACEMQ_RABBITMQ_DIR:-$ROOT/.rabbitmq} # gitignored; a fresh clone (CI) gets a fresh broker
@@ -79,17 +83,21 @@ case $SERIES in
 	IN_NODE=(env)                              # runs a RabbitMQ program (rabbitmq-server, rabbitmqctl)
 	use_real_scripts
 	;;
-4.0)
-	ROOTFS=${ACEMQ_TRIXIE_ROOT:-/var/cache/acemq/trixie}
+4.0 | 4.3)
+	if [[ $SERIES == 4.0 ]]; then
+		SUITE=trixie ROOTFS=${ACEMQ_TRIXIE_ROOT:-/var/cache/acemq/trixie}
+	else
+		SUITE=sid ROOTFS=${ACEMQ_SID_ROOT:-/var/cache/acemq/sid}
+	fi
 	ROOTFS=${ROOTFS%/}
 	DIR=${ACEMQ_RABBITMQ_DIR:-$ROOTFS/srv/acemq/$NODE}
-	[[ $DIR == "$ROOTFS"/* ]] || { log "ACEMQ_RABBITMQ_DIR=$DIR: a 4.0 node's data directory must be inside $ROOTFS"; exit 2; }
+	[[ $DIR == "$ROOTFS"/* ]] || { log "ACEMQ_RABBITMQ_DIR=$DIR: a $SERIES node's data directory must be inside $ROOTFS"; exit 2; }
 	NODE_DIR=${DIR#"$ROOTFS"}
 	# Inside the chroot, with a clean environment: only what is passed as
 	# NAME=VALUE words before the program.
 	IN_NODE=(chroot "$ROOTFS" /usr/bin/env -i HOME=/root LC_ALL=C.UTF-8 PATH=/usr/lib/rabbitmq/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 	;;
-*) log "ACEMQ_RABBITMQ_SERIES=$SERIES: use 3.10 (Debian bookworm's, on the host) or 4.0 (Debian trixie's, in a chroot)"; exit 2 ;;
+*) log "ACEMQ_RABBITMQ_SERIES=$SERIES: use 3.10 (Debian bookworm's, on the host), 4.0 (Debian trixie's, in a chroot) or 4.3 (Debian sid's, in a chroot)"; exit 2 ;;
 esac
 
 ctl() { "${IN_NODE[@]}" rabbitmqctl -q -n "$NODE" "$@"; }
@@ -113,8 +121,8 @@ same_tls() {
 	for f in "${TLS_FILES[@]}"; do cmp -s "$TLS_DIR/$f" "$DIR/tls/$f" || return 1; done
 }
 
-# configure_tls copies the TLS files into the node's data directory (a 4.0
-# node sees only its chroot) and adds the listener to rabbitmq.conf: the
+# configure_tls copies the TLS files into the node's data directory (a
+# chroot's node sees only its chroot) and adds the listener to rabbitmq.conf: the
 # lines `acemq certs` prints, on TLS_PORT.
 configure_tls() {
 	local f
@@ -168,24 +176,24 @@ debian_mirror() {
 	exit 1
 }
 
-# install_rootfs makes the trixie chroot with rabbitmq-server in it, unless
+# install_rootfs makes the SUITE chroot with rabbitmq-server in it, unless
 # it is there already. It is built beside its final place and renamed into
 # it, so that a build cut short is never taken for a finished one.
 install_rootfs() {
 	[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmq-server ]] && return
-	[[ $(id -u) == 0 ]] || { log "the RabbitMQ 4.0 chroot $ROOTFS is missing; run as root to make it"; exit 1; }
+	[[ $(id -u) == 0 ]] || { log "the RabbitMQ $SERIES chroot $ROOTFS is missing; run as root to make it"; exit 1; }
 	command -v debootstrap >/dev/null || apt_install debootstrap
 	local mirror t0=$SECONDS tmp=$ROOTFS.partial
 	mirror=$(debian_mirror)
-	log "making a Debian trixie chroot with rabbitmq-server in $ROOTFS (mirror $mirror)"
+	log "making a Debian $SUITE chroot with rabbitmq-server in $ROOTFS (mirror $mirror)"
 	rm -rf "$tmp"
 	mkdir -p "$(dirname "$ROOTFS")"
-	debootstrap --variant=minbase trixie "$tmp" "$mirror" >"$tmp.log" 2>&1 ||
+	debootstrap --variant=minbase "$SUITE" "$tmp" "$mirror" >"$tmp.log" 2>&1 ||
 		{ tail -n 20 "$tmp.log" >&2; log "debootstrap failed (log: $tmp.log)"; exit 1; }
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
 	chmod +x "$tmp/usr/sbin/policy-rc.d"
 	chroot "$tmp" /usr/bin/env -i DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		sh -c 'apt-get -q update && apt-get -q install -y --no-install-recommends rabbitmq-server && apt-get clean' \
+		sh -c 'apt-get -q -o Acquire::Check-Valid-Until=false update && apt-get -q install -y --no-install-recommends rabbitmq-server && apt-get clean' \
 		>>"$tmp.log" 2>&1 || { tail -n 20 "$tmp.log" >&2; log "installing rabbitmq-server in the chroot failed (log: $tmp.log)"; exit 1; }
 	mv "$tmp" "$ROOTFS"
 	rm -f "$tmp.log"
@@ -227,7 +235,7 @@ start() {
 		echo "$URL"
 		return
 	fi
-	if [[ $SERIES == 4.0 ]]; then
+	if [[ -n ${ROOTFS:-} ]]; then
 		install_rootfs
 		prepare_rootfs
 	else
@@ -298,15 +306,15 @@ start() {
 }
 
 stop() {
-	if [[ $SERIES == 4.0 ]]; then
-		[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmqctl ]] || { log "no RabbitMQ 4.0 chroot at $ROOTFS; nothing to stop"; return; }
+	if [[ -n ${ROOTFS:-} ]]; then
+		[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmqctl ]] || { log "no RabbitMQ $SERIES chroot at $ROOTFS; nothing to stop"; return; }
 		mountpoint -q "$ROOTFS/proc" || { log "node $NODE is not running"; return; }
 	else
 		command -v rabbitmqctl >/dev/null || { log "rabbitmqctl not installed; nothing to stop"; return; }
 	fi
 	if ! ctl ping >/dev/null 2>&1; then
 		log "node $NODE is not running"
-		[[ $SERIES == 4.0 ]] && release_rootfs
+		[[ -n ${ROOTFS:-} ]] && release_rootfs
 		return
 	fi
 	# Given the pid file, `stop` returns only once the OS process has exited
@@ -315,7 +323,7 @@ stop() {
 	[[ -f $DIR/rabbit.pid ]] && pidfile=("$NODE_DIR/rabbit.pid")
 	ctl stop "${pidfile[@]}" >/dev/null
 	log "stopped $NODE"
-	[[ $SERIES == 4.0 ]] && release_rootfs
+	[[ -n ${ROOTFS:-} ]] && release_rootfs
 	return 0
 }
 
