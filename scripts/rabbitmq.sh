@@ -209,11 +209,14 @@ rootfs_in_use() {
 	return 1
 }
 
-# prepare_rootfs: what a node in the chroot needs from the host: /proc (the
+# prepare_rootfs: what a node in the chroot needs: /etc/hosts, /proc (the
 # memory monitor reads it) and the host's epmd, which the host's 3.10 nodes
 # share, started from the host when the host has one.
 prepare_rootfs() {
 	mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
+	# Erlang resolves the node's host, localhost; sid's minbase has no
+	# /etc/hosts (trixie's has), and without one the node stops at boot.
+	[[ -s $ROOTFS/etc/hosts ]] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost\n' >"$ROOTFS/etc/hosts"
 	if command -v epmd >/dev/null; then epmd -daemon; fi
 }
 
