@@ -371,7 +371,7 @@ func TestConsumerCloseCancelsSlowHandlers(t *testing.T) {
 func TestConsumeRefusesBadOptions(t *testing.T) {
 	f := newFake()
 	for _, opts := range [][]Option{
-		{WithConcurrency(0)}, {WithPrefetch(-1)}, {WithPolicy(Fixed(0, time.Second))},
+		{WithConcurrency(0)}, {WithPrefetch(-1)}, {WithPrefetch(65536)}, {WithPolicy(Fixed(0, time.Second))},
 	} {
 		if _, err := Consume(context.Background(), f.conn(), "orders", handleOrders, opts...); err == nil {
 			t.Errorf("Consume accepted bad options")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -356,11 +357,12 @@ func WithRungs(kind contract.RungKind) Option {
 }
 
 // WithPrefetch bounds the deliveries the consumer holds unsettled, in-process
-// waits included (default DefaultPrefetch; 0 is no bound).
+// waits included (default DefaultPrefetch; 0 is no bound). It is at most
+// 65535: basic.qos carries it in 16 bits.
 func WithPrefetch(n int) Option {
 	return option("WithPrefetch", forConsumer, func(o *options) error {
-		if n < 0 {
-			return invalid("the prefetch is %d but must be at least 0", n)
+		if n < 0 || n > math.MaxUint16 {
+			return invalid("the prefetch is %d but must be from 0 to %d", n, math.MaxUint16)
 		}
 		o.cons.prefetch = n
 		return nil
