@@ -222,6 +222,9 @@ func (e roundError) Unwrap() []error { return e }
 // dial opens one connection to url, asking for credentials first, on a
 // socket of its own.
 func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, *socket, error) {
+	// Recovery stays nil: the Transport alone redials (supervise), and
+	// amqp091's recovery would swallow the close it watches for and reopen
+	// channels in place, where old delivery tags mean other messages.
 	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
 	if t.opts.ConnectionName != "" {
 		cfg.Properties.SetClientConnectionName(t.opts.ConnectionName)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -626,6 +628,46 @@ func TestInFlightPublishesFailOnConnectionLoss(t *testing.T) {
 		}
 	}
 	publish(t, tr, q, "on the next connection")
+}
+
+// The Transport is the one owner of reconnection: amqp091's own automatic
+// recovery (amqp.Config.Recovery, off while nil) stays off on each
+// connection it dials, so a lost connection stays closed in amqp091 (its
+// NotifyClose, which the Transport watches, fires) and only the Transport
+// connects again, once.
+func TestAMQP091RecoveryStaysOff(t *testing.T) {
+	t.Parallel()
+	p := startProxy(t, nil)
+	tr := dial(t, p.url(t, "amqp"), Options{})
+	ctx := testCtx(t)
+	current := func() *amqp.Connection {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.conn
+	}
+	first := current()
+	if first.IsRecoveryEnabled() {
+		t.Fatal("amqp091's automatic recovery is on for the Transport's connection")
+	}
+	p.closeConns()
+	eventually(t, ctx, "amqp091 to close the lost connection", first.IsClosed)
+	q := classicQueue(t, tr, nil)
+	publish(t, tr, q, "on the next connection")
+	second := current()
+	switch {
+	case second == nil || second == first:
+		t.Fatalf("the Transport's connection is %p after the loss, was %p", second, first)
+	case second.IsRecoveryEnabled():
+		t.Error("amqp091's automatic recovery is on for the redialled connection")
+	case !first.IsClosed():
+		t.Error("amqp091 revived the lost connection")
+	}
+	if n := p.open(); n != 1 {
+		t.Errorf("%d connections through the proxy since the loss, want 1 (the Transport's)", n)
+	}
+	if st := tr.State(); st.Connects != 2 {
+		t.Errorf("the Transport connected %d times, want 2", st.Connects)
+	}
 }
 
 // A refused publish retires its channel: the publishes in flight on it still
