@@ -19,7 +19,7 @@ import (
 // queue is over its length limit, held there by a second message, and
 // refuses the copy) goes back to the broker as a failure, by reject: every
 // version counts that towards the delivery limit, so the broker ends the
-// loop itself, dead-lettering each message (here to a queue of the test's)
+// loop itself, dead-lettering a message (here to a queue of the test's)
 // at its limit's return. A nack would go around for ever on RabbitMQ 4.3,
 // which no longer counts it.
 func TestFailedPutBacksEndAtTheDeliveryLimit(t *testing.T) {
