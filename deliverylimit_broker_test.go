@@ -11,7 +11,9 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/brokerversion"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -78,5 +80,65 @@ func TestFailedPutBacksEndAtTheDeliveryLimit(t *testing.T) {
 	waitFor(t, "the other message back on its queue", 10*time.Second, func() bool { return depth(t, conn, q) == 1 })
 	if st := c.Stats(); st.SetAsideFailed < limit+1 || st.DeadLettered != 0 || st.Accepted != 0 {
 		t.Errorf("stats %+v, want at least %d failed set-asides, nothing acked", st, limit+1)
+	}
+}
+
+// The poison-loop guard for a message that kills its consumer before any
+// decision: the broker gets it back with the consumer's closed channel,
+// which every version counts. From RabbitMQ 4.0 a quorum queue the
+// topology declares (no x-delivery-limit of its own) dead-letters it to
+// Q.dlq at the 21st delivery, reason delivery_limit; 3.10 has no default
+// limit, and the message is still there.
+func TestCrashLoopEndsAtTheDefaultDeliveryLimit(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	tr := conn.Transport()
+	v, err := brokerversion.Of(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := brokertest.UniqueName(t, "acemq.test")
+	t.Cleanup(func() { deleteQueues(tr, q, acemq.NoRetry()) })
+	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: q, DeadLetter: true}}}).Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, conn, q, item{N: 1})
+	const deaths = 21 // one more than RabbitMQ 4's default limit
+	delivered := 0
+	for ; delivered < deaths && depth(t, conn, contract.DeadLetterQueue(q)) == 0; delivered++ {
+		taker, err := tr.Take(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, fmt.Sprintf("delivery %d", delivered+1), 10*time.Second, func() bool {
+			_, ok, err := taker.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		})
+		if err := taker.Close(); err != nil { // dies holding it
+			t.Fatal(err)
+		}
+	}
+	limit := v.DefaultDeliveryLimit()
+	if limit == 0 {
+		waitFor(t, "the message back on its queue", 10*time.Second, func() bool { return depth(t, conn, q) == 1 })
+		if delivered != deaths || depth(t, conn, contract.DeadLetterQueue(q)) != 0 {
+			t.Errorf("RabbitMQ %s: delivered %d times, Q.dlq holds %d; want %d deliveries and the message still in %s",
+				v, delivered, depth(t, conn, contract.DeadLetterQueue(q)), deaths, q)
+		}
+		return
+	}
+	waitFor(t, "the broker's dead letter", 10*time.Second, func() bool { return depth(t, conn, contract.DeadLetterQueue(q)) == 1 })
+	if delivered != limit+1 {
+		t.Errorf("RabbitMQ %s dead-lettered the message after %d deliveries, want %d", v, delivered, limit+1)
+	}
+	d, ok, err := tr.Get(ctx, contract.DeadLetterQueue(q))
+	if err != nil || !ok {
+		t.Fatalf("Get from Q.dlq: %v, %v", ok, err)
+	}
+	if r := deadletter.ReasonOf(contract.DeadLetterQueue(q), d.Message); r.Class != contract.ReasonDeliveryLimit {
+		t.Errorf("in Q.dlq for %+v, want the class %s; headers %v", r, contract.ReasonDeliveryLimit, d.Headers)
 	}
 }
