@@ -434,7 +434,7 @@ func (c *Consumer) ack(h inHand, s settlement) {
 // requeue hands h back to the broker unhandled, for class: a nack, which
 // says it was not processed (RabbitMQ 4.3 no longer counts a nack towards a
 // quorum queue's delivery limit; earlier versions do).
-func (c *Consumer) requeue(h inHand, class contract.ReasonClass) { c.handBack(h, class, h.Reject) }
+func (c *Consumer) requeue(h inHand, class contract.ReasonClass) { c.handBack(h, class, h.Nack) }
 
 // handBack settles h with requeue through settle: a nack, or a reject for
 // a message that could be neither set aside nor put back. Every version
