@@ -404,14 +404,14 @@ func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 // putBack returns h to its queue once the pause after a failed republish is
 // over: as a copy published to the queue, its attempt unchanged, confirmed,
 // then the original acked. A requeue would do the same on a classic queue,
-// but a quorum queue counts every requeue, and RabbitMQ 4 dead-letters a
-// message returned 20 times by default, towards the very Q.dlq whose
+// but a quorum queue counts a returned delivery, and RabbitMQ 4 dead-letters
+// a message returned 20 times by default, towards the very Q.dlq whose
 // republish may have just failed; a copy's count starts again. If even
-// the copy fails, the broker gets the delivery back unsettled.
+// the copy fails, the broker gets the delivery back as a failure (reject).
 func (c *Consumer) putBack(h inHand, class contract.ReasonClass) {
 	if err := c.republish(h, settlement{Outcome: contract.Requeued, Target: c.queue, Class: class}); err != nil {
 		c.logger.Warn("acemq: putting the message back on its queue failed; requeueing it", "message_id", h.info.MessageID, "error", err)
-		c.requeue(h, class)
+		c.handBack(h, class, h.Reject)
 		return
 	}
 	c.ack(h, settlement{Outcome: contract.Requeued, Target: c.queue, Class: class})
@@ -431,10 +431,20 @@ func (c *Consumer) ack(h inHand, s settlement) {
 	c.settled(h, s.Outcome, s)
 }
 
-// requeue hands h back to the broker, for class.
-func (c *Consumer) requeue(h inHand, class contract.ReasonClass) {
+// requeue hands h back to the broker unhandled, for class: a nack, which
+// says it was not processed (RabbitMQ 4.3 no longer counts a nack towards a
+// quorum queue's delivery limit; earlier versions do).
+func (c *Consumer) requeue(h inHand, class contract.ReasonClass) { c.handBack(h, class, h.Nack) }
+
+// handBack settles h with requeue through settle: a nack, or a reject for
+// a message that could be neither set aside nor put back. Every version
+// counts a reject towards a quorum queue's delivery limit, so such a
+// message ends in the broker's own dead-lettering after the limit's
+// returns instead of going around for ever (as it would on RabbitMQ 4.3
+// with a nack).
+func (c *Consumer) handBack(h inHand, class contract.ReasonClass, settle func(requeue bool) error) {
 	s := settlement{Class: class}
-	if err := h.Nack(true); err != nil {
+	if err := settle(true); err != nil {
 		c.logger.Warn("acemq: requeue failed; the broker will deliver the message again", "message_id", h.info.MessageID, "error", err)
 		s.Reason = err.Error()
 	}

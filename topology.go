@@ -220,6 +220,9 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 				}
 			}
 		}
+		if q.Transient && !q.Exclusive {
+			warnings = append(warnings, transientWarning(subject))
+		}
 		if typ == transport.Stream && (q.DeadLetter || q.Retry != nil) {
 			problem("%s: a stream cannot dead-letter or retry messages; use a quorum or classic queue", subject)
 		}
@@ -289,6 +292,17 @@ func (t Topology) build() (plan []transport.Declaration, problems, warnings []st
 	problems = append(problems, conflicts...)
 	slices.SortStableFunc(plan, func(a, b transport.Declaration) int { return kindOrder(a) - kindOrder(b) })
 	return plan, problems, warnings
+}
+
+// transientWarning warns of a transient queue that is not exclusive: a
+// deprecated feature of RabbitMQ (transient_nonexcl_queues). The 4.3.0
+// release notes say 4.3 refuses one by default; 4.3.6, as measured, still
+// declares it and logs the deprecation; a broker configured with
+// deprecated_features.permit.transient_nonexcl_queues = false refuses it.
+func transientWarning(subject string) string {
+	return subject + ": a transient queue that is not exclusive, which RabbitMQ deprecates (transient_nonexcl_queues): " +
+		"RabbitMQ 4.3 logs it, and a broker that no longer permits the feature refuses it; " +
+		"make it durable (x-expires deletes it once unused) or exclusive"
 }
 
 // checkOverflow refuses a length limit that would drop a message coming

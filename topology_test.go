@@ -330,6 +330,30 @@ func TestTopologyWarnings(t *testing.T) {
 	}
 }
 
+// A transient queue that is not exclusive is one RabbitMQ deprecates (and
+// may refuse): a warning names it and the remedy. An exclusive one is fine.
+func TestTransientQueueWarning(t *testing.T) {
+	top := Topology{Queues: []QueueSpec{
+		{Name: "transient", Transient: true},
+		{Name: "transient-auto-delete", Transient: true, AutoDelete: true},
+		{Name: "transient-exclusive", Transient: true, Exclusive: true},
+		{Name: "exclusive", Exclusive: true},
+	}}
+	if err := top.Validate(); err != nil {
+		t.Fatalf("a warning is no problem: %v", err)
+	}
+	got := top.Warnings()
+	want := []string{`queue 1 ("transient"): `, `queue 2 ("transient-auto-delete"): `}
+	if len(got) != len(want) {
+		t.Fatalf("warnings %q, want two", got)
+	}
+	for i, w := range got {
+		if !strings.HasPrefix(w, want[i]) || !strings.Contains(w, "not exclusive") || !strings.Contains(w, "make it durable") {
+			t.Errorf("warning %d = %q, want it to name the queue, the deprecation and the remedy", i, w)
+		}
+	}
+}
+
 // A full source queue refuses a message coming home: a contract rung drops
 // it, an at-least-once rung keeps it until there is room (rungloss_test.go),
 // so only contract rungs make such a limit a problem.

@@ -5,9 +5,11 @@
 // A stream is declared with x-queue-type stream, its retention in x-max-age
 // rendered in the largest whole unit (7D, 6h, 30m, 45s: contract.RenderMaxAge),
 // as the Go, Python and Ruby libraries render it, and x-max-length-bytes as
-// a long; x-stream-max-segment-size-bytes only when asked for. RabbitMQ
-// compares x-max-age as text, so a stream declared by Java or .NET
-// (604800s) is PRECONDITION_FAILED here, and the other way round.
+// a long; x-stream-max-segment-size-bytes only when asked for. Java and
+// .NET render the same retention in seconds (604800s): up to RabbitMQ 4.2,
+// which compares x-max-age as text, a stream one of them declared is
+// PRECONDITION_FAILED here, and the other way round; 4.3 compares the
+// duration and accepts either (docs/streams.md).
 //
 // Consume reads from an Offset (First, Last, Next, At, Since, Interval)
 // with a prefetch (10 unless asked), hands each message to the handler

@@ -13,6 +13,7 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/brokerversion"
 	"github.com/acemq-go/acemq/internal/conntest"
 	"github.com/acemq-go/acemq/stream"
 	"github.com/acemq-go/acemq/transport"
@@ -111,18 +112,40 @@ func declare(t *testing.T, conn *acemq.Conn, name string) string {
 	return name
 }
 
-// Another library's rendering of x-max-age (seconds, as Java and .NET) is
-// refused: RabbitMQ compares the text.
+// Another library's rendering of the same x-max-age (seconds, as Java and
+// .NET write it) is refused up to RabbitMQ 4.2, which compares the text,
+// and accepted from 4.3, which compares the duration; a different
+// retention is refused by every version, 4.3 naming both in milliseconds.
 func TestMaxAgeRedeclare(t *testing.T) {
 	brokers(t, func(t *testing.T, conn *acemq.Conn, name string) {
+		v, err := brokerversion.Of(conn.Transport())
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := (stream.Spec{Name: name, MaxAge: 24 * time.Hour, MaxLengthBytes: 1 << 30}).Declare(t.Context(), conn); err != nil {
 			t.Errorf("declaring the stream again the same way: %v", err)
 		}
-		err := conn.Transport().DeclareQueue(t.Context(), transport.Queue{Name: name, Type: transport.Stream, Durable: true,
-			Arguments: transport.Table{contract.ArgMaxAge: "86400s", contract.ArgMaxLengthBytes: int64(1 << 30)}})
-		if !errors.Is(err, transport.ErrPreconditionFailed) || !strings.Contains(err.Error(), "inequivalent arg 'x-max-age'") ||
-			!strings.Contains(err.Error(), "received '86400s' but current is '1D'") {
-			t.Errorf("declaring it with x-max-age 86400s: %v; want PRECONDITION_FAILED naming x-max-age", err)
+		redeclare := func(age string) error {
+			return conn.Transport().DeclareQueue(t.Context(), transport.Queue{Name: name, Type: transport.Stream, Durable: true,
+				Arguments: transport.Table{contract.ArgMaxAge: age, contract.ArgMaxLengthBytes: int64(1 << 30)}})
+		}
+		refused := func(err error, received, current string) bool {
+			return errors.Is(err, transport.ErrPreconditionFailed) && strings.Contains(err.Error(), "inequivalent arg 'x-max-age'") &&
+				strings.Contains(err.Error(), "received '"+received+"' but current is '"+current+"'")
+		}
+		err = redeclare("86400s")
+		switch {
+		case v.ComparesMaxAgeAsText() && !refused(err, "86400s", "1D"):
+			t.Errorf("RabbitMQ %s: declaring it with x-max-age 86400s: %v; want PRECONDITION_FAILED naming x-max-age", v, err)
+		case !v.ComparesMaxAgeAsText() && err != nil:
+			t.Errorf("RabbitMQ %s: declaring it with x-max-age 86400s, the same day: %v; want it accepted", v, err)
+		}
+		received, current := "3600s", "1D"
+		if !v.ComparesMaxAgeAsText() {
+			received, current = "3600000", "86400000"
+		}
+		if err := redeclare("3600s"); !refused(err, received, current) {
+			t.Errorf("RabbitMQ %s: declaring it with x-max-age 3600s: %v; want PRECONDITION_FAILED naming x-max-age, %s and %s", v, err, received, current)
 		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/brokerversion"
 	"github.com/acemq-go/acemq/internal/preview"
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
@@ -182,12 +183,19 @@ func TestDLQReplayIntoAMissingQueue(t *testing.T) {
 // deliveryLimitDeadLetter has the broker dead-letter a message of source
 // into source.dlq for its delivery limit, as RabbitMQ 4 does to a message
 // whose consumer is killed 20 times while holding it: source is a quorum
-// queue with x-delivery-limit 2, dead-lettering through acemq.dlx, and the
-// message is nacked with requeue until the broker takes it away. It returns
-// how often the message was returned.
-func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string) (returned int) {
+// queue with x-delivery-limit 2, dead-lettering through acemq.dlx. The
+// message is first nacked with requeue 3 times, which dead-letters it up
+// to RabbitMQ 4.2; from 4.3 a nack no longer counts, and it is then
+// rejected with requeue, which every version counts, until the broker
+// takes it away. It fails the test unless the broker's version did what
+// it does (brokerversion.NackCounts).
+func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string) {
 	t.Helper()
 	ctx := t.Context()
+	v, err := brokerversion.Of(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dlq := contract.DeadLetterQueue(source)
 	ladder, err := retry.NewLadder(source, acemq.NoRetry(), contract.ContractRungs)
 	if err != nil {
@@ -196,8 +204,9 @@ func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string
 	if err := ladder.DeclareDeadLetters(ctx, tr); err != nil {
 		t.Fatal(err)
 	}
+	const limit = 2
 	if err := tr.DeclareQueue(ctx, transport.Queue{Name: source, Type: transport.Quorum, Durable: true, Arguments: transport.Table{
-		"x-delivery-limit": int64(2), "x-dead-letter-exchange": contract.DeadLetterExchange, "x-dead-letter-routing-key": dlq,
+		contract.ArgDeliveryLimit: int64(limit), contract.ArgDeadLetterExchange: contract.DeadLetterExchange, contract.ArgDeadLetterRoutingKey: dlq,
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,24 +228,37 @@ func deliveryLimitDeadLetter(t *testing.T, tr transport.Transport, source string
 		t.Fatal(err)
 	}
 	defer taker.Close()
+	nacked, rejected := 0, 0
 	for deadline := time.Now().Add(10 * time.Second); depthOf(t, tr, dlq) == 0; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: the broker did not dead-letter the message returned %d times within 10s", source, returned)
+			t.Fatalf("%s: the broker did not dead-letter the message nacked %d and rejected %d times within 10s", source, nacked, rejected)
 		}
 		d, ok, err := taker.Next(ctx)
 		switch {
 		case err != nil:
 			t.Fatal(err)
-		case ok:
+		case ok && nacked <= limit:
 			if err := d.Nack(true); err != nil {
 				t.Fatal(err)
 			}
-			returned++
+			nacked++
+		case ok:
+			if err := d.Reject(true); err != nil {
+				t.Fatal(err)
+			}
+			rejected++
 		default:
 			time.Sleep(10 * time.Millisecond) // on its way back, or to the dead-letter queue
 		}
 	}
-	return returned
+	want := limit + 1 // the returns that pass the limit
+	if v.NackCounts() {
+		want = 0 // the nacks did it
+	}
+	if nacked != limit+1 || rejected != want {
+		t.Errorf("RabbitMQ %s dead-lettered a message of x-delivery-limit %d after %d nacks and %d rejects, want %d and %d",
+			v, limit, nacked, rejected, limit+1, want)
+	}
 }
 
 // declareLadder declares source's ladder of kind under policy, deleting its
@@ -284,9 +306,7 @@ func TestDLQOnBroker(t *testing.T) {
 	}
 
 	limited := brokertest.UniqueName(t, "cli-dlq-limit")
-	if n := deliveryLimitDeadLetter(t, tr, limited); n != 3 {
-		t.Errorf("the broker dead-lettered a message of x-delivery-limit 2 after %d returns, want 3", n)
-	}
+	deliveryLimitDeadLetter(t, tr, limited)
 	limitedDLQ := contract.DeadLetterQueue(limited)
 
 	r := run(t, "", append([]string{"dlq", "list"}, mgmt...)...)
