@@ -44,8 +44,9 @@ type Broker struct {
 }
 
 // NewBroker starts a broker for t, removed when t ends. It behaves as
-// RabbitMQ 4.0 unless opts say otherwise, such as
-// memory.WithRabbitMQVersion("3.10"); its clock is always the manual one.
+// RabbitMQ 4.3 unless opts say otherwise, such as
+// memory.WithRabbitMQVersion("4.0") or ("3.10"); its clock is always the
+// manual one.
 func NewBroker(t testing.TB, opts ...memory.Option) *Broker {
 	t.Helper()
 	suffix := make([]byte, 6)

@@ -26,13 +26,14 @@ func TestBrokersAreSeparate(t *testing.T) {
 	}
 }
 
-// A broker behaves as RabbitMQ 4.0 unless told otherwise, and says so.
+// A broker behaves as RabbitMQ 4.3 unless told otherwise, and says so.
 func TestBrokerVersion(t *testing.T) {
 	for _, tt := range []struct {
 		opts []memory.Option
 		want string
 	}{
-		{nil, "4.0.5"},
+		{nil, "4.3.6"},
+		{[]memory.Option{memory.WithRabbitMQVersion("4.0")}, "4.0.5"},
 		{[]memory.Option{memory.WithRabbitMQVersion("3.10")}, "3.10.8"},
 	} {
 		b := acemqtest.NewBroker(t, tt.opts...)

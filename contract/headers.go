@@ -60,6 +60,11 @@ const (
 	// HeaderDeliveryCount is how often a quorum queue delivered the message
 	// before: of the delivery, not of the message, so never republished.
 	HeaderDeliveryCount = "x-delivery-count"
+	// HeaderAcquiredCount is how often a quorum queue had the message back
+	// by any return, a nack's too (RabbitMQ 4.3, where x-delivery-count
+	// counts only the failed deliveries: rejects and closing channels).
+	// Like x-delivery-count, of the delivery, never republished.
+	HeaderAcquiredCount = "x-acquired-count"
 )
 
 // The reasons RabbitMQ gives in x-death and x-first-death-reason (section

@@ -2,8 +2,10 @@ package memory
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -12,8 +14,8 @@ import (
 )
 
 // What RabbitMQ checks when a queue is declared, in the order it checks it,
-// with its words. Every rule and message here was observed on a 3.10.8 and a
-// 4.0.5 node; see docs/memory.md.
+// with its words. Every rule and message here was observed on 3.10.8, 4.0.5
+// and 4.3.6 nodes; see docs/memory.md.
 
 // maxTTL is the largest x-message-ttl, x-expires and per-message expiration
 // RabbitMQ takes: ten years in milliseconds.
@@ -210,6 +212,28 @@ func checkMaxAge(v any, _ transport.Table) (string, bool) {
 		return "invalid_max_age", false
 	}
 	return "", true
+}
+
+// maxAgeUnits are x-max-age's units in seconds, as RabbitMQ counts them: a
+// month is 30 days, a year 365.
+var maxAgeUnits = map[byte]int64{'Y': 365 * 86400, 'M': 30 * 86400, 'D': 86400, 'h': 3600, 'm': 60, 's': 1}
+
+// keptArgs are the arguments as the queue keeps and compares them: RabbitMQ
+// 4.3 turns a valid x-max-age into milliseconds ("7D" is kept as
+// "604800000", and "604800s" is the same), where earlier versions keep and
+// compare the text. An invalid one stays as it came.
+func keptArgs(em *emulation, args transport.Table) transport.Table {
+	s, ok := args[contract.ArgMaxAge].(string)
+	if !em.v43 || !ok || !maxAge.MatchString(s) {
+		return args
+	}
+	n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
+	if err != nil {
+		return args // more digits than RabbitMQ would take either
+	}
+	kept := maps.Clone(args)
+	kept[contract.ArgMaxAge] = strconv.FormatInt(n*maxAgeUnits[s[len(s)-1]]*1000, 10)
+	return kept
 }
 
 func checkBool(v any, _ transport.Table) (string, bool) {

@@ -4,8 +4,8 @@
 // dead-lettering with x-death (at least once from a quorum queue that asks
 // for it), publisher confirms, prefetch, requeues in place, exclusive and
 // auto-delete queues, and RabbitMQ's refusals, word for word. It behaves as
-// RabbitMQ 4.0.5 by default, or as 3.10.8 (WithRabbitMQVersion, or
-// memory://NAME?rabbitmq=3.10). It is never kinder than RabbitMQ: a test
+// RabbitMQ 4.3.6 by default, or as 4.0.5 or 3.10.8 (WithRabbitMQVersion,
+// or memory://NAME?rabbitmq=4.0). It is never kinder than RabbitMQ: a test
 // that passes on memory:// and fails on RabbitMQ is a bug here. Stream
 // queues are append-only logs read from an offset, as RabbitMQ's.
 //
@@ -70,8 +70,9 @@ func withSettleTimeout(d time.Duration) Option {
 	return func(o *brokerOptions) { o.settleTimeout = d }
 }
 
-// WithRabbitMQVersion makes the broker behave as RabbitMQ version v: "4.0"
-// (also "4" or "4.0.5"; the default) or "3.10" (also "3.10.8"). Its
+// WithRabbitMQVersion makes the broker behave as RabbitMQ version v: "4.3"
+// (also "4.3.6"; the default), "4.0" (also "4" or "4.0.5") or "3.10" (also
+// "3.10.8"). Its
 // transports report that version as their State's ServerVersion. An
 // unsupported version makes NewBroker panic with an error saying which are
 // supported (memory.Dial returns that error for a URL's ?rabbitmq=).
@@ -286,8 +287,8 @@ func Unregister(name string) {
 
 // Dial connects to memory://NAME: the broker registered under NAME, or a new
 // broker on SystemClock, registered under NAME, when there is none. Each
-// distinct NAME is a separate broker. memory://NAME?rabbitmq=3.10 makes a
-// new broker behave as RabbitMQ 3.10 (see WithRabbitMQVersion), and refuses
+// distinct NAME is a separate broker. memory://NAME?rabbitmq=4.0 makes a
+// new broker behave as RabbitMQ 4.0 (see WithRabbitMQVersion), and refuses
 // a broker of NAME that emulates another version.
 func Dial(ctx context.Context, url string) (*Transport, error) {
 	if err := ctx.Err(); err != nil {
@@ -467,7 +468,7 @@ func (b *Broker) closeChannel(ch *channel) {
 	for _, u := range unacked {
 		b.release(u)
 		if !u.q.deleted {
-			b.requeue(u.q, u.m, true)
+			b.requeue(u.q, u.m, true, true)
 		}
 	}
 	if ch.sub != nil {

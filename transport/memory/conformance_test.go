@@ -17,7 +17,7 @@ import (
 // is pinned on a manual clock by TestAtLeastOnceRetriesEveryThreeMinutes).
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"4.0", "3.10"} {
+	for _, version := range []string{"4.3", "4.0", "3.10"} {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			b := memory.NewBroker(memory.WithClock(memory.SystemClock), memory.WithRabbitMQVersion(version),

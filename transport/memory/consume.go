@@ -371,20 +371,21 @@ const (
 	settleDrop
 )
 
-func (s *settler) Ack() error { return s.settle("ack", settleAck) }
+func (s *settler) Ack() error { return s.settle("ack", settleAck, false) }
 
+// A nack is no failed delivery, a reject is (see emulation.v43).
 func (s *settler) Nack(requeue bool) error {
 	if requeue {
-		return s.settle("nack", settleRequeue)
+		return s.settle("nack", settleRequeue, false)
 	}
-	return s.settle("nack", settleDrop)
+	return s.settle("nack", settleDrop, false)
 }
 
 func (s *settler) Reject(requeue bool) error {
 	if requeue {
-		return s.settle("reject", settleRequeue)
+		return s.settle("reject", settleRequeue, true)
 	}
-	return s.settle("reject", settleDrop)
+	return s.settle("reject", settleDrop, true)
 }
 
 // settle acks, requeues or rejects (dead-letters, reason rejected) the
@@ -392,7 +393,7 @@ func (s *settler) Reject(requeue bool) error {
 // transport.ErrStaleDelivery (and transport.ErrClosed after the
 // Transport's Close): the broker has requeued the message. A second
 // settlement fails and changes nothing.
-func (s *settler) settle(what string, how int) error {
+func (s *settler) settle(what string, how int, failed bool) error {
 	u := s.u
 	ch := u.ch
 	t := ch.conn.t
@@ -423,8 +424,11 @@ func (s *settler) settle(what string, how int) error {
 	if q := u.q; !q.deleted && q.typ != transport.Stream {
 		switch how {
 		case settleRequeue:
-			b.requeue(q, u.m, false)
+			b.requeue(q, u.m, false, failed)
 		case settleDrop:
+			if failed {
+				u.m.failures++
+			}
 			b.deadLetter(q, u.m, contract.DeathReasonRejected)
 		}
 	}

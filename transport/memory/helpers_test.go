@@ -27,7 +27,7 @@ var rabbitMQ310 = memory.WithRabbitMQVersion("3.10")
 
 // versions are the RabbitMQ versions memory:// emulates, for the tests that
 // run on each.
-var versions = []string{"4.0", "3.10"}
+var versions = []string{"4.3", "4.0", "3.10"}
 
 // eachVersion runs f as a subtest for each version, with a broker that
 // emulates it.
@@ -36,7 +36,7 @@ func eachVersion(t *testing.T, f func(t *testing.T, v4 bool, b *memory.Broker, c
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			b, clock := testBroker(t, memory.WithRabbitMQVersion(v))
-			f(t, v == "4.0", b, clock)
+			f(t, v != "3.10", b, clock)
 		})
 	}
 }

@@ -99,13 +99,13 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// A broker emulates RabbitMQ 4.0 by default, or 3.10, and its transports
+// A broker emulates RabbitMQ 4.3 by default, or 4.0 or 3.10, and its transports
 // report the version; memory://NAME?rabbitmq=3.10 makes a new broker of
 // that version and refuses one of another. An unsupported version is
 // refused with the versions supported.
 func TestVersions(t *testing.T) {
 	ctx := ctxOf(t)
-	for opt, want := range map[string]string{"": "4.0.5", "4": "4.0.5", "4.0": "4.0.5", "4.0.5": "4.0.5", "3.10": "3.10.8", "3.10.8": "3.10.8"} {
+	for opt, want := range map[string]string{"": "4.3.6", "4.3": "4.3.6", "4.3.6": "4.3.6", "4": "4.0.5", "4.0": "4.0.5", "4.0.5": "4.0.5", "3.10": "3.10.8", "3.10.8": "3.10.8"} {
 		var opts []memory.Option
 		if opt != "" {
 			opts = append(opts, memory.WithRabbitMQVersion(opt))
@@ -117,7 +117,7 @@ func TestVersions(t *testing.T) {
 	}
 	func() {
 		defer func() {
-			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `"3.12" is not a version memory:// emulates (4.0.5, 3.10.8`) {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `"3.12" is not a version memory:// emulates (4.3.6, 4.0.5, 3.10.8`) {
 				t.Errorf("NewBroker with RabbitMQ 3.12: %v, want a panic naming the versions emulated", r)
 			}
 		}()

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"time"
@@ -87,6 +88,9 @@ type content struct {
 	// deaths is the broker's own record of the message's deaths (RabbitMQ
 	// 3.13 and later); nil for a message a client published.
 	deaths *deathRecord
+	// failures is a dead letter's: the failed deliveries of its message
+	// before it died (RabbitMQ 4.3 keeps them with the message).
+	failures int64
 }
 
 // copyMessage is what a consumer gets: a copy it may change.
@@ -104,7 +108,8 @@ type qmsg struct {
 	expires     bool
 	expiry      time.Time
 	redelivered bool
-	returns     int64 // a quorum queue's delivery count
+	returns     int64 // a quorum queue's count of every return: its delivery count, 4.3's acquired count
+	failures    int64 // rejects and returns by a closing channel: RabbitMQ 4.3's delivery count
 	returned    bool  // a quorum queue's, put back by a closing channel: ahead of the others (requeue)
 }
 
@@ -243,7 +248,8 @@ func (b *Broker) enqueue(q *queue, c *content) (refused bool) {
 		}
 		return true
 	}
-	m := &qmsg{c: c, pos: b.nextPos()}
+	// RabbitMQ 4.3: a dead letter whose message failed is redelivered.
+	m := &qmsg{c: c, pos: b.nextPos(), redelivered: b.em.v43 && c.failures > 0}
 	if ttl := q.ttlFor(c); ttl >= 0 {
 		m.expires, m.expiry = true, b.clock.Now().Add(time.Duration(ttl)*time.Millisecond)
 	}
@@ -313,7 +319,10 @@ func (b *Broker) deliver(c *consumer, m *qmsg) {
 // delivery is what the client receives for u: a copy of the message. A
 // quorum queue writes x-delivery-count once the message has been returned,
 // and RabbitMQ 3.10's on every basic.get too; until then a publisher's own
-// x-delivery-count passes.
+// x-delivery-count passes. RabbitMQ 4.3's writes x-delivery-count once a
+// delivery failed and x-acquired-count once the message was returned (see
+// emulation.v43); a dead letter shows the failures it came with until the
+// queue has counted its own.
 func (b *Broker) delivery(u *unacked, viaGet bool) transport.Delivery {
 	m := u.m
 	msg := m.c.copyMessage()
@@ -323,11 +332,23 @@ func (b *Broker) delivery(u *unacked, viaGet bool) transport.Delivery {
 		}
 		msg.Headers[contract.ArgStreamOffset] = int64(m.pos)
 	}
-	if u.q.typ == transport.Quorum && (m.returns > 0 || viaGet && !b.em.v4) {
+	count := func(header string, n int64) {
 		if msg.Headers == nil {
 			msg.Headers = transport.Table{}
 		}
-		msg.Headers[contract.HeaderDeliveryCount] = m.returns
+		msg.Headers[header] = n
+	}
+	switch {
+	case u.q.typ != transport.Quorum:
+	case b.em.v43:
+		if n := cmp.Or(m.failures, m.c.failures); n > 0 {
+			count(contract.HeaderDeliveryCount, n)
+		}
+		if n := cmp.Or(m.returns, m.c.failures); n > 0 {
+			count(contract.HeaderAcquiredCount, n)
+		}
+	case m.returns > 0 || viaGet && !b.em.v4:
+		count(contract.HeaderDeliveryCount, m.returns)
 	}
 	return transport.Delivery{
 		Message:     msg,
@@ -399,15 +420,23 @@ func (b *Broker) armExpiry(q *queue) {
 // delivered before any other message in the order returned: every return
 // in RabbitMQ 4.0, only what a closing channel returned (closing) in 3.10,
 // whose quorum queue puts a message nacked or rejected with requeue at the
-// back.
-func (b *Broker) requeue(q *queue, m *qmsg, closing bool) {
+// back. failed is a reject's or a closing channel's return, not a nack's:
+// RabbitMQ 4.3's x-delivery-limit counts only those.
+func (b *Broker) requeue(q *queue, m *qmsg, closing, failed bool) {
 	if q.typ == transport.Stream {
 		return // the log still has it; a consumer reads from its own offset
 	}
 	m.redelivered = true
+	if failed {
+		m.failures++
+	}
 	if q.typ == transport.Quorum {
 		m.returns++
-		if q.spec.deliveryLimit >= 0 && m.returns > q.spec.deliveryLimit {
+		counted := m.returns
+		if b.em.v43 {
+			counted = m.failures
+		}
+		if q.spec.deliveryLimit >= 0 && counted > q.spec.deliveryLimit {
 			b.deadLetter(q, m, contract.DeathReasonDeliveryLimit)
 			return
 		}
@@ -469,7 +498,8 @@ func (b *Broker) deadLetter(q *queue, m *qmsg, reason string) {
 	msg.Headers = h
 	msg.Expiration = ""
 	p := &pendingDeadLetter{reason: reason,
-		c: &content{exchange: q.spec.dlx, routingKeys: routingKeys, msg: msg, expiration: -1, deaths: deaths}}
+		c: &content{exchange: q.spec.dlx, routingKeys: routingKeys, msg: msg, expiration: -1, deaths: deaths,
+			failures: m.failures + old.failures}}
 	if q.spec.atLeastOnce {
 		if !b.forward(p) {
 			q.pending = append(q.pending, p)

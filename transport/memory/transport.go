@@ -253,8 +253,9 @@ func (b *Broker) declareQueue(c *conn, d transport.Queue, args transport.Table) 
 	} else if strings.HasPrefix(name, "amq.") {
 		return accessRefused("queue name '%s' contains reserved prefix 'amq.*'", name)
 	}
+	kept := keptArgs(b.em, args)
 	if q, ok := b.queues[name]; ok {
-		if err := q.checkEquivalent(b.em, c, d.Durable, d.Exclusive, d.AutoDelete, args); err != nil {
+		if err := q.checkEquivalent(b.em, c, d.Durable, d.Exclusive, d.AutoDelete, kept); err != nil {
 			return err
 		}
 		b.used(q)
@@ -270,7 +271,7 @@ func (b *Broker) declareQueue(c *conn, d transport.Queue, args transport.Table) 
 		durable:    spec.durable,
 		exclusive:  d.Exclusive,
 		autoDelete: d.AutoDelete,
-		args:       args,
+		args:       kept,
 		spec:       spec,
 	}
 	if q.args == nil {

@@ -360,31 +360,37 @@ func settleOnce(e *env) {
 // A quorum queue writes x-delivery-count into a delivery once the message
 // has been returned, one more after each requeue, whatever the publisher
 // put there; RabbitMQ 3.10 writes it on every basic.get, 0 the first time,
-// where 4.0 lets the publisher's own pass until the first return. A classic
-// queue adds nothing (see "properties and headers survive the trip
+// where 4.0 lets the publisher's own pass until the first return. RabbitMQ
+// 4.3 counts there only the failed deliveries (a reject, not a nack), and
+// every return in x-acquired-count, each written once above 0 (a
+// publisher's own passes until then; earlier versions pass it always). A
+// classic queue adds nothing (see "properties and headers survive the trip
 // exactly"). A quorum queue settles through its log, so what a settlement
 // changes is waited for.
 func quorumDeliveryCount(e *env) {
 	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true})
-	e.send(q, transport.Message{Body: []byte("m"), Headers: transport.Table{contract.HeaderDeliveryCount: int64(7), "h": "v"}})
-	count := func(d transport.Delivery, want int64, redelivered bool) {
+	e.send(q, transport.Message{Body: []byte("m"), Headers: transport.Table{
+		contract.HeaderDeliveryCount: int64(7), contract.HeaderAcquiredCount: int64(3), "h": "v"}})
+	count := func(d transport.Delivery, delivery, acquired int64, redelivered bool) {
 		e.t.Helper()
-		if got := d.Headers[contract.HeaderDeliveryCount]; got != want || d.Redelivered != redelivered {
-			e.t.Errorf("x-delivery-count = %#v, redelivered %v; want int64(%d), %v", got, d.Redelivered, want, redelivered)
+		gotDelivery, gotAcquired := d.Headers[contract.HeaderDeliveryCount], d.Headers[contract.HeaderAcquiredCount]
+		if gotDelivery != delivery || gotAcquired != acquired || d.Redelivered != redelivered {
+			e.t.Errorf("x-delivery-count = %#v, x-acquired-count = %#v, redelivered %v; want int64(%d), int64(%d), %v",
+				gotDelivery, gotAcquired, d.Redelivered, delivery, acquired, redelivered)
 		}
 		if d.Headers["h"] != "v" {
 			e.t.Errorf("header h = %#v, want v", d.Headers["h"])
 		}
 	}
 	d := e.getBody(q, "m")
-	count(d, since(e, 4, 0, int64(0), 7), false)
+	count(d, since(e, 4, 0, int64(0), 7), 3, false)
 	e.ok("Nack(requeue)", d.Nack(true))
 	d = e.waitGet(q)
-	count(d, 1, true)
+	count(d, since(e, 4, 3, int64(1), 7), since(e, 4, 3, int64(3), 1), true)
 	e.ok("Reject(requeue)", d.Reject(true))
 	s := e.consume(q, transport.ConsumeOptions{Prefetch: 1})
 	d = e.receive(s)
-	count(d, 2, true)
+	count(d, since(e, 4, 3, int64(2), 1), since(e, 4, 3, int64(3), 2), true)
 	e.ok("Ack", d.Ack())
 	e.waitState(q, 0, 1)
 }

@@ -42,6 +42,9 @@ func redeclareSame(e *env) {
 			contract.ArgMessageTTL: int64(1000), contract.ArgDeadLetterExchange: contract.RetryExchange, contract.ArgDeadLetterRoutingKey: "src"}},
 		{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
 			contract.ArgDeadLetterExchange: contract.DeadLetterExchange, contract.ArgDeadLetterRoutingKey: "src.dlq"}},
+		// A transient queue that is not exclusive: RabbitMQ 4.3.6 still
+		// takes it (its deprecated feature transient_nonexcl_queues is
+		// permitted by default; the node logs a warning).
 		{Name: e.name("transient"), Type: transport.Classic},
 		{Name: e.name("autodelete"), Type: transport.Classic, AutoDelete: true},
 	} {

@@ -9,7 +9,7 @@ import (
 )
 
 // Where a message goes back to when it is requeued, classic and quorum (as
-// observed on RabbitMQ 3.10.8 and 4.0.5):
+// observed on RabbitMQ 3.10.8, 4.0.5 and 4.3.6):
 //
 //   - A classic queue puts every requeued message back in its place, ahead
 //     of what was published after it, whether it was nacked or rejected
@@ -26,6 +26,13 @@ import (
 //     3.10 writes x-delivery-count on every basic.get (0 for a message never
 //     returned); 4.0 only once it has been returned (readBack shows
 //     "D/fresh/0" on one, "D/fresh" on the other).
+//   - RabbitMQ 4.3 (perhaps 4.1 or 4.2: not measured) tells a failed
+//     delivery from a nack: x-delivery-count counts only the returns by
+//     reject and by a closing channel, and so does x-delivery-limit; a nack
+//     with requeue counts in the new x-acquired-count alone, which counts
+//     every return. Each appears once its count is above 0 (readBack shows
+//     "B/redelivered/a1" for a message nacked once, "A/redelivered/1/a1"
+//     for one a close returned).
 func requeueBehaviours() []behaviour {
 	var bs []behaviour
 	for _, c := range []struct {
@@ -47,6 +54,7 @@ func requeueBehaviours() []behaviour {
 	}
 	return append(bs,
 		behaviour{"quorum queue: a close counts towards x-delivery-limit", requeueCloseDeliveryLimit},
+		behaviour{"quorum queue: a nack counts towards x-delivery-limit before RabbitMQ 4.3 only", requeueNackDeliveryLimit},
 		behaviour{"quorum queue: x-delivery-limit -1", requeueNegativeDeliveryLimit},
 		behaviour{"quorum queue: the default delivery limit", requeueDefaultDeliveryLimit},
 	)
@@ -63,9 +71,10 @@ func (e *env) requeueQueue(typ transport.QueueType, bodies ...string) string {
 }
 
 // readBack takes every ready message of queue in turn (Get, then Ack) and
-// describes each as its body, "redelivered" or "fresh", and its
+// describes each as its body, "redelivered" or "fresh", its
 // x-delivery-count when it carries one (a quorum queue's always do on a
-// basic.get): "A/redelivered/1".
+// RabbitMQ 3.10 basic.get) and its x-acquired-count after an "a" when it
+// carries one (4.3): "A/redelivered/1", "A/redelivered/1/a1".
 func (e *env) readBack(queue string) []string {
 	e.t.Helper()
 	return e.drainAs(queue, func(d transport.Delivery) string {
@@ -76,17 +85,20 @@ func (e *env) readBack(queue string) []string {
 		if n, ok := d.Headers[contract.HeaderDeliveryCount]; ok {
 			s += fmt.Sprintf("/%v", n)
 		}
+		if n, ok := d.Headers[contract.HeaderAcquiredCount]; ok {
+			s += fmt.Sprintf("/a%v", n)
+		}
 		return s
 	})
 }
 
 // wantBack asserts what readBack finds in queue, a queue of type typ:
-// classic, or quorum on RabbitMQ 3.10 or on 4.0.
-func (e *env) wantBack(what, queue string, typ transport.QueueType, classic, quorum310, quorum4 []string) {
+// classic, or quorum on RabbitMQ 3.10, on 4.0 or on 4.3.
+func (e *env) wantBack(what, queue string, typ transport.QueueType, classic, quorum310, quorum4, quorum43 []string) {
 	e.t.Helper()
 	want := classic
 	if typ == transport.Quorum {
-		want = since(e, 4, 0, quorum310, quorum4)
+		want = since(e, 4, 3, since(e, 4, 0, quorum310, quorum4), quorum43)
 	}
 	if got := e.readBack(queue); !slices.Equal(got, want) {
 		e.t.Errorf("%s: the %s queue holds %q, want %q", what, typ, got, want)
@@ -94,19 +106,20 @@ func (e *env) wantBack(what, queue string, typ transport.QueueType, classic, quo
 }
 
 func requeueNackOneHeld(e *env, typ transport.QueueType) {
-	requeueOneHeld(e, typ, "Nack(requeue) B", func(d transport.Delivery) error { return d.Nack(true) })
+	requeueOneHeld(e, typ, "Nack(requeue) B", "B/redelivered/a1", func(d transport.Delivery) error { return d.Nack(true) })
 }
 
 func requeueRejectOneHeld(e *env, typ transport.QueueType) {
-	requeueOneHeld(e, typ, "Reject(requeue) B", func(d transport.Delivery) error { return d.Reject(true) })
+	requeueOneHeld(e, typ, "Reject(requeue) B", "B/redelivered/1/a1", func(d transport.Delivery) error { return d.Reject(true) })
 }
 
 // A taker holds A, B and C and requeues B alone: a classic queue puts B
 // back in its place, ahead of D; a quorum queue behind D on RabbitMQ 3.10,
 // at its front on 4.0, counting the return. Closing the taker then returns
 // A and C: in their places in a classic queue, at the front of a quorum
-// queue, in order (on 4.0 behind B, which came back first).
-func requeueOneHeld(e *env, typ transport.QueueType, what string, requeue func(transport.Delivery) error) {
+// queue, in order (on 4.0 behind B, which came back first). On 4.3 b43 is
+// how B reads back: a nack is counted in x-acquired-count alone.
+func requeueOneHeld(e *env, typ transport.QueueType, what, b43 string, requeue func(transport.Delivery) error) {
 	q := e.requeueQueue(typ, "A", "B", "C", "D")
 	tk := e.take(q)
 	e.nextBody(tk, "A")
@@ -119,7 +132,8 @@ func requeueOneHeld(e *env, typ transport.QueueType, what string, requeue func(t
 	e.wantBack(what+", then Close with A and C held", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/redelivered", "D/fresh"},
 		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "B/redelivered/1"},
-		[]string{"B/redelivered/1", "A/redelivered/1", "C/redelivered/1", "D/fresh"})
+		[]string{"B/redelivered/1", "A/redelivered/1", "C/redelivered/1", "D/fresh"},
+		[]string{b43, "A/redelivered/1/a1", "C/redelivered/1/a1", "D/fresh"})
 }
 
 // The colleague's probe, with a gap: a taker takes A, B and C, acks B and
@@ -136,7 +150,8 @@ func requeueTakerClosed(e *env, typ transport.QueueType) {
 	e.wantBack("after Close with A and C held", q, typ,
 		[]string{"A/redelivered", "C/redelivered", "D/fresh", "E/fresh"},
 		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh/0", "E/fresh/0"},
-		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh", "E/fresh"})
+		[]string{"A/redelivered/1", "C/redelivered/1", "D/fresh", "E/fresh"},
+		[]string{"A/redelivered/1/a1", "C/redelivered/1/a1", "D/fresh", "E/fresh"})
 }
 
 // A consumer on another connection holds A and B (its prefetch) when its
@@ -156,7 +171,8 @@ func requeueConsumerConnectionClosed(e *env, typ transport.QueueType) {
 	e.wantBack("after the connection's Close with A and B held", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
 		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"},
-		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"})
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"},
+		[]string{"A/redelivered/1/a1", "B/redelivered/1/a1", "C/fresh", "D/fresh"})
 }
 
 // A taker on another connection holds A and B when its connection closes:
@@ -172,7 +188,8 @@ func requeueTakerConnectionClosed(e *env, typ transport.QueueType) {
 	e.wantBack("after the connection's Close with A and B held", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
 		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh/0", "D/fresh/0"},
-		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"})
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"},
+		[]string{"A/redelivered/1/a1", "B/redelivered/1/a1", "C/fresh", "D/fresh"})
 }
 
 // One taker holds A, another B; the second closes first, then the first. A
@@ -190,13 +207,14 @@ func requeueClosedInTurn(e *env, typ transport.QueueType) {
 	e.wantBack("after closing the taker holding B, then the one holding A", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
 		[]string{"B/redelivered/1", "A/redelivered/1", "C/fresh/0", "D/fresh/0"},
-		[]string{"B/redelivered/1", "A/redelivered/1", "C/fresh", "D/fresh"})
+		[]string{"B/redelivered/1", "A/redelivered/1", "C/fresh", "D/fresh"},
+		[]string{"B/redelivered/1/a1", "A/redelivered/1/a1", "C/fresh", "D/fresh"})
 }
 
 // One taker holds A, another B. The first closes, returning A (to the
 // front of a quorum queue); then B is nacked with requeue, which sends it
 // to the back of a RabbitMQ 3.10 quorum queue all the same, and behind A on
-// 4.0.
+// 4.0 and 4.3 (where its nack counts in x-acquired-count only).
 func requeueNackAfterClose(e *env, typ transport.QueueType) {
 	q := e.requeueQueue(typ, "A", "B", "C", "D")
 	first, second := e.take(q), e.take(q)
@@ -209,7 +227,8 @@ func requeueNackAfterClose(e *env, typ transport.QueueType) {
 	e.wantBack("after the close returning A and the nack of B", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
 		[]string{"A/redelivered/1", "C/fresh/0", "D/fresh/0", "B/redelivered/1"},
-		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"})
+		[]string{"A/redelivered/1", "B/redelivered/1", "C/fresh", "D/fresh"},
+		[]string{"A/redelivered/1/a1", "B/redelivered/a1", "C/fresh", "D/fresh"})
 }
 
 // A taker's close returns A and B; another takes A again and closes. A
@@ -230,12 +249,14 @@ func requeueReturnedTwice(e *env, typ transport.QueueType) {
 	e.wantBack("after A and B returned by a close, then A again", q, typ,
 		[]string{"A/redelivered", "B/redelivered", "C/fresh", "D/fresh"},
 		[]string{"B/redelivered/1", "A/redelivered/2", "C/fresh/0", "D/fresh/0"},
-		[]string{"B/redelivered/1", "A/redelivered/2", "C/fresh", "D/fresh"})
+		[]string{"B/redelivered/1", "A/redelivered/2", "C/fresh", "D/fresh"},
+		[]string{"B/redelivered/1/a1", "A/redelivered/2/a2", "C/fresh", "D/fresh"})
 }
 
 // A return by a closing channel counts in x-delivery-count as a nack does:
 // with x-delivery-limit 1, the second close that returns A dead-letters it
 // (reason delivery_limit, without x-delivery-count), and B is at the head.
+// On RabbitMQ 4.3 too: a close is a failed delivery.
 func requeueCloseDeliveryLimit(e *env) {
 	dead := e.classic("dead", nil)
 	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
@@ -245,44 +266,87 @@ func requeueCloseDeliveryLimit(e *env) {
 	e.sendBody(q, "B")
 	for count := range int64(2) {
 		tk := e.take(q)
-		e.wantReturns("A taken", e.nextBody(tk, "A"), count)
+		e.wantReturns("A taken", e.nextBody(tk, "A"), count, count)
 		e.ok("Close", tk.Close())
 		e.waitState(q, 2-int(count), 0)
 	}
 	e.wantDeliveryLimit("A", dead, q, "A")
-	e.wantBack("after A's second return", q, transport.Quorum, nil, []string{"B/fresh/0"}, []string{"B/fresh"})
+	e.wantBack("after A's second return", q, transport.Quorum, nil, []string{"B/fresh/0"}, []string{"B/fresh"}, []string{"B/fresh"})
+}
+
+// With x-delivery-limit 1, RabbitMQ 3.10 and 4.0 dead-letter a message at
+// its second nack with requeue. 4.3 counts no nack (only x-acquired-count
+// does): three nacks leave it there; then a reject and a close are its two
+// failed deliveries, and the close dead-letters it.
+func requeueNackDeliveryLimit(e *env) {
+	dead := e.classic("dead", nil)
+	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
+		contract.ArgDeliveryLimit: int64(1), contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: dead,
+	}})
+	e.sendBody(q, "m")
+	e.giveBack(q, "m", 0, 0, "nack")
+	e.giveBack(q, "m", 1, 0, "nack")
+	if !e.v.atLeast(4, 3) {
+		e.wantDeliveryLimit("after the second nack", dead, q, "m")
+		e.waitState(q, 0, 0)
+		return
+	}
+	e.giveBack(q, "m", 2, 0, "nack")
+	e.empty(dead)
+	e.giveBack(q, "m", 3, 0, "reject")
+	e.giveBack(q, "m", 4, 1, "close")
+	e.wantDeliveryLimit("after three nacks, a reject and a close", dead, q, "m")
+	e.waitState(q, 0, 0)
 }
 
 // wantReturns asserts what a quorum queue's delivery of a message it has had
-// back n times says: redelivered once returned, and x-delivery-count n
-// (written on RabbitMQ 3.10's every basic.get, from the first return on
-// 4.0).
-func (e *env) wantReturns(what string, d transport.Delivery, n int64) {
+// back n times, failed of them by a reject or a close, says: redelivered
+// once returned, and x-delivery-count n (written on RabbitMQ 3.10's every
+// basic.get, from the first return on 4.0); on 4.3 x-delivery-count failed
+// and x-acquired-count n, each once above 0.
+func (e *env) wantReturns(what string, d transport.Delivery, n, failed int64) {
 	e.t.Helper()
 	want := transport.Table{}
-	e.quorumGetCount(want, n)
-	if got, ok := d.Headers[contract.HeaderDeliveryCount]; got != want[contract.HeaderDeliveryCount] || ok != (len(want) > 0) || d.Redelivered != (n > 0) {
-		e.t.Errorf("%s after %d returns: x-delivery-count %#v, redelivered %v; want %v, %v", what, n, got, d.Redelivered, want, n > 0)
+	e.quorumGetCount(want, n, failed)
+	got := transport.Table{}
+	for _, k := range []string{contract.HeaderDeliveryCount, contract.HeaderAcquiredCount} {
+		if v, ok := d.Headers[k]; ok {
+			got[k] = v
+		}
+	}
+	if transport.FormatTable(got) != transport.FormatTable(want) || d.Redelivered != (n > 0) {
+		e.t.Errorf("%s after %d returns (%d failed): counts %s, redelivered %v; want %s, %v",
+			what, n, failed, transport.FormatTable(got), d.Redelivered, transport.FormatTable(want), n > 0)
 	}
 }
 
-// quorumGetCount puts in h the x-delivery-count a basic.get from a quorum
-// queue adds to a message returned n times: on every one on RabbitMQ 3.10,
-// from the first return on 4.0.
-func (e *env) quorumGetCount(h transport.Table, n int64) {
-	if n > 0 || !e.v.atLeast(4, 0) {
+// quorumGetCount puts in h the counts a basic.get from a quorum queue adds
+// to a message returned n times, failed of them: x-delivery-count n on
+// every one on RabbitMQ 3.10, from the first return on 4.0; on 4.3
+// x-delivery-count failed and x-acquired-count n, each once above 0.
+func (e *env) quorumGetCount(h transport.Table, n, failed int64) {
+	switch {
+	case e.v.atLeast(4, 3):
+		if failed > 0 {
+			h[contract.HeaderDeliveryCount] = failed
+		}
+		if n > 0 {
+			h[contract.HeaderAcquiredCount] = n
+		}
+	case n > 0 || !e.v.atLeast(4, 0):
 		h[contract.HeaderDeliveryCount] = n
 	}
 }
 
 // wantDeliveryLimit asserts that a message of quorum queue q (body) was
-// dead-lettered into dead for its delivery limit: fresh, without
-// x-delivery-count, with the one death.
+// dead-lettered into dead, a classic queue, for its delivery limit: without
+// x-delivery-count, with the one death; fresh, but redelivered on RabbitMQ
+// 4.3, whose dead letter of a message that failed is.
 func (e *env) wantDeliveryLimit(what, dead, q, body string) {
 	e.t.Helper()
 	got := e.waitGet(dead)
-	if string(got.Body) != body || got.Redelivered {
-		e.t.Errorf("%s: dead letter %q redelivered=%v, want %s, fresh", what, got.Body, got.Redelivered, body)
+	if redelivered := e.v.atLeast(4, 3); string(got.Body) != body || got.Redelivered != redelivered {
+		e.t.Errorf("%s: dead letter %q redelivered=%v, want %s, redelivered=%v", what, got.Body, got.Redelivered, body, redelivered)
 	}
 	limit := death{queue: q, reason: contract.DeathReasonDeliveryLimit, exchange: ""}
 	e.wantDeaths(what, got.Headers, nil,
@@ -292,8 +356,9 @@ func (e *env) wantDeliveryLimit(what, dead, q, body string) {
 }
 
 // RabbitMQ 3.10 takes x-delivery-limit -1 for a limit below any count: the
-// first return dead-letters the message. 4.0 takes a negative limit for
-// none: 25 returns later the message is still there.
+// first return dead-letters the message. 4.0 and 4.3 take a negative limit
+// for none: 25 returns later the message is still there. The returns are
+// rejects, which every version counts.
 func requeueNegativeDeliveryLimit(e *env) {
 	dead := e.classic("dead", nil)
 	q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true, Arguments: transport.Table{
@@ -301,56 +366,68 @@ func requeueNegativeDeliveryLimit(e *env) {
 	}})
 	e.sendBody(q, "m")
 	if !e.v.atLeast(4, 0) {
-		e.giveBack(q, "m", 0, "nack")
+		e.giveBack(q, "m", 0, 0, "reject")
 		e.wantDeliveryLimit("after the first return", dead, q, "m")
 		e.waitState(q, 0, 0)
 		return
 	}
 	for n := range int64(25) {
-		e.giveBack(q, "m", n, "nack")
+		e.giveBack(q, "m", n, n, "reject")
 	}
-	e.stillThere(q, "m", 25)
+	e.stillThere(q, "m", 25, 25)
 	e.empty(dead)
 }
 
 // From RabbitMQ 4.0 a quorum queue given no x-delivery-limit has one of 20:
 // the 21st return, whether by nack, reject or a closing channel,
-// dead-letters the message (reason delivery_limit). 3.10 has no default
-// limit: after 25 returns the message is still there.
+// dead-letters the message (reason delivery_limit); on 4.3 the 21st by
+// reject or a closing channel, while 25 nacks leave it there. 3.10 has no
+// default limit: after 25 returns the message is still there.
 func requeueDefaultDeliveryLimit(e *env) {
 	dead := e.classic("dead", nil)
 	for _, how := range []string{"nack", "reject", "close"} {
 		q := e.declareQueue(transport.Queue{Name: e.name("quorum"), Type: transport.Quorum, Durable: true,
 			Arguments: transport.Table{contract.ArgDeadLetterExchange: "", contract.ArgDeadLetterRoutingKey: dead}})
 		e.sendBody(q, how)
-		returns := since(e, 4, 0, int64(25), 21)
-		for n := range returns {
-			e.giveBack(q, how, n, how)
+		limited := e.v.atLeast(4, 0) && !(e.v.atLeast(4, 3) && how == "nack")
+		returns := int64(25)
+		if limited {
+			returns = 21
 		}
-		if e.v.atLeast(4, 0) {
+		failed := func(n int64) int64 {
+			if how == "nack" {
+				return 0
+			}
+			return n
+		}
+		for n := range returns {
+			e.giveBack(q, how, n, failed(n), how)
+		}
+		if limited {
 			e.wantDeliveryLimit("after 21 returns by "+how, dead, q, how)
 			e.waitState(q, 0, 0)
 			continue
 		}
-		e.stillThere(q, how, returns)
+		e.stillThere(q, how, returns, failed(returns))
 		e.empty(dead)
 	}
 }
 
 // giveBack takes body from quorum queue q, which holds it alone and has had
-// it back n times, and gives it back as how says: "nack" or "reject" with
-// requeue, or "close", taking it with a Taker and closing that.
-func (e *env) giveBack(q, body string, n int64, how string) {
+// it back n times, failed of them (see wantReturns), and gives it back as
+// how says: "nack" or "reject" with requeue, or "close", taking it with a
+// Taker and closing that.
+func (e *env) giveBack(q, body string, n, failed int64, how string) {
 	e.t.Helper()
 	e.waitMessages(q, 1)
 	if how == "close" {
 		tk := e.take(q)
-		e.wantReturns(body, e.nextBody(tk, body), n)
+		e.wantReturns(body, e.nextBody(tk, body), n, failed)
 		e.ok("Close", tk.Close())
 		return
 	}
 	d := e.getBody(q, body)
-	e.wantReturns(body, d, n)
+	e.wantReturns(body, d, n, failed)
 	if how == "nack" {
 		e.ok("Nack(requeue)", d.Nack(true))
 	} else {
@@ -358,12 +435,12 @@ func (e *env) giveBack(q, body string, n int64, how string) {
 	}
 }
 
-// stillThere takes body from quorum queue q after its n returns, and acks
-// it.
-func (e *env) stillThere(q, body string, n int64) {
+// stillThere takes body from quorum queue q after its n returns, failed of
+// them, and acks it.
+func (e *env) stillThere(q, body string, n, failed int64) {
 	e.t.Helper()
 	e.waitMessages(q, 1)
 	d := e.getBody(q, body)
-	e.wantReturns(body, d, n)
+	e.wantReturns(body, d, n, failed)
 	e.ok("Ack", d.Ack())
 }

@@ -60,7 +60,7 @@ func republishThenAck(e *env) {
 	want.Headers[contract.HeaderError] = "no sku"
 	// Every header is kept, the quorum source's delivery count too (which
 	// RabbitMQ 3.10 writes on every basic.get).
-	e.quorumGetCount(want.Headers, 0)
+	e.quorumGetCount(want.Headers, 0, 0)
 	e.wantMessage("republished message", got.Message, want)
 	if got.Exchange != "" || got.RoutingKey != target || got.Redelivered {
 		e.t.Errorf("republished message from %q under %q redelivered=%v, want \"\" under %q, fresh", got.Exchange, got.RoutingKey, got.Redelivered, target)
@@ -77,10 +77,9 @@ func republishUnroutable(e *env) {
 	e.wantErr("republish to a missing queue", err, transport.ErrUnroutable)
 	e.ok("Nack(requeue) the original", d.Nack(true))
 	e.waitState(src, 1, 0)
+	// Counted as a return (on RabbitMQ 4.3 a nack is no failed delivery).
 	d = e.getBody(src, "m")
-	if !d.Redelivered || d.Headers[contract.HeaderDeliveryCount] != int64(1) {
-		e.t.Errorf("the requeued original: redelivered=%v, x-delivery-count %#v; want true, int64(1)", d.Redelivered, d.Headers[contract.HeaderDeliveryCount])
-	}
+	e.wantReturns("the requeued original", d, 1, 0)
 	e.ok("Ack", d.Ack())
 }
 
@@ -149,7 +148,7 @@ func rungTwice(e *env) {
 	}
 	back := e.waitGet(src)
 	app := transport.Table{contract.HeaderAttempt: int64(3)}
-	e.quorumGetCount(app, 0)
+	e.quorumGetCount(app, 0, 0)
 	expired := death{queue: rung, reason: contract.DeathReasonExpired, exchange: ""}
 	e.wantDeaths("after two trips", back.Headers, app,
 		[]death{{queue: rung, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{rung}, count: since(e, 3, 13, int64(2), 1)}},
@@ -248,7 +247,7 @@ func (e *env) wantBackFromRung(src, retry, rung string, msg transport.Message) {
 	want := msg
 	want.Headers = transport.Table{}
 	maps.Copy(want.Headers, msg.Headers)
-	e.quorumGetCount(want.Headers, 0)
+	e.quorumGetCount(want.Headers, 0, 0)
 	expired := death{queue: rung, reason: contract.DeathReasonExpired, exchange: ""}
 	e.wantDeaths("back from the rung", back.Headers, want.Headers,
 		[]death{{queue: rung, reason: contract.DeathReasonExpired, exchange: "", routingKeys: []string{rung}, count: 1}},

@@ -26,8 +26,8 @@
 // Where RabbitMQ versions differ, a behaviour expects what the broker's
 // version does: the suite reads it from the first connection
 // (transport.State's ServerVersion) and expects each version's own
-// behaviour, as measured on RabbitMQ 3.10.8 and 4.0.5 (see since). No
-// behaviour is skipped for a version.
+// behaviour, as measured on RabbitMQ 3.10.8, 4.0.5 and 4.3.6 (see since).
+// No behaviour is skipped for a version.
 package transporttest
 
 import (
@@ -189,9 +189,10 @@ func (v version) atLeast(major, minor int) bool {
 
 // since is what a behaviour expects of the broker: now on RabbitMQ
 // major.minor and later, before on earlier versions. Where a change is
-// known to have come in a release between the two measured (3.10.8 and
-// 4.0.5), it is keyed by that release (x-last-death-* since 3.13);
-// otherwise by 4.0.
+// known to have come in a release between those measured (3.10.8, 4.0.5
+// and 4.3.6), it is keyed by that release (x-last-death-* since 3.13);
+// otherwise by 4.0, or by 4.3 for what changed after 4.0.5 (perhaps in 4.1
+// or 4.2: not measured).
 func since[T any](e *env, major, minor int, before, now T) T {
 	if e.v.atLeast(major, minor) {
 		return now
