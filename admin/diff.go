@@ -215,10 +215,7 @@ func rungOf[V any](name string, sources map[string]V) (contract.RungName, bool) 
 // consumer configured with the other kind, sharing the queue.
 func plannedCounterpart(rung contract.RungName, planned map[string]transport.Queue) bool {
 	other := rung
-	other.Kind = contract.ContractRungs
-	if rung.Kind == contract.ContractRungs {
-		other.Kind = contract.AtLeastOnceRungs
-	}
+	other.Kind = rung.Kind.Other()
 	_, ok := planned[other.String()]
 	return ok
 }
