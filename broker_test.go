@@ -140,9 +140,10 @@ func publish(t *testing.T, conn *acemq.Conn, queue string, items ...item) {
 // The ladder round trip, on either kind of rung: the failed message sits in
 // its rung, not in the consumer's hands; a restart does not bring it back
 // early; it comes home through acemq.retry with attempt 2 after the rung's
-// TTL.
+// TTL (5s: the restart, with the start's look for rungs of the other kind,
+// must fit in it on a loaded machine).
 func TestRungRoundTrip(t *testing.T) {
-	for kind, rung := range map[contract.RungKind]string{contract.ContractRungs: ".retry.2s", contract.AtLeastOnceRungs: ".retry.quorum.2s"} {
+	for kind, rung := range map[contract.RungKind]string{contract.ContractRungs: ".retry.5s", contract.AtLeastOnceRungs: ".retry.quorum.5s"} {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
 			rungRoundTrip(t, kind, rung)
@@ -152,7 +153,7 @@ func TestRungRoundTrip(t *testing.T) {
 
 func rungRoundTrip(t *testing.T, kind contract.RungKind, rungSuffix string) {
 	conn := connect(t)
-	policy := acemq.Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second)
+	policy := acemq.Fixed(3, 5*time.Second).WaitInBrokerFrom(time.Second)
 	q := testQueue(t, conn, policy)
 	rung := q + rungSuffix
 	s := newSeen()
@@ -222,7 +223,7 @@ func TestTwoKindsOfRungsShareAQueue(t *testing.T) {
 	}
 	// Prefetch 1: the broker deals the messages out between the two.
 	quorum := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(contract.AtLeastOnceRungs), acemq.WithPrefetch(1))
-	classic := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithPrefetch(1))
+	classic := consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(contract.ContractRungs), acemq.WithPrefetch(1))
 	const n = 40
 	for i := range n {
 		publish(t, conn, q, item{N: i})
@@ -251,6 +252,33 @@ func TestTwoKindsOfRungsShareAQueue(t *testing.T) {
 	}
 }
 
+// On RabbitMQ as on memory:// (rungkind_test.go): a consumer that chose no
+// kind refuses to start beside the queue's contract rungs, and one that
+// chose contract rungs starts on them.
+func TestConsumeRefusesTheDefaultBesideContractRungs(t *testing.T) {
+	conn := connect(t)
+	policy := acemq.Fixed(2, time.Minute)
+	q := brokertest.UniqueName(t, "acemq.test")
+	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: q, Retry: &policy, Rungs: contract.ContractRungs}}}
+	if err := top.Apply(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteQueues(conn.Transport(), q, policy) })
+	handler := func(context.Context, acemq.Message[item]) acemq.Decision { return acemq.Accept() }
+	c, err := acemq.Consume(context.Background(), conn, q, handler, acemq.WithPolicy(policy))
+	if err == nil {
+		_, _ = c.Close(context.Background())
+		t.Fatal("Consume started a second ladder beside the contract rungs")
+	}
+	if !errors.Is(err, acemq.ErrOtherRungKind) || !strings.Contains(err.Error(), q+".retry.1m (contract rungs)") {
+		t.Errorf("err = %v, want ErrOtherRungKind naming %s.retry.1m", err, q)
+	}
+	if _, err := conn.Transport().InspectQueue(context.Background(), q+".retry.quorum.1m"); !errors.Is(err, acemq.ErrNotFound) {
+		t.Errorf("the refused consumer declared its rung: %v", err)
+	}
+	consume(t, conn, q, handler, acemq.WithPolicy(policy), acemq.WithRungs(contract.ContractRungs))
+}
+
 // Below the threshold the consumer waits, and no rung queue exists.
 func TestConsumerWaitsBelowTheThreshold(t *testing.T) {
 	conn := connect(t)
@@ -273,8 +301,10 @@ func TestConsumerWaitsBelowTheThreshold(t *testing.T) {
 	waitFor(t, "two retries in the consumer and the ack", 10*time.Second, func() bool {
 		return c.Stats() == acemq.Stats{Accepted: 1, RetriedInConsumer: 2}
 	})
-	if _, err := conn.Transport().InspectQueue(context.Background(), q+".retry.0s"); !errors.Is(err, acemq.ErrNotFound) {
-		t.Errorf("a rung exists below the threshold: %v", err)
+	for _, kind := range []contract.RungKind{contract.ContractRungs, contract.AtLeastOnceRungs} {
+		if _, err := conn.Transport().InspectQueue(context.Background(), contract.RungQueue(q, 0, kind)); !errors.Is(err, acemq.ErrNotFound) {
+			t.Errorf("a %s rung exists below the threshold: %v", kind, err)
+		}
 	}
 }
 
@@ -359,7 +389,7 @@ func TestMissingRungFallsBackToTheConsumer(t *testing.T) {
 		}
 		return acemq.Accept()
 	}, acemq.WithPolicy(policy))
-	if _, err := conn.Transport().DeleteQueue(context.Background(), q+".retry.1s"); err != nil {
+	if _, err := conn.Transport().DeleteQueue(context.Background(), contract.RungQueue(q, time.Second, contract.DefaultRungKind)); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, conn, q, item{N: 1})

@@ -152,8 +152,10 @@ type wait struct {
 
 // Consume starts consuming queue with h. Before the first delivery, and
 // again after every recovery, it declares the queue's retry ladder and
-// dead-letter half (CONTRACT.md section 4); the queue itself must exist. ctx
-// bounds the start; the consumer runs until Close.
+// dead-letter half (CONTRACT.md section 4); the queue itself must exist. At
+// start it looks for the ladder's rungs of the other kind on the broker
+// (WithRungs says what follows). ctx bounds the start; the consumer runs
+// until Close.
 func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...Option) (*Consumer, error) {
 	all := options{cons: consumeOptions{policy: NoRetry(), prefetch: DefaultPrefetch, concurrency: DefaultConcurrency,
 		drainTimeout: DefaultDrainTimeout, codec: DefaultCodec(*new(T)), random: rand.Float64, backoff: defaultRequeueBackoff}}
@@ -172,6 +174,9 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		conn: c, queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
 		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
 		observer: c.observer, waits: map[*wait]struct{}{},
+	}
+	if err := cons.checkOtherRungs(ctx, o.rungs != ""); err != nil {
+		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
 	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.Background())
 	chain := slices.Concat(c.consumeChain, o.chain)

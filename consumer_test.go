@@ -123,13 +123,20 @@ func TestConsumerSettlesEachDecision(t *testing.T) {
 	}
 }
 
+// Without WithRungs, the ladder is at-least-once: quorum rungs that
+// dead-letter at least once and refuse what they cannot hold.
 func TestConsumerDeclaresItsLadderBeforeConsuming(t *testing.T) {
 	f := newFake()
 	startConsumer(t, f, WithPolicy(Fixed(3, time.Minute)))
 	got := strs(f.Declarations)
-	want := strs(mustLadder(t, "orders", Fixed(3, time.Minute)).Declarations())
+	want := strs(mustLadderOf(t, "orders", Fixed(3, time.Minute), contract.AtLeastOnceRungs).Declarations())
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("declared\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	rung := `queue orders.retry.quorum.1m (quorum, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders", ` +
+		`x-dead-letter-strategy: "at-least-once", x-message-ttl: 60000, x-overflow: "reject-publish"}`
+	if !slices.Contains(got, rung) {
+		t.Errorf("declared no %s", rung)
 	}
 }
 
@@ -143,7 +150,8 @@ func TestConsumerConsumesWhileALadderQueueIsDown(t *testing.T) {
 	var logs strings.Builder
 	conn := f.conn()
 	conn.logger = slog.New(slog.NewTextHandler(&logs, nil))
-	c, err := Consume(context.Background(), conn, "orders", handleOrders, WithPolicy(Fixed(3, time.Minute)))
+	// A classic rung can be down so: contract rungs.
+	c, err := Consume(context.Background(), conn, "orders", handleOrders, WithPolicy(Fixed(3, time.Minute)), WithRungs(contract.ContractRungs))
 	if err != nil {
 		t.Fatalf("Consume with a ladder queue down: %v", err)
 	}
@@ -174,7 +182,7 @@ func TestConsumerRetries(t *testing.T) {
 	}{
 		{"in the consumer", Fixed(3, time.Millisecond), nil, []string{"orders"},
 			Stats{RetriedInConsumer: 1}},
-		{"on a rung", Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second), nil, []string{"orders.retry.2s"},
+		{"on a rung", Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second), nil, []string{"orders.retry.quorum.2s"},
 			Stats{RetriedOnRung: 1}},
 		{"a missing rung falls back to the consumer", Fixed(3, 5*time.Millisecond).WaitInBrokerFrom(time.Millisecond),
 			func(p transport.Publishing) error {
@@ -182,7 +190,7 @@ func TestConsumerRetries(t *testing.T) {
 					return transport.ErrUnroutable
 				}
 				return nil
-			}, []string{"orders.retry.0s", "orders"},
+			}, []string{"orders.retry.quorum.0s", "orders"},
 			Stats{RetriedInConsumer: 1, RungMissing: 1}},
 	}
 	for _, tt := range tests {
@@ -436,7 +444,7 @@ func TestConsumerCloseReturnsAtTheDrainTimeout(t *testing.T) {
 		{"accept", NoRetry(), nil, "stuck ack", nil},
 		{"reject", NoRetry(), nil, "stuck ack", []string{"orders.dlq"}},
 		{"park", NoRetry(), refuse, "stuck nack requeue=true", []string{"orders.parked"}},
-		{"retry", Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second), nil, "stuck ack", []string{"orders.retry.2s"}},
+		{"retry", Fixed(3, 2*time.Second).WaitInBrokerFrom(time.Second), nil, "stuck ack", []string{"orders.retry.quorum.2s"}},
 		// Its wait in the consumer cannot start once closed.
 		{"retry", Fixed(3, time.Hour).WaitInBrokerFrom(0), nil, "stuck nack requeue=true", nil},
 	}

@@ -45,9 +45,9 @@ func ExampleTopology_Plan() {
 	// queue orders.new (quorum, durable) {x-dead-letter-exchange: "acemq.dlx", x-dead-letter-routing-key: "orders.new.dlq"}
 	// queue orders.new.dlq (classic, durable)
 	// queue orders.new.parked (classic, durable)
-	// queue orders.new.retry.40s (classic, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-message-ttl: 40000}
-	// queue orders.new.retry.80s (classic, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-message-ttl: 80000}
-	// queue orders.new.retry.160s (classic, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-message-ttl: 160000}
+	// queue orders.new.retry.quorum.40s (quorum, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-dead-letter-strategy: "at-least-once", x-message-ttl: 40000, x-overflow: "reject-publish"}
+	// queue orders.new.retry.quorum.80s (quorum, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-dead-letter-strategy: "at-least-once", x-message-ttl: 80000, x-overflow: "reject-publish"}
+	// queue orders.new.retry.quorum.160s (quorum, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", x-dead-letter-strategy: "at-least-once", x-message-ttl: 160000, x-overflow: "reject-publish"}
 	// binding orders -> orders.new under "order.*"
 	// binding acemq.dlx -> orders.new.dlq under "orders.new.dlq"
 	// binding acemq.dlx -> orders.new.parked under "orders.new.parked"

@@ -83,8 +83,9 @@ func (f *fakeTransport) Cancel(context.Context) error {
 	return nil
 }
 
-func (f *fakeTransport) InspectQueue(context.Context, string) (transport.QueueState, error) {
-	return transport.QueueState{}, errors.New("not in the fake")
+// InspectQueue finds no queue: the fake broker holds none.
+func (f *fakeTransport) InspectQueue(_ context.Context, queue string) (transport.QueueState, error) {
+	return transport.QueueState{}, fmt.Errorf("inspect queue %s: %w", queue, transport.ErrNotFound)
 }
 func (f *fakeTransport) PurgeQueue(context.Context, string) (int, error)  { return 0, nil }
 func (f *fakeTransport) DeleteQueue(context.Context, string) (int, error) { return 0, nil }

@@ -584,7 +584,7 @@ func TestContractFixtureTopology(t *testing.T) {
 	}
 	topo := Topology{
 		Exchanges: []ExchangeSpec{{Name: "orders", Type: transport.Topic}},
-		Queues: []QueueSpec{{Name: f.SourceQueue, DeadLetter: true, Retry: &p,
+		Queues: []QueueSpec{{Name: f.SourceQueue, DeadLetter: true, Retry: &p, Rungs: contract.ContractRungs, // the family's
 			Bindings: []BindingSpec{{Exchange: "orders", RoutingKey: "order.*"}}}},
 	}
 	plan, err := topo.Plan()
@@ -640,7 +640,7 @@ func TestContractFixtureQueueTypeDefaults(t *testing.T) {
 	p := Fixed(2, 40*time.Second)
 	topo := Topology{Queues: []QueueSpec{
 		{Name: "source"},
-		{Name: "dead-lettering", DeadLetter: true, Retry: &p},
+		{Name: "dead-lettering", DeadLetter: true, Retry: &p, Rungs: contract.ContractRungs}, // the family's rung
 		{Name: "classic", Type: transport.Classic},
 		{Name: "classic-dead-lettering", Type: transport.Classic, DeadLetter: true},
 	}}

@@ -13,9 +13,15 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
+// mustLadder is source's ladder of contract rungs, the family's.
 func mustLadder(t *testing.T, source string, p RetryPolicy) retry.Ladder {
 	t.Helper()
-	l, err := retry.NewLadder(source, p, contract.ContractRungs)
+	return mustLadderOf(t, source, p, contract.ContractRungs)
+}
+
+func mustLadderOf(t *testing.T, source string, p RetryPolicy, kind contract.RungKind) retry.Ladder {
+	t.Helper()
+	l, err := retry.NewLadder(source, p, kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +101,7 @@ func TestAtLeastOnceRungDeclaration(t *testing.T) {
 }
 
 func TestParseRungKind(t *testing.T) {
-	for in, want := range map[string]contract.RungKind{"": contract.ContractRungs, "contract": contract.ContractRungs, "at-least-once": contract.AtLeastOnceRungs} {
+	for in, want := range map[string]contract.RungKind{"": contract.AtLeastOnceRungs, "contract": contract.ContractRungs, "at-least-once": contract.AtLeastOnceRungs} {
 		if got, err := contract.ParseRungKind(in); err != nil || got != want {
 			t.Errorf("ParseRungKind(%q) = %q, %v; want %q", in, got, err, want)
 		}
@@ -108,8 +114,8 @@ func TestParseRungKind(t *testing.T) {
 	if _, err := retry.NewLadder("q", Fixed(2, minute), "quorum"); err == nil || !strings.Contains(err.Error(), "retry ladder for q: unknown kind of rungs") {
 		t.Errorf("NewRetryLadder with an unknown kind: %v", err)
 	}
-	if (retry.Ladder{}).Kind() != contract.ContractRungs {
-		t.Error("the zero ladder's kind is not contract")
+	if (retry.Ladder{}).Kind() != contract.AtLeastOnceRungs {
+		t.Error("the zero ladder's kind is not at-least-once")
 	}
 }
 

@@ -41,12 +41,12 @@ func TestLadderOnMemory(t *testing.T) {
 	b.Advance(20 * time.Second)
 	acemqtest.WaitFor(t, c, "the rung", func(s acemq.Stats) bool { return s.RetriedOnRung == 1 })
 
-	rung := b.Messages(t, "orders.retry.40s")
+	rung := b.Messages(t, "orders.retry.quorum.40s")
 	if len(rung) != 1 || rung[0].Envelope.Attempt != 4 || c.Stats().Waiting != 0 {
 		t.Fatalf("the rung holds %+v and the consumer %d; want the message, attempt 4, in the rung only", rung, c.Stats().Waiting)
 	}
 	b.Advance(39 * time.Second)
-	if len(b.Messages(t, "orders.retry.40s")) != 1 {
+	if len(b.Messages(t, "orders.retry.quorum.40s")) != 1 {
 		t.Fatal("the rung let the message go before its 40s")
 	}
 	b.Advance(time.Second)
@@ -60,7 +60,7 @@ func TestLadderOnMemory(t *testing.T) {
 		t.Errorf("reason %q", got)
 	}
 	deaths, _ := dead[0].Headers["x-death"].([]any)
-	if len(deaths) != 1 || !strings.Contains(fmt.Sprint(deaths[0]), "orders.retry.40s") || !strings.Contains(fmt.Sprint(deaths[0]), "expired") {
+	if len(deaths) != 1 || !strings.Contains(fmt.Sprint(deaths[0]), "orders.retry.quorum.40s") || !strings.Contains(fmt.Sprint(deaths[0]), "expired") {
 		t.Errorf("x-death %v, want the expiry from the rung", dead[0].Headers["x-death"])
 	}
 }

@@ -116,11 +116,11 @@ func TestObserverIsToldEverything(t *testing.T) {
 	const (
 		stopped      = `consumer stopped orders`
 		settledFirst = `settled orders retried_in_consumer attempt 2 delay 10s class "retry" target "orders" handler ran true ctx=delivery`
-		settledRung  = `settled orders retried_on_rung attempt 3 delay 20s class "retry" target "orders.retry.20s" handler ran true ctx=delivery`
+		settledRung  = `settled orders retried_on_rung attempt 3 delay 20s class "retry" target "orders.retry.quorum.20s" handler ran true ctx=delivery`
 	)
 	chains := [][]string{
 		{
-			`consumer started orders rungs [orders.retry.20s]`,
+			`consumer started orders rungs [orders.retry.quorum.20s]`,
 			`publish  "orders" attempt 1 republish=false`,
 			`published "orders" attempt 1 confirmed ctx=publish`,
 			stopped,
@@ -138,13 +138,13 @@ func TestObserverIsToldEverything(t *testing.T) {
 		{
 			`publish  "orders" attempt 2 republish=true`,
 			`delivery orders attempt 2 traceparent=from-the-observer`,
-			`publish  "orders.retry.20s" attempt 3 republish=true`,
-			`published "orders.retry.20s" attempt 3 confirmed ctx=publish`,
+			`publish  "orders.retry.quorum.20s" attempt 3 republish=true`,
+			`published "orders.retry.quorum.20s" attempt 3 confirmed ctx=publish`,
 			settledRung,
 			stopped,
 		},
 		{
-			`publish  "orders.retry.20s" attempt 3 republish=true`,
+			`publish  "orders.retry.quorum.20s" attempt 3 republish=true`,
 			`delivery orders attempt 3 traceparent=from-the-observer`,
 			`settled orders accepted attempt 3 delay 0s class "" target "" handler ran true ctx=delivery`,
 			stopped,

@@ -85,7 +85,7 @@ type publisherOptions struct {
 
 type consumeOptions struct {
 	policy       RetryPolicy
-	rungs        contract.RungKind
+	rungs        contract.RungKind // "" when WithRungs chose none: the default
 	prefetch     int
 	concurrency  int
 	tag          string
@@ -341,17 +341,20 @@ func WithPolicy(p RetryPolicy) Option {
 	})
 }
 
-// WithRungs chooses the kind of the retry ladder's rungs (default
-// contract.ContractRungs, the family's; contract.AtLeastOnceRungs for rungs
-// that lose nothing when a quorum source queue restarts or fails over). It
-// must match what the queue's topology declares, if it declares the ladder.
+// WithRungs chooses the kind of the retry ladder's rungs. The default,
+// contract.AtLeastOnceRungs (contract.DefaultRungKind), loses nothing when
+// the broker restarts or a quorum leader fails over; contract.ContractRungs
+// are the family's classic rungs, for a queue whose ladder must be the one
+// other AceMQ libraries declare (docs/retries.md says when). It must match
+// what the queue's topology declares, if it declares the ladder: without
+// WithRungs, Consume refuses to start when the broker has the queue's rungs
+// of the other kind; with it, the consumer says so once and goes on.
 func WithRungs(kind contract.RungKind) Option {
 	return option("WithRungs", forConsumer, func(o *options) error {
-		k, err := contract.ParseRungKind(string(kind))
-		if err != nil {
+		if _, err := contract.ParseRungKind(string(kind)); err != nil {
 			return invalid("%v", err)
 		}
-		o.cons.rungs = k
+		o.cons.rungs = kind // "" stays "": no kind chosen
 		return nil
 	})
 }

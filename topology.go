@@ -48,9 +48,9 @@ type QueueSpec struct {
 	DeadLetter bool
 	// Retry, when set, adds the queue's retry ladder to the plan.
 	Retry *RetryPolicy
-	// Rungs is the kind of the ladder's rungs: ContractRungs when empty, or
-	// AtLeastOnceRungs. Consumers of the queue must use the same kind
-	// (WithRungs).
+	// Rungs is the kind of the ladder's rungs: contract.DefaultRungKind
+	// (AtLeastOnceRungs) when empty, or ContractRungs. Consumers of the
+	// queue must use the same kind (WithRungs).
 	Rungs contract.RungKind
 	// Arguments are further queue arguments, such as x-max-length.
 	Arguments transport.Table

@@ -3,6 +3,7 @@ package acemq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestReferenceTopology(t *testing.T) {
 	top := Topology{
 		Exchanges: []ExchangeSpec{{Name: "orders", Type: transport.Topic}},
 		Queues: []QueueSpec{{
-			Name: "orders.new", DeadLetter: true, Retry: ptr(Exponential(6, 10*sec, 5*minute)),
+			Name: "orders.new", DeadLetter: true, Retry: ptr(Exponential(6, 10*sec, 5*minute)), Rungs: contract.ContractRungs,
 			Bindings: []BindingSpec{{Exchange: "orders", RoutingKey: "order.*"}},
 		}},
 	}
@@ -234,9 +235,9 @@ func TestValidateTopology(t *testing.T) {
 		{"two rungs with one name", Topology{Queues: []QueueSpec{{Name: "q", Retry: ptr(Exponential(3, 2*sec, 2500*ms).WaitInBrokerFrom(sec))}}}, []string{
 			`queue 1 ("q"): the broker waits 2s and 2.5s share the rung name "2s"; the first one's rung serves both`,
 		}},
-		{"a length limit that drops a message home from a rung", Topology{Queues: []QueueSpec{
-			{Name: "a", Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}},
-			{Name: "b", Type: transport.Classic, Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Arguments: transport.Table{"x-max-length-bytes": 10, "x-overflow": "reject-publish-dlx"}},
+		{"a length limit that drops a message home from a contract rung", Topology{Queues: []QueueSpec{
+			{Name: "a", Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Rungs: contract.ContractRungs, Arguments: transport.Table{"x-max-length": 10, "x-overflow": "reject-publish"}},
+			{Name: "b", Type: transport.Classic, Retry: ptr(Fixed(2, sec).WaitInBrokerFrom(sec)), Rungs: contract.ContractRungs, Arguments: transport.Table{"x-max-length-bytes": 10, "x-overflow": "reject-publish-dlx"}},
 		}}, []string{
 			`queue 1 ("a"): x-overflow reject-publish drops without a word a message that comes home from a rung while the queue is full (RabbitMQ dead-letters at most once, with no confirm); use reject-publish-dlx with deadLetter, or drop-head`,
 			`queue 2 ("b"): x-overflow reject-publish-dlx without a dead-letter exchange drops without a word a message that comes home from a rung while the queue is full; set deadLetter`,
@@ -304,15 +305,17 @@ func TestValidateTopology(t *testing.T) {
 }
 
 // What validates but loses messages on routine broker events is a warning:
-// a quorum queue (the default type) with contract rungs. A classic queue, a
-// queue without rungs and one with at-least-once rungs are not warned of.
+// a quorum queue (the default type) with contract rungs, which only an
+// explicit choice gives. A classic queue, a queue without rungs and one with
+// at-least-once rungs (the default) are not warned of.
 func TestTopologyWarnings(t *testing.T) {
 	retry := ptr(Exponential(6, 10*sec, 5*minute))
 	top := Topology{Queues: []QueueSpec{
-		{Name: "quorum-contract", Retry: retry},
+		{Name: "quorum-contract", Retry: retry, Rungs: contract.ContractRungs},
 		{Name: "quorum-explicit", Type: transport.Quorum, Retry: retry, Rungs: contract.ContractRungs},
-		{Name: "classic-contract", Type: transport.Classic, Retry: retry},
+		{Name: "classic-contract", Type: transport.Classic, Retry: retry, Rungs: contract.ContractRungs},
 		{Name: "quorum-at-least-once", Retry: retry, Rungs: contract.AtLeastOnceRungs},
+		{Name: "quorum-default", Retry: retry},
 		{Name: "quorum-no-rungs", Retry: ptr(Fixed(3, sec))},
 	}}
 	if err := top.Validate(); err != nil {
@@ -351,6 +354,33 @@ func TestTransientQueueWarning(t *testing.T) {
 		if !strings.HasPrefix(w, want[i]) || !strings.Contains(w, "not exclusive") || !strings.Contains(w, "make it durable") {
 			t.Errorf("warning %d = %q, want it to name the queue, the deprecation and the remedy", i, w)
 		}
+	}
+}
+
+// A quorum queue with a retry policy and nothing else chosen plans
+// at-least-once rungs, and is warned of nothing: the default loses nothing.
+func TestTopologyDefaultRungsAreAtLeastOnce(t *testing.T) {
+	top := Topology{Queues: []QueueSpec{{Name: "orders.new", Type: transport.Quorum, Retry: ptr(Exponential(6, 10*sec, 5*minute))}}}
+	plan, err := top.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rungs []string
+	for _, d := range plan {
+		if q, ok := d.(transport.Queue); ok && strings.Contains(q.Name, ".retry.") {
+			rungs = append(rungs, q.String())
+		}
+	}
+	rung := func(delay string, ttl int) string {
+		return fmt.Sprintf(`queue orders.new.retry.quorum.%s (quorum, durable) {x-dead-letter-exchange: "acemq.retry", x-dead-letter-routing-key: "orders.new", `+
+			`x-dead-letter-strategy: "at-least-once", x-message-ttl: %d, x-overflow: "reject-publish"}`, delay, ttl)
+	}
+	want := []string{rung("40s", 40000), rung("80s", 80000), rung("160s", 160000)}
+	if !slices.Equal(rungs, want) {
+		t.Errorf("rungs planned\n  %s\nwant\n  %s", strings.Join(rungs, "\n  "), strings.Join(want, "\n  "))
+	}
+	if w := top.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q, want none", w)
 	}
 }
 

@@ -165,7 +165,7 @@ func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*
 		"messaging.message.id": "m-1", "messaging.message.conversation_id": "m-1", "messaging.acemq.message_type": q,
 		"messaging.acemq.republish": false, "messaging.acemq.outcome": "confirmed"})
 
-	rung := contract.RungQueue(q, time.Second, contract.ContractRungs)
+	rung := contract.RungQueue(q, time.Second, contract.DefaultRungKind)
 	hops := []struct {
 		outcome string
 		target  string  // republished to
@@ -247,7 +247,7 @@ func TestRetriedMessageIsOneTraceOnRabbitMQ(t *testing.T) {
 	q := brokertest.UniqueName(t, "acemqotel")
 	declare(t, conn, q)
 	t.Cleanup(func() {
-		ladder, _ := retry.NewLadder(q, policy, contract.ContractRungs)
+		ladder, _ := retry.NewLadder(q, policy, contract.DefaultRungKind)
 		for _, name := range append([]string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)}, ladder.Queues()...) {
 			_, _ = conn.Transport().DeleteQueue(context.Background(), name)
 		}

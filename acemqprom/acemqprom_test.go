@@ -455,7 +455,7 @@ func TestRungMissingOnMemory(t *testing.T) {
 	reg, b, conn := ordersOnMemory(t)
 	ctx := context.Background()
 	policy := acemq.Fixed(2, 20*time.Second).WaitInBrokerFrom(20 * time.Second)
-	rung := contract.RungQueue("orders", 20*time.Second, contract.ContractRungs)
+	rung := contract.RungQueue("orders", 20*time.Second, contract.DefaultRungKind)
 	c, err := acemq.Consume(ctx, conn, "orders", handle, acemq.WithPolicy(policy))
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 	// consumer (the rung missing) and the dead letter fails to be set
 	// aside, going back to its queue (rejected); its third sight is
 	// accepted.
-	payRung := contract.RungQueue("payments", 20*time.Second, contract.ContractRungs)
+	payRung := contract.RungQueue("payments", 20*time.Second, contract.DefaultRungKind)
 	payments, err := acemq.Consume(ctx, conn, "payments", func(_ context.Context, msg acemq.Message[item]) acemq.Decision {
 		if sight(msg.Envelope.ID) < 3 {
 			return acemq.Retry(errors.New("declined"))

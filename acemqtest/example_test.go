@@ -36,13 +36,13 @@ func checkoutTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	acemqtest.WaitFor(t, c, "the retry on the rung", func(s acemq.Stats) bool { return s.RetriedOnRung == 1 })
-	waiting := b.Messages(t, "jobs.retry.5m")
+	waiting := b.Messages(t, "jobs.retry.quorum.5m")
 	if len(waiting) != 1 || string(waiting[0].Body) != "build" || waiting[0].Envelope.Attempt != 2 || waiting[0].Envelope.Headers["team"] != "a" {
 		t.Fatalf("the rung holds %+v", waiting)
 	}
 	b.Advance(5 * time.Minute)
 	acemqtest.WaitFor(t, c, "the accept", func(s acemq.Stats) bool { return s.Accepted == 1 })
-	if left := b.Messages(t, "jobs.retry.5m"); len(left) != 0 {
+	if left := b.Messages(t, "jobs.retry.quorum.5m"); len(left) != 0 {
 		t.Errorf("the rung still holds %d", len(left))
 	}
 }

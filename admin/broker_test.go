@@ -26,7 +26,7 @@ func TestDiffOnBroker(t *testing.T) {
 	policy := acemq.Fixed(2, time.Minute)
 	top := acemq.Topology{
 		Exchanges: []acemq.ExchangeSpec{{Name: exchange, Type: transport.Topic}},
-		Queues: []acemq.QueueSpec{{Name: source, DeadLetter: true, Retry: &policy,
+		Queues: []acemq.QueueSpec{{Name: source, DeadLetter: true, Retry: &policy, Rungs: contract.ContractRungs,
 			Bindings: []acemq.BindingSpec{{Exchange: exchange, RoutingKey: "order.*"}}}},
 	}
 	plan, err := top.Plan()

@@ -24,6 +24,7 @@ const (
 	QueueDrift             = "queue-drift"
 	RungDrift              = "rung-drift"
 	LeftoverRung           = "leftover-rung"
+	OtherKindRung          = "other-kind-rung"
 )
 
 // A Finding is one way the broker differs from the plan.
@@ -36,14 +37,19 @@ type Finding struct {
 	Action      string   `json:"action"`
 }
 
-// Report is every finding, in plan order, then the leftovers by name. No
+// Unplanned says whether the finding is a queue the broker holds and the
+// plan does not declare: a leftover rung, or a rung of the other kind.
+// Applying the plan leaves it alone.
+func (f Finding) Unplanned() bool { return f.Kind == LeftoverRung || f.Kind == OtherKindRung }
+
+// Report is every finding, in plan order, then the unplanned rungs by name. No
 // findings means the broker is in sync with the plan.
 type Report struct {
 	Findings []Finding `json:"findings"`
 }
 
 // InSync says whether the broker holds everything the plan declares, as it
-// declares it, and no leftover rung.
+// declares it, and no leftover rung or rung of the other kind.
 func (r Report) InSync() bool { return len(r.Findings) == 0 }
 
 // Conflicts are the findings that make declaring the plan fail with
@@ -152,7 +158,11 @@ func Diff(plan []transport.Declaration, live State) Report {
 			continue
 		}
 		rung, ok := rungOf(q.Name, planned)
-		if !ok || plannedCounterpart(rung, planned) {
+		if !ok {
+			continue
+		}
+		if plannedCounterpart(rung, planned) {
+			add(otherKindRung(rung))
 			continue
 		}
 		add(Finding{Kind: LeftoverRung, Object: "queue " + q.Name,
@@ -160,8 +170,8 @@ func Diff(plan []transport.Declaration, live State) Report {
 			Action:  "once it is empty (its messages expired home), delete it"})
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
-		// Leftovers after everything the plan declares; the rest stay in plan order.
-		return boolOrder(a.Kind == LeftoverRung) - boolOrder(b.Kind == LeftoverRung)
+		// Unplanned rungs after everything the plan declares; the rest stay in plan order.
+		return boolOrder(a.Unplanned()) - boolOrder(b.Unplanned())
 	})
 	return r
 }
@@ -209,16 +219,31 @@ func rungOf[V any](name string, sources map[string]V) (contract.RungName, bool) 
 	})
 }
 
+// otherKindRung is a rung beside the plan's rung of the other kind for the
+// same wait: not left over but a second ladder, which consumers of another
+// AceMQ library (contract rungs) or Go consumers configured with the other
+// kind may use. Consume refuses to declare the default kind beside contract
+// rungs unless the kind is chosen, so it is said, with the ways out.
+func otherKindRung(rung contract.RungName) Finding {
+	source, kind, planKind := rung.Source, rung.Kind, rung.Kind.Other()
+	f := Finding{Kind: OtherKindRung, Object: "queue " + rung.String(),
+		Meaning: fmt.Sprintf("a rung of %s of kind %s, beside the file's %s rung for the same wait: two ladders for one queue. "+
+			"Consumers using %s rungs (those of other AceMQ libraries use contract rungs) retry through it; what it holds still comes home to %s",
+			source, kind, planKind, kind, source),
+		Action: fmt.Sprintf("if every consumer of %s uses %s rungs, delete it once it is empty (its messages expired home); "+
+			"if some must use %s rungs, set rungs: %s in the file (one ladder), or keep both on purpose while migrating",
+			source, planKind, kind, kind)}
+	if kind != contract.DefaultRungKind {
+		f.Meaning += fmt.Sprintf(". A Go consumer of %s that chooses no kind of rungs refuses to start while it exists", source)
+	}
+	return f
+}
+
 // plannedCounterpart says whether the plan declares the rung of the other
-// kind for the same wait: then this one is not left over but another
-// consumer's, one of another AceMQ library (contract rungs) or a Go
-// consumer configured with the other kind, sharing the queue.
+// kind for the same wait.
 func plannedCounterpart(rung contract.RungName, planned map[string]transport.Queue) bool {
 	other := rung
-	other.Kind = contract.ContractRungs
-	if rung.Kind == contract.ContractRungs {
-		other.Kind = contract.AtLeastOnceRungs
-	}
+	other.Kind = rung.Kind.Other()
 	_, ok := planned[other.String()]
 	return ok
 }

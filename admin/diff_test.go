@@ -11,14 +11,21 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// referencePlan is the plan of the contract's reference topology: orders,
-// orders.new (quorum, dead-lettering, rungs 40s, 80s and 160s) and the rest.
+// referencePlan is the plan of the contract's reference topology, with the
+// family's rungs: orders, orders.new (quorum, dead-lettering, rungs
+// orders.new.retry.40s, .80s and .160s) and the rest.
 func referencePlan(t *testing.T) []transport.Declaration {
+	t.Helper()
+	return referencePlanOf(t, contract.ContractRungs)
+}
+
+func referencePlanOf(t *testing.T, kind contract.RungKind) []transport.Declaration {
 	t.Helper()
 	top, err := topologyfile.Read("../examples/topology.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	top.Queues[0].Rungs = kind
 	plan, err := top.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -248,21 +255,13 @@ func TestEndpointFor(t *testing.T) {
 // orders.new.retry.quorum.40s, .80s and .160s.
 func atLeastOncePlan(t *testing.T) []transport.Declaration {
 	t.Helper()
-	top, err := topologyfile.Read("../examples/topology.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	top.Queues[0].Rungs = contract.AtLeastOnceRungs
-	plan, err := top.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plan
+	return referencePlanOf(t, contract.AtLeastOnceRungs)
 }
 
 // Both kinds of rung are known: missing ones, drifting ones, leftovers.
-// A rung of the other kind for a wait the file has is no leftover: another
-// library's consumer of the queue (or a Go one configured otherwise) uses it.
+// A rung of the other kind for a wait the file has is no leftover but a
+// second ladder, another library's consumers' (or Go ones configured
+// otherwise): it is said, and left alone by apply.
 func TestDiffKnowsBothKindsOfRung(t *testing.T) {
 	classic := func(name string) transport.Queue {
 		return transport.Queue{Name: name, Type: transport.Classic, Durable: true}
@@ -278,10 +277,11 @@ func TestDiffKnowsBothKindsOfRung(t *testing.T) {
 	}{
 		{"at-least-once plan, the contract rungs of its waits beside", atLeastOncePlan, func(s *State) {
 			s.Queues = append(s.Queues, classic("orders.new.retry.40s"), classic("orders.new.retry.80s"), classic("orders.new.retry.160s"))
-		}, nil},
+		}, []string{"other-kind-rung queue orders.new.retry.40s", "other-kind-rung queue orders.new.retry.80s", "other-kind-rung queue orders.new.retry.160s"}},
 		{"contract plan, the at-least-once rungs of its waits beside", referencePlan, func(s *State) {
 			s.Queues = append(s.Queues, quorum("orders.new.retry.quorum.40s"), quorum("orders.new.retry.quorum.160s"))
-		}, nil},
+		}, []string{"other-kind-rung queue orders.new.retry.quorum.40s", "other-kind-rung queue orders.new.retry.quorum.160s"}},
+		{"a plan that declares both kinds", bothKindsPlan, func(*State) {}, nil},
 		{"at-least-once plan, a rung missing", atLeastOncePlan, func(s *State) {
 			s.Queues = without(s.Queues, func(q transport.Queue) bool { return q.Name == "orders.new.retry.quorum.80s" })
 		}, []string{"missing-rung queue orders.new.retry.quorum.80s"}},
@@ -308,5 +308,41 @@ func TestDiffKnowsBothKindsOfRung(t *testing.T) {
 				t.Errorf("InSync = %t with findings %q", r.InSync(), kinds(r))
 			}
 		})
+	}
+}
+
+// bothKindsPlan declares the reference ladder of both kinds, on purpose
+// (while migrating, say).
+func bothKindsPlan(t *testing.T) []transport.Declaration {
+	t.Helper()
+	return append(referencePlan(t), slices.DeleteFunc(atLeastOncePlan(t), func(d transport.Declaration) bool {
+		q, ok := d.(transport.Queue)
+		return !ok || !strings.Contains(q.Name, ".retry.quorum.")
+	})...)
+}
+
+// A rung of the other kind says what it is, that the default consumer
+// refuses to start beside contract rungs, and the ways out; apply leaves it.
+func TestDiffSaysWhatARungOfTheOtherKindMeans(t *testing.T) {
+	plan := atLeastOncePlan(t)
+	live := brokerHolding(plan)
+	live.Queues = append(live.Queues, transport.Queue{Name: "orders.new.retry.40s", Type: transport.Classic, Durable: true})
+	r := Diff(plan, live)
+	if len(r.Findings) != 1 {
+		t.Fatalf("findings %q", kinds(r))
+	}
+	f := r.Findings[0]
+	for _, want := range []string{"kind contract", "file's at-least-once rung", "two ladders", "refuses to start"} {
+		if !strings.Contains(f.Meaning, want) {
+			t.Errorf("meaning %q does not say %q", f.Meaning, want)
+		}
+	}
+	for _, want := range []string{"uses at-least-once rungs, delete it once it is empty", "set rungs: contract in the file", "keep both on purpose"} {
+		if !strings.Contains(f.Action, want) {
+			t.Errorf("action %q does not say %q", f.Action, want)
+		}
+	}
+	if !f.Unplanned() || len(r.Conflicts()) != 0 {
+		t.Errorf("unplanned %t, conflicts %q: want an unplanned rung that does not stop apply", f.Unplanned(), r.Conflicts())
 	}
 }

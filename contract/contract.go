@@ -60,6 +60,11 @@ const (
 	// AtLeastOnceRungs are this library's extension of the contract: quorum
 	// queues named Q.retry.quorum.<delay> that dead-letter at least once.
 	AtLeastOnceRungs RungKind = "at-least-once"
+
+	// DefaultRungKind is the kind of rungs wherever none is chosen: the
+	// only kind that loses no message when the broker restarts or a quorum
+	// leader fails over, whatever the source queue's type (docs/retries.md).
+	DefaultRungKind = AtLeastOnceRungs
 )
 
 // Infix is what stands between the source and the delay in a rung's name.
@@ -68,6 +73,15 @@ func (k RungKind) Infix() string {
 		return AtLeastOnceRungInfix
 	}
 	return RungInfix
+}
+
+// Other is the other kind of rungs: the one a ladder of k would stand
+// beside, unawares, if the broker already had it.
+func (k RungKind) Other() RungKind {
+	if k == AtLeastOnceRungs {
+		return ContractRungs
+	}
+	return AtLeastOnceRungs
 }
 
 // RungQueue names the rung of source, of kind k, for delay:
@@ -134,12 +148,12 @@ func ParseRungName(name string, isSource func(string) bool) (n RungName, ok bool
 	return RungName{}, false
 }
 
-// ParseRungKind reads "contract" or "at-least-once"; "" is ContractRungs.
+// ParseRungKind reads "contract" or "at-least-once"; "" is DefaultRungKind.
 func ParseRungKind(s string) (RungKind, error) {
 	switch k := RungKind(s); k {
-	case "", ContractRungs:
-		return ContractRungs, nil
-	case AtLeastOnceRungs:
+	case "":
+		return DefaultRungKind, nil
+	case ContractRungs, AtLeastOnceRungs:
 		return k, nil
 	}
 	return "", fmt.Errorf("unknown kind of rungs %q: use %s (the AceMQ contract's classic rungs) or %s (quorum rungs that dead-letter at least once)",

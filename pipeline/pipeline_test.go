@@ -51,7 +51,7 @@ func declare(t *testing.T, conn *acemq.Conn, p pipeline.Pipeline) {
 	}
 	for _, s := range p.Steps {
 		q := p.Queue(s)
-		for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q), contract.RungQueue(q, time.Second, contract.ContractRungs)} {
+		for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q), contract.RungQueue(q, time.Second, contract.DefaultRungKind)} {
 			t.Cleanup(func() { _, _ = conn.Transport().DeleteQueue(context.Background(), name) })
 		}
 	}

@@ -14,7 +14,7 @@
 //	    deadLetter: true
 //	    retry: "exponential(6, 10s, 5m)"   # the notation of acemq.ParsePolicy
 //	    threshold: 1m                 # overrides the policy's waitInBrokerFrom
-//	    rungs: at-least-once          # or contract, the default; see acemq.RungKind
+//	    rungs: contract               # or at-least-once, the default; see contract.RungKind
 //	    arguments: {x-max-length: 1000}
 //	    bindings:
 //	      - {exchange: orders, routingKey: "order.*"}

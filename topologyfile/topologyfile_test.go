@@ -2,6 +2,7 @@ package topologyfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -28,8 +29,9 @@ func policy(t testing.TB, notation string) *acemq.RetryPolicy {
 	return &p
 }
 
-// The contract's reference topology, as every AceMQ library declares it.
-func referenceTopology(t testing.TB) acemq.Topology {
+// The contract's reference topology, with rungs of kind ("" the default):
+// with contract rungs, as every AceMQ library declares it.
+func referenceTopology(t testing.TB, kind contract.RungKind) acemq.Topology {
 	return acemq.Topology{
 		Exchanges: []acemq.ExchangeSpec{{Name: "orders", Type: transport.Topic}},
 		Queues: []acemq.QueueSpec{{
@@ -37,6 +39,7 @@ func referenceTopology(t testing.TB) acemq.Topology {
 			Type:       transport.Quorum,
 			DeadLetter: true,
 			Retry:      policy(t, "exponential(6, 10s, 5m)"),
+			Rungs:      kind,
 			Bindings:   []acemq.BindingSpec{{Exchange: "orders", RoutingKey: "order.*"}},
 		}},
 	}
@@ -48,8 +51,8 @@ func TestParseFiles(t *testing.T) {
 		file string
 		want acemq.Topology
 	}{
-		{"testdata/reference.yaml", referenceTopology(t)},
-		{"../examples/topology.yaml", referenceTopology(t)},
+		{"testdata/reference.yaml", referenceTopology(t, contract.ContractRungs)},
+		{"../examples/topology.yaml", referenceTopology(t, "")},
 		{"testdata/full.yaml", acemq.Topology{
 			DeadLetterExchange: "billing.dlx",
 			Exchanges: []acemq.ExchangeSpec{
@@ -152,6 +155,32 @@ func TestReferencePlan(t *testing.T) {
 	}
 }
 
+// A file that says nothing of rungs plans at-least-once ones, and is warned
+// of nothing: the example a user starts from.
+func TestDefaultRungsPlan(t *testing.T) {
+	top, err := Parse([]byte("queues: [{name: orders.new, type: quorum, retry: \"exponential(6, 10s, 5m)\"}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := top.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rungs []string
+	for _, d := range plan {
+		if q, ok := d.(transport.Queue); ok && strings.Contains(q.Name, ".retry.") {
+			rungs = append(rungs, fmt.Sprintf("%s %s %v", q.Name, q.Type, q.Arguments["x-dead-letter-strategy"]))
+		}
+	}
+	want := []string{"orders.new.retry.quorum.40s quorum at-least-once", "orders.new.retry.quorum.80s quorum at-least-once", "orders.new.retry.quorum.160s quorum at-least-once"}
+	if !reflect.DeepEqual(rungs, want) {
+		t.Errorf("rungs %q, want %q", rungs, want)
+	}
+	if w := top.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
+
 func TestParseValues(t *testing.T) {
 	tests := []struct {
 		name string
@@ -198,6 +227,8 @@ func TestParseValues(t *testing.T) {
 		}}}}},
 		{"at-least-once rungs", "queues: [{name: q, retry: \"fixed(3, 1m)\", rungs: at-least-once}]",
 			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: contract.AtLeastOnceRungs}}}},
+		{"rungs unsaid", "queues: [{name: q, retry: \"fixed(3, 1m)\"}]",
+			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)")}}}},
 		{"contract rungs, said", "queues: [{name: q, retry: \"fixed(3, 1m)\", rungs: contract}]",
 			acemq.Topology{Queues: []acemq.QueueSpec{{Name: "q", Retry: policy(t, "fixed(3, 1m)"), Rungs: contract.ContractRungs}}}},
 		{"a trailing document end marker", "queues: [{name: q}]\n...\n",
@@ -367,6 +398,7 @@ func encode(t acemq.Topology) ([]byte, error) {
 		AutoDelete bool           `yaml:"autoDelete"`
 		DeadLetter bool           `yaml:"deadLetter"`
 		Retry      string         `yaml:"retry,omitempty"`
+		Rungs      string         `yaml:"rungs,omitempty"`
 		Arguments  map[string]any `yaml:"arguments,omitempty"`
 		Bindings   []binding      `yaml:"bindings,omitempty"`
 	}
@@ -381,7 +413,7 @@ func encode(t acemq.Topology) ([]byte, error) {
 	}
 	for _, q := range t.Queues {
 		eq := queue{Name: q.Name, Type: string(q.Type), Durable: !q.Transient, Exclusive: q.Exclusive,
-			AutoDelete: q.AutoDelete, DeadLetter: q.DeadLetter}
+			AutoDelete: q.AutoDelete, DeadLetter: q.DeadLetter, Rungs: string(q.Rungs)}
 		if q.Retry != nil {
 			eq.Retry = q.Retry.String()
 		}

@@ -43,10 +43,11 @@ declares, in order. With --attempt it also shows the decision for a failure
 at that attempt, of a message --age old (without --age the age is unknown,
 which counts as young enough).
 
---rungs chooses the kind of rungs: contract (the default), the classic
-queues Q.retry.<delay> every AceMQ library declares, or at-least-once, this
+--rungs chooses the kind of rungs: at-least-once (the default), this
 library's quorum queues Q.retry.quorum.<delay>, which keep each message until
-its queue has it through a broker restart or a failover.
+its queue has it through a broker restart or a failover, or contract, the
+classic queues Q.retry.<delay> every AceMQ library declares, which drop a
+message due home while the queue has no leader.
 
 The policy is written in the notation every AceMQ library reads:
   none()
@@ -54,7 +55,7 @@ The policy is written in the notation every AceMQ library reads:
   exponential(5, 1s, 24h).giveUpAfter(2m).withJitter(0.1).waitInBrokerFrom(1m)`,
 		Example: `  acemq ladder orders.new --policy 'exponential(6, 10s, 5m)'
   acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' --attempt 3
-  acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' --rungs at-least-once
+  acemq ladder orders.new --policy 'exponential(6, 10s, 5m)' --rungs contract
   acemq ladder orders.new --policy 'fixed(4, 30s).giveUpAfter(2m)' --attempt 2 --age 3m --json`,
 		Args:                  exactArgs("QUEUE"),
 		DisableFlagsInUseLine: true,
@@ -88,7 +89,7 @@ The policy is written in the notation every AceMQ library reads:
 	flags.StringVar(&o.policy, "policy", "", "the retry policy's `NOTATION`, such as 'exponential(6, 10s, 5m)'")
 	flags.DurationVar(&threshold, "threshold", 0,
 		"waits at least this long are the broker's, 0 none; overrides the policy's waitInBrokerFrom (default 30s)")
-	flags.StringVar(&rungs, "rungs", string(contract.ContractRungs), "the `KIND` of rungs: contract or at-least-once")
+	flags.StringVar(&rungs, "rungs", string(contract.DefaultRungKind), "the `KIND` of rungs: at-least-once or contract")
 	flags.IntVar(&o.attempt, "attempt", 0, "show the decision for a failure at attempt `N` (1 is the first delivery)")
 	flags.DurationVar(&o.age, "age", 0, "with --attempt, the age of the message (default unknown)")
 	flags.BoolVar(&o.json, "json", false, "print JSON")

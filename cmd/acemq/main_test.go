@@ -51,8 +51,8 @@ func TestGolden(t *testing.T) {
 		{"ladder-zero-wait", []string{"ladder", "q", "--policy", "fixed(3, 0s)", "--attempt", "1"}, ""},
 		{"ladder-warnings", []string{"ladder", "q", "--policy", "exponential(5, 1500ms, 1m).waitInBrokerFrom(1s)"}, ""},
 		{"ladder-json", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--json"}, ""},
-		{"ladder-at-least-once", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "at-least-once", "--attempt", "4"}, ""},
-		{"ladder-json-at-least-once", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "at-least-once", "--json"}, ""},
+		{"ladder-contract", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "contract", "--attempt", "4"}, ""},
+		{"ladder-json-contract", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "contract", "--json"}, ""},
 		{"ladder-bad-rungs", []string{"ladder", "q", "--policy", "none()", "--rungs", "quorum"}, ""},
 		{"ladder-json-attempt-3", []string{"ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--attempt", "3", "--json"}, ""},
 		{"ladder-bad-policy", []string{"ladder", "q", "--policy", "exponential(6, 10s)"}, ""},
@@ -65,7 +65,8 @@ func TestGolden(t *testing.T) {
 
 		{"plan", []string{"topology", "plan", "-f", reference}, ""},
 		{"plan-json", []string{"topology", "plan", "-f", reference, "--json"}, ""},
-		{"plan-at-least-once", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    retry: fixed(3, 1m)\n    rungs: at-least-once\n"},
+		{"plan-default-rungs", []string{"topology", "plan", "-f", "-"}, "queues: [{name: orders.new, type: quorum, retry: \"exponential(6, 10s, 5m)\"}]\n"},
+		{"plan-contract", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    retry: fixed(3, 1m)\n    rungs: contract\n"},
 		{"plan-rungs-without-retry", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    rungs: at-least-once\n"},
 		{"plan-stdin", []string{"topology", "plan", "-f", "-"}, "exchanges: [{name: x, type: fanout, durable: false}]\nqueues: [{name: q, durable: false, bindings: [{exchange: x}]}]\n"},
 		{"plan-stdin-bad", []string{"topology", "plan", "-f", "-"}, "queues:\n  - name: q\n    bindings: [{exchange: x, key: a}]\n"},
@@ -127,8 +128,10 @@ func TestExitCodes(t *testing.T) {
 		stderrHead string // stderr starts so
 	}{
 		{[]string{"ladder", "q", "--policy", "none()"}, exitOK, false, ""},
-		// The reference queue is quorum with contract rungs: valid, with a warning.
-		{[]string{"topology", "plan", "-f", reference}, exitOK, false, "acemq: warning: queue 1 (\"orders.new\"): a quorum queue with contract rungs"},
+		// The reference queue is quorum with the default rungs: no warning.
+		{[]string{"topology", "plan", "-f", reference}, exitOK, false, ""},
+		// A quorum queue with contract rungs: valid, with a warning.
+		{[]string{"topology", "plan", "-f", "testdata/contract-rungs.yaml"}, exitOK, false, "acemq: warning: queue 1 (\"orders.new\"): a quorum queue with contract rungs"},
 		{[]string{"version"}, exitOK, false, ""},
 		{[]string{"topology", "plan", "-f", "testdata/invalid.yaml"}, exitInvalid, false, "acemq: invalid topology\n  - "},
 		{[]string{"topology", "plan", "-f", "testdata/invalid.yaml", "--json"}, exitInvalid, false, ""},
@@ -192,7 +195,7 @@ func TestNewRootCmd(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout.String(), "orders.new.retry.1m") || stderr.Len() != 0 {
+	if !strings.Contains(stdout.String(), "orders.new.retry.quorum.1m") || stderr.Len() != 0 {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", &stdout, &stderr)
 	}
 
@@ -234,7 +237,7 @@ func keys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 // The ladder of the contract's reference queue, as every AceMQ library
 // declares it (CONTRACT.md sections 2, 4 and 5).
 func TestLadderJSONReference(t *testing.T) {
-	r := run(t, "", "ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--json")
+	r := run(t, "", "ladder", "orders.new", "--policy", "exponential(6, 10s, 5m)", "--rungs", "contract", "--json")
 	if r.code != exitOK || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -248,7 +251,7 @@ func TestLadderJSONReference(t *testing.T) {
 		t.Errorf("source %v, policy %v, thresholdMillis %v", out["source"], out["policy"], out["thresholdMillis"])
 	}
 	if out["rungKind"] != "contract" {
-		t.Errorf("rungKind %v, want contract (the default)", out["rungKind"])
+		t.Errorf("rungKind %v, want contract", out["rungKind"])
 	}
 	wantSchedule := []any{json.Number("10000"), json.Number("20000"), json.Number("40000"), json.Number("80000"), json.Number("160000")}
 	if !reflect.DeepEqual(out["scheduleMillis"], wantSchedule) {
@@ -335,10 +338,10 @@ func TestLadderJSONDecision(t *testing.T) {
 				"minWaitMillis": json.Number("8000"), "maxWaitMillis": json.Number("12000"), "waitsIn": "consumer"}},
 		{"a long wait is a rung's", reference, []string{"--attempt", "3"},
 			map[string]any{"attempt": json.Number("3"), "outcome": "retried_on_rung", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("40000"),
-				"minWaitMillis": json.Number("40000"), "maxWaitMillis": json.Number("40000"), "waitsIn": "rung", "rung": "orders.new.retry.40s"}},
+				"minWaitMillis": json.Number("40000"), "maxWaitMillis": json.Number("40000"), "waitsIn": "rung", "rung": "orders.new.retry.quorum.40s"}},
 		{"the last retry", reference, []string{"--attempt", "5", "--age", "1h"},
 			map[string]any{"attempt": json.Number("5"), "outcome": "retried_on_rung", "reasonClass": "retry", "retries": true, "delayMillis": json.Number("160000"),
-				"minWaitMillis": json.Number("160000"), "maxWaitMillis": json.Number("160000"), "waitsIn": "rung", "rung": "orders.new.retry.160s"}},
+				"minWaitMillis": json.Number("160000"), "maxWaitMillis": json.Number("160000"), "waitsIn": "rung", "rung": "orders.new.retry.quorum.160s"}},
 		{"exhausted", reference, []string{"--attempt", "6"},
 			map[string]any{"attempt": json.Number("6"), "outcome": "dead_lettered", "reasonClass": "exhausted", "retries": false, "reason": "exhausted 6 attempts"}},
 		{"past the last attempt", reference, []string{"--attempt", "60"},
@@ -385,8 +388,12 @@ func TestPlanJSON(t *testing.T) {
 	if got := keys(out); !reflect.DeepEqual(got, []string{"declarations", "warnings"}) {
 		t.Errorf("keys %v, want [declarations warnings]", got)
 	}
-	if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.Contains(fmt.Sprint(w[0]), "a quorum queue with contract rungs") {
-		t.Errorf("warnings %v, want the one about the quorum queue's contract rungs", out["warnings"])
+	if w, ok := out["warnings"].([]any); !ok || len(w) != 0 {
+		t.Errorf("warnings %#v, want []: the default rungs lose nothing", out["warnings"])
+	}
+	contractOut := decodeJSON(t, run(t, "", "topology", "plan", "-f", "testdata/contract-rungs.yaml", "--json").stdout)
+	if w, _ := contractOut["warnings"].([]any); len(w) != 1 || !strings.Contains(fmt.Sprint(w[0]), "a quorum queue with contract rungs") {
+		t.Errorf("warnings %v, want the one about the quorum queue's contract rungs", contractOut["warnings"])
 	}
 	var got []string
 	for _, d := range out["declarations"].([]any) {
@@ -405,9 +412,9 @@ func TestPlanJSON(t *testing.T) {
 		"queue orders.new quorum",
 		"queue orders.new.dlq classic",
 		"queue orders.new.parked classic",
-		"queue orders.new.retry.40s classic",
-		"queue orders.new.retry.80s classic",
-		"queue orders.new.retry.160s classic",
+		"queue orders.new.retry.quorum.40s quorum",
+		"queue orders.new.retry.quorum.80s quorum",
+		"queue orders.new.retry.quorum.160s quorum",
 		"binding orders orders.new order.*",
 		"binding acemq.dlx orders.new.dlq orders.new.dlq",
 		"binding acemq.dlx orders.new.parked orders.new.parked",

@@ -27,8 +27,8 @@ refuses, declaring nothing, when an exchange, queue or rung exists declared
 otherwise: its redeclaration would fail with PRECONDITION_FAILED halfway
 through. Otherwise it sends every declaration of the plan, in plan order,
 over AMQP (those that exist already change nothing). --dry-run stops after
-the comparison and says what it would send. Leftover rungs are reported and
-left alone.
+the comparison and says what it would send. Leftover rungs, and rungs of the
+other kind beside the file's, are reported and left alone.
 
 Exit status: 0 applied (or would apply), 1 refused, 2 on any error.`,
 		Example: `  acemq topology apply -f examples/topology.yaml --dry-run
@@ -63,7 +63,7 @@ func runApply(ctx context.Context, stdout, stderr io.Writer, o applyOptions) err
 	}
 	var missing, leftovers []admin.Finding
 	for _, f := range report.Findings {
-		if f.Kind == admin.LeftoverRung {
+		if f.Unplanned() {
 			leftovers = append(leftovers, f)
 		} else {
 			missing = append(missing, f)

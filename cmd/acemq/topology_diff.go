@@ -37,8 +37,10 @@ func newTopologyDiffCmd() *cobra.Command {
 every way it differs from the topology file: missing exchanges, queues and
 bindings, exchanges and queues declared differently (redeclaring them fails
 with PRECONDITION_FAILED), rungs that wait the wrong time or send messages
-elsewhere, a missing acemq.retry binding, missing Q.dlq and Q.parked, and
-rungs no retry policy in the file produces any more. It changes nothing.
+elsewhere, a missing acemq.retry binding, missing Q.dlq and Q.parked,
+rungs no retry policy in the file produces any more, and rungs of the other
+kind than the file's (contract or at-least-once) beside its own: a second
+ladder for the queue. It changes nothing.
 
 The vhost is the AMQP URL's (--url, else $ACEMQ_URL, else
 amqp://guest:guest@localhost:5672/). The management API is at

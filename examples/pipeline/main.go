@@ -56,7 +56,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	var queues []string
 	for _, s := range orders.Steps {
 		q := orders.Queue(s)
-		queues = append(queues, append(example.WithDeadLetters(q), contract.RungQueue(q, time.Second, contract.ContractRungs))...)
+		queues = append(queues, append(example.WithDeadLetters(q), contract.RungQueue(q, time.Second, contract.DefaultRungKind))...)
 	}
 	defer example.DeleteQueues(conn, queues...)
 
@@ -74,7 +74,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 		return err
 	}
 	// The price list is still loading at every order's first attempt: the
-	// step retries on its own rung, orders.price.retry.1s.
+	// step retries on its own rung, orders.price.retry.quorum.1s.
 	price, err := pipeline.Run(ctx, conn, orders, "price", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
 		if m.Envelope.Attempt == 1 {
 			return pipeline.Fail(acemq.Retry(errors.New("the price list is loading")))

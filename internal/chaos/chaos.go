@@ -89,7 +89,8 @@ type Config struct {
 	// Policy is the consumer's retry policy (default Policy). The handler
 	// fails by number as the package comment says whatever it is.
 	Policy string
-	// Rungs is the kind of the ladder's rungs (default contract).
+	// Rungs is the kind of the ladder's rungs (default
+	// contract.DefaultRungKind).
 	Rungs    contract.RungKind
 	Scenario string // Kill, Close, Restart, Alarm or Failover
 	Faults   int    // how many faults to inject
@@ -493,7 +494,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Scenario == Close && cfg.ManagementURL == "" {
 		return rep, errors.New("scenario close needs Config.ManagementURL")
 	}
-	if cfg.Rungs == contract.AtLeastOnceRungs && cfg.ManagementURL == "" {
+	if kind, err := contract.ParseRungKind(string(cfg.Rungs)); err == nil && kind == contract.AtLeastOnceRungs && cfg.ManagementURL == "" {
 		return rep, errors.New("at-least-once rungs need Config.ManagementURL: the dead letters they hold show only there")
 	}
 	if cfg.Broker == "" {

@@ -43,7 +43,7 @@ type Ladder struct {
 }
 
 // NewLadder builds the ladder of source under policy, with rungs of kind
-// ("" is contract.ContractRungs). It touches no broker; it fails only on a
+// ("" is contract.DefaultRungKind). It touches no broker; it fails only on a
 // blank source, an invalid policy or an unknown kind.
 func NewLadder(source string, policy Policy, kind contract.RungKind) (Ladder, error) {
 	if strings.TrimSpace(source) == "" {
@@ -72,7 +72,7 @@ func (l Ladder) Policy() Policy { return l.policy }
 // Kind is the kind of the ladder's rungs.
 func (l Ladder) Kind() contract.RungKind {
 	if l.kind == "" { // the zero Ladder
-		return contract.ContractRungs
+		return contract.DefaultRungKind
 	}
 	return l.kind
 }

@@ -41,7 +41,7 @@ func main() {
 	logPath := flag.String("log", "", "file every accepted message number is appended to")
 	name := flag.String("name", "", "client-provided connection name")
 	policyText := flag.String("policy", DefaultPolicy, "retry policy notation")
-	rungs := flag.String("rungs", string(contract.ContractRungs), "kind of rungs: contract or at-least-once")
+	rungs := flag.String("rungs", string(contract.DefaultRungKind), "kind of rungs: at-least-once or contract")
 	idem := idempotentFlags()
 	var fallbacks []string
 	flag.Func("fallback", "another cluster node's AMQP URL (repeatable)", func(u string) error {
