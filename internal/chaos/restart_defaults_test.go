@@ -32,9 +32,9 @@ const defaultsMessages = 600
 // way a user would: a quorum source queue, a consumer from acemq.Consume
 // with a retry policy and no other option (so the default kind of rung),
 // 600 confirmed messages whose handler fails until the broker has been
-// restarted, so that all of them are on their way through the rungs when
-// the node stops; one clean restart; then every confirmed message must be
-// accepted. Unlike TestChaosRestart (continuous load, 3 restarts, a tenth of
+// restarted, so that every one travels the rungs; one clean restart, once
+// a third or more are on them; then every confirmed message must be
+// accepted. Unlike TestChaosRestart (continuous load, 3 restarts, a fifth of
 // the messages ever reaching a rung, the harness's own consumer process
 // with its rung kind always named), every message is at risk here, and
 // only the library's defaults decide the rungs. It restarts the node this
