@@ -42,7 +42,7 @@ func TestChaosFull(t *testing.T) {
 // reported (EXPECTED LOSS), and fail it only when a message that never
 // waited on a rung is lost too. It restarts the node this process's
 // environment names, so it needs CHAOS_RESTART=yes and a node of its own
-// (make chaos, on RabbitMQ 3.10 and 4.0).
+// (make chaos, on RabbitMQ 3.10, 4.0 and 4.3).
 func TestChaosRestart(t *testing.T) {
 	bin := restartable(t)
 	t.Run(string(contract.AtLeastOnceRungs), func(t *testing.T) { restarts(t, bin, contract.AtLeastOnceRungs, 3, 5*time.Second, noLoss) })
@@ -107,6 +107,8 @@ func nodeLog() string {
 	case dir != "":
 	case os.Getenv("ACEMQ_RABBITMQ_SERIES") == "4.0":
 		dir = filepath.Join(envOr("ACEMQ_TRIXIE_ROOT", "/var/cache/acemq/trixie"), "srv", "acemq", node)
+	case os.Getenv("ACEMQ_RABBITMQ_SERIES") == "4.3":
+		dir = filepath.Join(envOr("ACEMQ_SID_ROOT", "/var/cache/acemq/sid"), "srv", "acemq", node)
 	default:
 		root, _ := repoRoot()
 		dir = filepath.Join(root, ".rabbitmq")
