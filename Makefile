@@ -133,7 +133,7 @@ parallel = mkdir -p $(TEST_LOGS); pids=(); for t in $(1); do \
 	  $(MAKE) --no-print-directory $$t $(2) >$(TEST_LOGS)/$$t.log 2>&1 & pids+=($$!); done; \
 	bad=(); i=0; for t in $(1); do wait $${pids[i]} || bad+=($$t); i=$$((i + 1)); done; \
 	for t in $(1); do cat $(TEST_LOGS)/$$t.log; done; \
-	[ $${#bad[@]} = 0 ] || { echo "make test: failed: $${bad[*]}"; exit 1; }
+	[ -z "$${bad[*]}" ] || { echo "make test: failed: $${bad[*]}"; exit 1; }
 
 .PHONY: test-phases test-ports
 test-phases:
@@ -148,7 +148,7 @@ test-phases:
 	$(GO) -C bench test -count=1 ./... || failed+=(bench); \
 	$(MAKE) --no-print-directory lint || failed+=(lint); \
 	echo "make test: RabbitMQ 4.3, 4.0 and 3.10 $$((t1 - t0))s, failover $$((t2 - t1))s, restarts $$((t3 - t2))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"; \
-	[ $${#failed[@]} = 0 ] || { echo "make test: FAILED: $${failed[*]}"; exit 1; }
+	[ -z "$${failed[*]}" ] || { echo "make test: FAILED: $${failed[*]}"; exit 1; }
 
 # This checkout's ports and node names (see the top of this file).
 test-ports:
