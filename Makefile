@@ -205,7 +205,7 @@ tls-certs:
 # test. CONFORMANCE picks the packages (the 4.0 run needs only RabbitMQ's).
 CONFORMANCE ?= ./transport/memory/ ./transport/rabbitmq/
 conformance:
-	@$(GO) test -race -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -E 'behaviours ran|^(ok|FAIL|---)'
+	@$(GO) test -race -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -E 'behaviours ran|^(ok|FAIL|---)|--- FAIL'
 
 # The chaos harness (internal/chaos, docs/reliability.md): numbered, confirmed
 # messages through a separate consumer process while faults are injected, then

@@ -139,9 +139,11 @@ start() {
 }
 
 stop() {
-	local i
-	# Seed last, so that it is the last one down and boots first next time.
-	for ((i = ${#NODES[@]} - 1; i >= 0; i--)); do node_sh "$i" stop; done
+	local i status=0
+	# Seed last, so that it is the last one down and boots first next time;
+	# every node, even if stopping one failed.
+	for ((i = ${#NODES[@]} - 1; i >= 0; i--)); do node_sh "$i" stop || status=1; done
+	return "$status"
 }
 
 # run CMD: the cluster around CMD; every node is stopped at the end, as

@@ -231,9 +231,9 @@ rootfs_in_use() {
 
 # The chroot's /proc is shared by every node in it (other checkouts' too):
 # mounted by the first, unmounted once no process runs in the chroot. Both
-# happen under ROOTFS_LOCK, held from the mount until the new node runs in
-# the chroot, so that no release unmounts it between the two.
-# The lock is fd 8 (the node's own lock is fd 9).
+# happen under the lock ROOTFS.proc.lock (fd 8; the node's own lock is fd
+# 9), which a start holds from the mount until its node runs in the chroot,
+# so that no release unmounts it between the two.
 lock_rootfs() {
 	exec 8>"$ROOTFS.proc.lock"
 	flock -w 300 8 || { log "timed out waiting for the lock of $ROOTFS/proc"; exit 1; }
@@ -367,8 +367,8 @@ stop() {
 	fi
 	if ! ctl ping >/dev/null 2>&1; then
 		log "node $NODE is not running"
-		[[ -n ${ROOTFS:-} ]] && release_rootfs
-		return
+		[[ -z ${ROOTFS:-} ]] || release_rootfs
+		return 0
 	fi
 	# Given the pid file, `stop` returns only once the OS process has exited
 	# (absent if another checkout started the node; then it returns sooner).
