@@ -122,7 +122,7 @@ TEST_LOGS := $(CURDIR)/.test-logs
 test: tls-certs
 	@trap 'trap "" INT TERM; echo "make test: interrupted; stopping its nodes and servers"; \
 	  kill -TERM -- -$$run 2>/dev/null || true; t=$$SECONDS; \
-	  while kill -0 -- -$$run 2>/dev/null && ((SECONDS - t < 120)); do sleep 0.2; done; exit 143' INT TERM; \
+	  while kill -0 -- -$$run 2>/dev/null && ((SECONDS - t < 300)); do sleep 0.2; done; exit 143' INT TERM; \
 	setsid $(MAKE) --no-print-directory test-phases & run=$$!; wait $$run
 
 # $(call parallel,TARGET...,MAKE_ARGS): `make TARGET MAKE_ARGS` for every
