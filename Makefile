@@ -4,6 +4,52 @@ SHELL := /bin/bash
 
 GO ?= go
 FUZZTIME ?= 30s
+# This checkout's private servers (docs/testing.md), so that two checkouts
+# run make test at once: every node name, port, data directory and lock
+# file derives from the checkout's absolute path. TEST_TAG, six hex digits
+# of its cksum, is in every node's name (acemq-tTAG-NAME@localhost), and so
+# in the nodes' lock files and 4.x data directories. ACEMQ_TEST_SLOT (the
+# same cksum mod 100, unless set) picks a block of 20 AMQP ports from
+# 10000 + 20 * slot; a node's management port is its AMQP port + 10000 and
+# its Erlang distribution port + 20000 (RabbitMQ's default), all below the
+# kernel's ephemeral ports (32768). A port taken by something else (another
+# checkout of the same slot, say) stops the start with an error naming it;
+# set ACEMQ_TEST_SLOT to move. `make test-ports` prints them.
+TEST_HASH := $(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
+TEST_TAG := t$(shell printf %06x $$(($(TEST_HASH) % 16777216)))
+ACEMQ_TEST_SLOT ?= $(shell echo $$(($(TEST_HASH) % 100)))
+TEST_PORT0 := $(shell echo $$((10000 + 20 * $(ACEMQ_TEST_SLOT))))
+# $(call port,N): the block's Nth AMQP port (the table is below);
+# $(call mgmt,PORT): the management port of the node on AMQP PORT.
+port = $(shell echo $$(($(TEST_PORT0) + $(1))))
+mgmt = $(shell echo $$(($(1) + 10000)))
+# $(call node,NAME,SERIES,AMQP_PORT): scripts/rabbitmq.sh's environment for
+# the node acemq-TAG-NAME of RabbitMQ SERIES (3.10's data in
+# .rabbitmq/NAME, 4.x's in its chroot), and the tests' URLs of it.
+node = ACEMQ_RABBITMQ_SERIES=$(2) RABBITMQ_NODENAME=acemq-$(TEST_TAG)-$(1)@localhost \
+	RABBITMQ_NODE_PORT=$(3) ACEMQ_RABBITMQ_MGMT_PORT=$(call mgmt,$(3)) \
+	$(if $(filter 3.10,$(2)),ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/$(1)) \
+	ACEMQ_TEST_URL=amqp://guest:guest@localhost:$(3)/ \
+	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:$(call mgmt,$(3))
+# $(call tls,PORT): an amqps:// listener on PORT with the certificates of
+# TLS_CERTS, and the tests' URL of it (TestRealTLSListener).
+tls = ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=$(1) \
+	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:$(1)/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
+# The block: the test nodes (AMQP, amqps://), PostgreSQL, the cluster, the
+# chaos nodes, the scheduler's node.
+PORT_TEST_310 := $(call port,0)
+PORT_TLS_310 := $(call port,1)
+PORT_TEST_40 := $(call port,2)
+PORT_TLS_40 := $(call port,3)
+PORT_TEST_43 := $(call port,4)
+PORT_TLS_43 := $(call port,5)
+PORT_POSTGRES := $(call port,6)
+PORTS_CLUSTER := $(call port,7) $(call port,8) $(call port,9)
+PORT_CHAOS_310 := $(call port,10)
+PORT_CHAOS_40 := $(call port,11)
+PORT_CHAOS_43 := $(call port,12)
+PORT_SCHED := $(call port,13)
+
 # The test nodes send an unconfirmed at-least-once dead letter again after 5s
 # instead of RabbitMQ's 180s, so that the conformance behaviour that waits
 # for one takes seconds (the chaos nodes keep the default, as users run it).
@@ -11,30 +57,22 @@ TEST_DEAD_LETTER_RETRY_MS := 5000
 # The development certificates of the test nodes' amqps:// listeners
 # (target tls-certs).
 TLS_CERTS := $(CURDIR)/.rabbitmq/tls-certs
-# The test run's private RabbitMQ node: its own name, ports and data
-# directory, and an amqps:// listener on the certificates of TLS_CERTS.
+# The test run's private RabbitMQ nodes, one of each version, each with an
+# amqps:// listener: 3.10 (Debian bookworm's, on the host), 4.0 (Debian
+# trixie's) and 4.3 (Debian sid's), each from the chroot scripts/rabbitmq.sh
+# makes and reuses.
 TEST_BROKER := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS) \
-	RABBITMQ_NODENAME=acemq-test@localhost RABBITMQ_NODE_PORT=5673 \
-	ACEMQ_RABBITMQ_MGMT_PORT=15673 ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/test \
-	ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=5675 \
-	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5673/ \
-	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15673 \
-	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:5675/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
-# The same for RabbitMQ 4.0 (Debian trixie's 4.0.5, from the chroot
-# scripts/rabbitmq.sh makes and reuses; its data directory lives in there).
+	$(call node,test,3.10,$(PORT_TEST_310)) $(call tls,$(PORT_TLS_310))
 TEST_BROKER4 := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS) \
-	ACEMQ_RABBITMQ_SERIES=4.0 RABBITMQ_NODENAME=acemq-test4@localhost RABBITMQ_NODE_PORT=5674 \
-	ACEMQ_RABBITMQ_MGMT_PORT=15674 ACEMQ_RABBITMQ_LOCK=/tmp/acemq-rabbitmq-test4.lock \
-	ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=5676 \
-	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5674/ \
-	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15674 \
-	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:5676/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
+	$(call node,test4,4.0,$(PORT_TEST_40)) $(call tls,$(PORT_TLS_40))
+TEST_BROKER43 := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(TEST_DEAD_LETTER_RETRY_MS) \
+	$(call node,test43,4.3,$(PORT_TEST_43)) $(call tls,$(PORT_TLS_43))
 # The console's browser tests start their own headless Chromium (Debian's,
 # installed when missing by scripts/chromium.sh) from this path.
 TEST_CHROMIUM = ACEMQ_TEST_CHROMIUM=$$(bash scripts/chromium.sh path)
 # The test run's private PostgreSQL server (scripts/postgres.sh), for the SQL
 # schema registry's tests: its own port and data directory.
-TEST_POSTGRES := ACEMQ_POSTGRES_PORT=5433 ACEMQ_POSTGRES_DIR=$(CURDIR)/.postgres/test
+TEST_POSTGRES := ACEMQ_POSTGRES_PORT=$(PORT_POSTGRES) ACEMQ_POSTGRES_DIR=$(CURDIR)/.postgres/test
 # The pattern packages, built on the root: held to the core's dependency
 # rules (make lint).
 PATTERN_PKGS := ./slip ./pipeline ./saga ./partition ./stream ./schedule
@@ -49,58 +87,109 @@ GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prun
 demo:
 	$(GO) run ./cmd/acemq demo
 
-# Everything: every test against a private RabbitMQ 3.10 node (installed
-# when missing, started for the run and stopped after it), with its
-# conformance counts and the short memory alarm scenario alone on that node
-# (an alarm blocks every publisher on it); at the same time, on a private
-# RabbitMQ 4.0 node, the tests of the packages whose tests reach the broker
-# (scripts/broker-packages.sh) with its conformance counts: the two parts
-# wait on their brokers more than they use the two cores, and each prints
-# its output when both are done (test-3.10, test-4.0). Both use one private
-# PostgreSQL server (Debian's, installed when missing), each node has an
-# amqps:// listener on development certificates (TestRealTLSListener), and
-# the console's browser tests a headless Chromium (TEST_CHROMIUM). Then the
-# short failover scenarios on a three-node cluster (the waits in the
-# consumer, and at-least-once rungs) and the short restart scenario (a
-# quorum source, at-least-once rungs) on a 3.10 and a 4.0 chaos node, each
-# failing on any loss; then the benchmark harness's own tests (bench/, a
-# module of its own), then lint. The time each part took is printed at the
-# end. The short scenarios' nodes resend a held at-least-once dead letter
-# after CHAOS_SHORT_RETRY_MS, not 180s: that changes how soon it comes home,
-# not whether it does (make chaos keeps the default).
+# Everything, in three phases (docs/testing.md says why so):
+# 1. At the same time, each on a private node of its version, with one
+#    private PostgreSQL server (Debian's, installed when missing) for the
+#    three, each printing its output once all three are done:
+#    RabbitMQ 4.3 (what users run now): every test (go test -race ./...),
+#    the conformance counts of memory:// and the node, and the short memory
+#    alarm scenario alone on that node (an alarm blocks every publisher on
+#    it); RabbitMQ 4.0: the tests of the packages whose tests reach the
+#    broker (scripts/broker-packages.sh) and the node's conformance count;
+#    RabbitMQ 3.10: the tests of CORE_PKGS and the node's conformance
+#    count. Each node has an amqps:// listener on development certificates
+#    (TestRealTLSListener), the console's browser tests a headless Chromium
+#    (TEST_CHROMIUM).
+# 2. The short failover scenarios on a three-node 3.10 cluster (the waits
+#    in the consumer, and at-least-once rungs), then, at the same time, the
+#    short restart scenario (a quorum source, at-least-once rungs) on a
+#    3.10, a 4.0 and a 4.3 chaos node; any loss fails them. Their nodes
+#    resend a held at-least-once dead letter after CHAOS_SHORT_RETRY_MS, not
+#    180s: that changes how soon it comes home, not whether it does (make
+#    chaos keeps the default).
+# 3. The benchmark harness's own tests (bench/, a module of its own), then
+#    lint.
+# Every part runs even when an earlier one failed; make test fails at the
+# end, naming those that failed. The time of each part is printed as it
+# ends and again at the end. Every node and server a part starts is stopped
+# when the part ends, also when it fails or make is interrupted: a TERM or
+# INT to make (which passes TERM on to this recipe's shell) sends TERM to
+# every process of the run, which runs in a session of its own (setsid; the
+# nodes and servers in sessions of theirs), and waits while each script's
+# `run` stops what it started.
 CHAOS_SHORT_RETRY_MS := 20000
 TEST_LOGS := $(CURDIR)/.test-logs
 test: tls-certs
-	@t0=$$SECONDS; mkdir -p $(TEST_LOGS); \
-	status=0; $(TEST_POSTGRES) bash scripts/postgres.sh run bash -c '\
-	  $(MAKE) --no-print-directory test-3.10 >$(TEST_LOGS)/3.10.log 2>&1 & a=$$!; \
-	  $(MAKE) --no-print-directory test-4.0 >$(TEST_LOGS)/4.0.log 2>&1 & b=$$!; \
-	  sa=0; wait $$a || sa=$$?; sb=0; wait $$b || sb=$$?; \
-	  cat $(TEST_LOGS)/3.10.log $(TEST_LOGS)/4.0.log; exit $$((sa | sb))' || status=$$?; \
-	t1=$$SECONDS; \
-	echo "make test: RabbitMQ 3.10 and 4.0, at the same time, took $$((t1 - t0))s"; \
-	[ $$status = 0 ] || exit $$status; \
-	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)' CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
-	$(MAKE) --no-print-directory chaos-restart CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
-	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS); \
-	t2=$$SECONDS; \
-	echo "make test: the failover and restart scenarios took $$((t2 - t1))s"; \
-	$(GO) -C bench test -count=1 ./...; \
-	$(MAKE) --no-print-directory lint; \
-	echo "make test: RabbitMQ 3.10 and 4.0 $$((t1 - t0))s, failover and restart scenarios $$((t2 - t1))s, bench and lint $$((SECONDS - t2))s; $$((SECONDS - t0))s in all"
+	@trap 'trap "" INT TERM; echo "make test: interrupted; stopping its nodes and servers"; \
+	  kill -TERM -- -$$run 2>/dev/null || true; t=$$SECONDS; \
+	  while kill -0 -- -$$run 2>/dev/null && ((SECONDS - t < 300)); do sleep 0.2; done; exit 143' INT TERM; \
+	setsid $(MAKE) --no-print-directory test-phases & run=$$!; wait $$run
 
-# make test's two broker parts, each on its own node (and PostgreSQL, when
-# not already answering: make test starts it once for both). TestConformance
-# runs once, in `make conformance`, which prints its counts.
-.PHONY: test-3.10 test-4.0
-test-3.10:
-	@t0=$$SECONDS; \
-	$(TEST_CHROMIUM) $(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 -skip "^TestConformance$$" ./... && $(MAKE) --no-print-directory conformance chaos-alarm'; \
-	echo "make test: RabbitMQ 3.10 and PostgreSQL took $$((SECONDS - t0))s"
+# $(call parallel,TARGET...,MAKE_ARGS): `make TARGET MAKE_ARGS` for every
+# TARGET at once, each into its own log in TEST_LOGS, printed in order once
+# all are done; exits 1 naming those that failed. Runs in a shell of its own
+# (a subshell or bash -c), as it exits.
+parallel = mkdir -p $(TEST_LOGS); pids=(); for t in $(1); do \
+	  $(MAKE) --no-print-directory $$t $(2) >$(TEST_LOGS)/$$t.log 2>&1 & pids+=($$!); done; \
+	bad=(); i=0; for t in $(1); do wait $${pids[i]} || bad+=($$t); i=$$((i + 1)); done; \
+	for t in $(1); do cat $(TEST_LOGS)/$$t.log; done; \
+	[ -z "$${bad[*]}" ] || { echo "make test: failed: $${bad[*]}"; exit 1; }
+
+.PHONY: test-phases test-ports
+test-phases:
+	@t0=$$SECONDS; failed=(); \
+	echo "make test: slot $(ACEMQ_TEST_SLOT): AMQP ports $(TEST_PORT0)-$(call port,19), management +10000, Erlang distribution +20000; nodes acemq-$(TEST_TAG)-*@localhost"; \
+	$(TEST_POSTGRES) bash scripts/postgres.sh run bash -c '$(call parallel,test-4.3 test-4.0 test-3.10)' || failed+=("RabbitMQ 4.3/4.0/3.10 parts"); \
+	t1=$$SECONDS; echo "make test: RabbitMQ 4.3, 4.0 and 3.10, at the same time, took $$((t1 - t0))s"; \
+	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)' CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS) || failed+=(failover); \
+	t2=$$SECONDS; echo "make test: the failover scenarios took $$((t2 - t1))s"; \
+	($(call parallel,chaos-restart-3.10 chaos-restart-4.0 chaos-restart-4.3,CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS))) || failed+=(restart); \
+	t3=$$SECONDS; echo "make test: the restart scenarios on 3.10, 4.0 and 4.3, at the same time, took $$((t3 - t2))s"; \
+	$(GO) -C bench test -count=1 ./... || failed+=(bench); \
+	$(MAKE) --no-print-directory lint || failed+=(lint); \
+	echo "make test: RabbitMQ 4.3, 4.0 and 3.10 $$((t1 - t0))s, failover $$((t2 - t1))s, restarts $$((t3 - t2))s, bench and lint $$((SECONDS - t3))s; $$((SECONDS - t0))s in all"; \
+	[ -z "$${failed[*]}" ] || { echo "make test: FAILED: $${failed[*]}"; exit 1; }
+
+# This checkout's ports and node names (see the top of this file).
+test-ports:
+	@echo "slot $(ACEMQ_TEST_SLOT), node names acemq-$(TEST_TAG)-NAME@localhost; AMQP (management +10000, Erlang distribution +20000):"
+	@echo "  test 3.10 $(PORT_TEST_310) (amqps $(PORT_TLS_310)), test 4.0 $(PORT_TEST_40) (amqps $(PORT_TLS_40)), test 4.3 $(PORT_TEST_43) (amqps $(PORT_TLS_43))"
+	@echo "  cluster $(PORTS_CLUSTER), chaos 3.10 $(PORT_CHAOS_310), 4.0 $(PORT_CHAOS_40), 4.3 $(PORT_CHAOS_43), scheduler $(PORT_SCHED)"
+	@echo "  PostgreSQL $(PORT_POSTGRES)"
+
+# make test's three broker parts, each on its own node (and PostgreSQL,
+# when not already answering: make test starts it once for the three).
+# Each runs all its steps and fails if any failed. TestConformance runs in
+# `make conformance` only, which prints its counts; memory:// is counted in
+# the 4.3 part (it does not depend on the node). CORE_PKGS, the 3.10 part's,
+# are those whose behaviour follows the broker's version most: the root
+# package (the consumer, rungs, the put-back, the poison-loop guard), the
+# RabbitMQ transport, deadletter, the command (dlq's reasons) and stream
+# (argument normalisation).
+# ALL_PKGS and BROKER_PKGS are the 4.3 and 4.0 parts' (a smaller set on
+# the command line makes a quick run of the same machinery).
+CORE_PKGS ?= . ./transport/rabbitmq ./deadletter ./cmd/acemq ./stream
+ALL_PKGS ?= ./...
+BROKER_PKGS ?= $$(GO=$(GO) bash scripts/broker-packages.sh)
+.PHONY: test-4.3 test-4.0 test-3.10
+test-4.3:
+	@t0=$$SECONDS; s=0; \
+	$(TEST_CHROMIUM) $(TEST_BROKER43) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
+	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(ALL_PKGS) || s=1; \
+	  $(MAKE) --no-print-directory conformance || s=1; $(MAKE) --no-print-directory chaos-alarm || s=1; exit $$s' || s=$$?; \
+	echo "make test: RabbitMQ 4.3 and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
 test-4.0:
-	@t0=$$SECONDS; \
-	$(TEST_CHROMIUM) $(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c '$(GO) test -race -count=1 -skip "^TestConformance$$" $$(GO=$(GO) bash scripts/broker-packages.sh) && $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/'; \
-	echo "make test: RabbitMQ 4.0 and PostgreSQL took $$((SECONDS - t0))s"
+	@t0=$$SECONDS; s=0; \
+	$(TEST_CHROMIUM) $(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
+	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(BROKER_PKGS) || s=1; \
+	  $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/ || s=1; exit $$s' || s=$$?; \
+	echo "make test: RabbitMQ 4.0 and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
+test-3.10:
+	@t0=$$SECONDS; s=0; \
+	$(TEST_CHROMIUM) $(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
+	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(CORE_PKGS) || s=1; \
+	  $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/ || s=1; exit $$s' || s=$$?; \
+	echo "make test: RabbitMQ 3.10 and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
 
 # TLS_CERTS (TestRealTLSListener, of the root package and of the command,
 # connects to the test nodes' amqps:// listeners on them): made by `acemq certs` when missing, and again once a month old
@@ -116,22 +205,21 @@ tls-certs:
 # test. CONFORMANCE picks the packages (the 4.0 run needs only RabbitMQ's).
 CONFORMANCE ?= ./transport/memory/ ./transport/rabbitmq/
 conformance:
-	@$(GO) test -race -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -E 'behaviours ran|^(ok|FAIL|---)'
+	@$(GO) test -race -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -E 'behaviours ran|^(ok|FAIL|---)|--- FAIL'
 
 # The chaos harness (internal/chaos, docs/reliability.md): numbered, confirmed
 # messages through a separate consumer process while faults are injected, then
 # every one accounted for. `make test` runs the short run with every package;
 # chaos-short runs it alone, chaos the full scenarios with their reports: 20
 # kills, 10 forced closes, 5 alarms, 3 broker restarts under a quorum source
-# with each kind of rung on RabbitMQ 3.10 and on 4.0, and on the cluster 5
+# with each kind of rung on RabbitMQ 3.10, 4.0 and 4.3, and on the cluster 5
 # leader kills with the waits in the consumer and with each kind of rung.
 #
 # The restart scenario runs on nodes of their own (never the test nodes),
 # because it stops and starts them: the harness runs `scripts/rabbitmq.sh
-# stop` and `scripts/rabbitmq.sh` with this environment. Not through
-# `rabbitmq.sh run`: that keeps the script's lock for the whole command, and
-# the harness's own start would wait on it; and with a lock file of their
-# own, so that no other checkout's `rabbitmq.sh run` holds up a restart.
+# stop` and `scripts/rabbitmq.sh` with this environment, inside
+# `rabbitmq.sh run --no-lock` (which does not hold the node's lock while the
+# harness runs, and stops the node at the end, also when interrupted).
 #
 # CHAOS_DEAD_LETTER_RETRY_MS, when set, is the chaos nodes' and the
 # cluster's dead_letter_worker_publisher_confirm_timeout: how long an
@@ -140,16 +228,11 @@ conformance:
 # users run it; the short runs of make test may shorten it (losses do not
 # depend on it, the time a held dead letter takes to come home does).
 CHAOS_DEAD_LETTER_RETRY_MS ?=
-CHAOS_ENV := ACEMQ_RABBITMQ_LOCK=/tmp/acemq-rabbitmq-chaos.lock ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(CHAOS_DEAD_LETTER_RETRY_MS)
-CHAOS_BROKER := RABBITMQ_NODENAME=acemq-chaos@localhost RABBITMQ_NODE_PORT=5691 \
-	ACEMQ_RABBITMQ_MGMT_PORT=15691 ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/chaos $(CHAOS_ENV) \
-	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5691/ \
-	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15691
-# RabbitMQ 4.0's chaos node (its data directory lives in the chroot).
-CHAOS_BROKER4 := ACEMQ_RABBITMQ_SERIES=4.0 RABBITMQ_NODENAME=acemq-chaos4@localhost RABBITMQ_NODE_PORT=5692 \
-	ACEMQ_RABBITMQ_MGMT_PORT=15692 $(CHAOS_ENV) \
-	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5692/ \
-	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15692
+CHAOS_ENV := ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS=$(CHAOS_DEAD_LETTER_RETRY_MS)
+# The chaos nodes of RabbitMQ 3.10, 4.0 and 4.3.
+CHAOS_BROKER := $(call node,chaos,3.10,$(PORT_CHAOS_310)) $(CHAOS_ENV)
+CHAOS_BROKER4 := $(call node,chaos4,4.0,$(PORT_CHAOS_40)) $(CHAOS_ENV)
+CHAOS_BROKER43 := $(call node,chaos43,4.3,$(PORT_CHAOS_43)) $(CHAOS_ENV)
 .PHONY: chaos chaos-short chaos-alarm chaos-cluster chaos-restart chaos-idempotent
 chaos-short: tls-certs
 	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/chaos/
@@ -160,62 +243,61 @@ chaos-alarm:
 	$(GO) test -tags chaos -count=1 -run '^TestChaosAlarm$$' -v ./internal/chaos/
 
 # The restart scenario on the chaos node of CHAOS_SERIES (3.10, the default,
-# or 4.0), started for the run and stopped after it. CHAOS_RESTART_TEST
-# picks the run: by default the short one (two restarts, a quorum source,
-# at-least-once rungs; any loss fails it), TestChaosRestart the full one.
+# 4.0 or 4.3), started for the run and stopped after it; chaos-restart-4.3
+# is chaos-restart CHAOS_SERIES=4.3. CHAOS_RESTART_TEST picks the run: by
+# default the short one (two restarts, a quorum source, at-least-once rungs;
+# any loss fails it), TestChaosRestart the full one.
 CHAOS_SERIES ?= 3.10
 CHAOS_RESTART_TEST ?= TestChaosRestartShort
-CHAOS_NODE = $(if $(filter 4.0,$(CHAOS_SERIES)),$(CHAOS_BROKER4),$(CHAOS_BROKER))
+CHAOS_NODE = $(if $(filter 4.3,$(CHAOS_SERIES)),$(CHAOS_BROKER43),$(if $(filter 4.0,$(CHAOS_SERIES)),$(CHAOS_BROKER4),$(CHAOS_BROKER)))
 chaos-restart:
-	$(CHAOS_NODE) bash scripts/rabbitmq.sh >/dev/null
-	status=0; $(CHAOS_NODE) CHAOS_RESTART=yes $(GO) test -tags chaos -count=1 -timeout 60m -run '^$(CHAOS_RESTART_TEST)$$' -v ./internal/chaos/ || status=$$?; \
-	$(CHAOS_NODE) bash scripts/rabbitmq.sh stop; exit $$status
+	$(CHAOS_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
+	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^$(CHAOS_RESTART_TEST)$$' -v ./internal/chaos/
+chaos-restart-%:
+	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$*
 
 # Delayed send across a broker restart (docs/scheduling.md): 300 messages
 # due in 90s, the node stopped and started again while they wait on the
 # scheduler's 1m rung, every one counted (any loss fails it) and its
-# lateness reported; on a node of its own (acemq-sched@localhost, AMQP
-# 5690, management 15690; 3.10's data in .rabbitmq/sched, 4.0's in the
-# chroot) with a lock file of its own, started for the run and stopped
-# after it. SCHED_SERIES picks RabbitMQ 3.10 (the default) or 4.0. About
-# two and a half minutes.
+# lateness reported; on a node of its own (acemq-TAG-sched@localhost, on
+# PORT_SCHED; 3.10's data in .rabbitmq/sched, 4.x's in the chroot), started
+# for the run and stopped after it. SCHED_SERIES picks RabbitMQ 3.10 (the
+# default), 4.0 or 4.3. About two and a half minutes.
 SCHED_SERIES ?= 3.10
-SCHED_ENV := RABBITMQ_NODENAME=acemq-sched@localhost RABBITMQ_NODE_PORT=5690 ACEMQ_RABBITMQ_MGMT_PORT=15690 \
-	ACEMQ_RABBITMQ_LOCK=/tmp/acemq-rabbitmq-sched.lock \
-	ACEMQ_TEST_URL=amqp://guest:guest@localhost:5690/ \
-	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:15690
-SCHED_NODE = $(if $(filter 4.0,$(SCHED_SERIES)),ACEMQ_RABBITMQ_SERIES=4.0 $(SCHED_ENV),ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/sched $(SCHED_ENV))
+SCHED_NODE = $(call node,sched,$(SCHED_SERIES),$(PORT_SCHED))
 .PHONY: chaos-schedule
 chaos-schedule:
-	$(SCHED_NODE) bash scripts/rabbitmq.sh >/dev/null
-	status=0; $(SCHED_NODE) CHAOS_RESTART=yes $(GO) test -tags chaos -count=1 -timeout 10m -run '^TestChaosScheduleRestart$$' -v ./internal/chaos/ || status=$$?; \
-	$(SCHED_NODE) bash scripts/rabbitmq.sh stop; exit $$status
+	$(SCHED_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
+	  $(GO) test -tags chaos -count=1 -timeout 10m -run '^TestChaosScheduleRestart$$' -v ./internal/chaos/
 
 # The failover scenario (a quorum queue's leader node killed) on the
-# three-node cluster of scripts/cluster.sh (nodes acemq-c1..c3@localhost,
-# AMQP 5681-5683, management 15681-15683, data in .rabbitmq/cluster),
-# started for the run and stopped after it. CLUSTER_TEST picks the run: the
-# short one by default (TestChaosFailoverLadder is the short run with
-# at-least-once rungs). The tests reach only the cluster's nodes: their
-# management APIs are found from ACEMQ_CLUSTER_URLS (AMQP port + 10000), and
-# what they name is deleted there, never at ACEMQ_TEST_MANAGEMENT_URL.
-CLUSTER_URLS := amqp://guest:guest@localhost:5681/ amqp://guest:guest@localhost:5682/ amqp://guest:guest@localhost:5683/
+# three-node cluster of scripts/cluster.sh (nodes acemq-TAG-c1..c3@localhost,
+# AMQP on PORTS_CLUSTER, management on those + 10000, data in
+# .rabbitmq/cluster), started for the run and stopped after it (cluster.sh
+# run). CLUSTER_TEST picks the run: the short one by default
+# (TestChaosFailoverLadder is the short run with at-least-once rungs). The
+# tests reach only the cluster's nodes: their management APIs are found from
+# ACEMQ_CLUSTER_URLS (AMQP port + 10000), and what they name is deleted
+# there, never at ACEMQ_TEST_MANAGEMENT_URL.
+CLUSTER_ENV := ACEMQ_CLUSTER_NODES='$(foreach i,1 2 3,acemq-$(TEST_TAG)-c$(i)@localhost)' \
+	ACEMQ_CLUSTER_PORTS='$(PORTS_CLUSTER)' ACEMQ_CLUSTER_MGMT_PORTS='$(foreach p,$(PORTS_CLUSTER),$(call mgmt,$(p)))' \
+	ACEMQ_CLUSTER_URLS='$(foreach p,$(PORTS_CLUSTER),amqp://guest:guest@localhost:$(p)/)' $(CHAOS_ENV)
 CLUSTER_TEST ?= TestChaosFailover
 chaos-cluster:
-	$(CHAOS_ENV) bash scripts/cluster.sh start >/dev/null
-	status=0; $(CHAOS_ENV) ACEMQ_CLUSTER_URLS='$(CLUSTER_URLS)' $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/chaos/ || status=$$?; \
-	$(CHAOS_ENV) bash scripts/cluster.sh stop; exit $$status
+	$(CLUSTER_ENV) bash scripts/cluster.sh run \
+	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/chaos/
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,
-# alarm, restart), the 4.0 chaos node's (restart), the cluster's (failover
-# and TestRungHopIsAtMostOnce), the idempotent consumer's (chaos-idempotent),
-# the scheduler's restart on 3.10 and 4.0 (chaos-schedule). Fails if any of them fails; the contract
-# rungs' expected losses are printed (EXPECTED LOSS), not failures.
+# alarm, restart), the 4.0 and 4.3 chaos nodes' (restart), the cluster's
+# (failover and TestRungHopIsAtMostOnce), the idempotent consumer's
+# (chaos-idempotent), the scheduler's restart on 3.10 and 4.0
+# (chaos-schedule). Fails if any of them fails; the contract rungs'
+# expected losses are printed (EXPECTED LOSS), not failures.
 chaos:
-	$(CHAOS_BROKER) bash scripts/rabbitmq.sh >/dev/null
-	status=0; $(CHAOS_BROKER) CHAOS_RESTART=yes $(GO) test -tags chaos -count=1 -timeout 90m -run '^(TestChaosFull|TestChaosRestart)$$' -v ./internal/chaos/ || status=$$?; \
-	$(CHAOS_BROKER) bash scripts/rabbitmq.sh stop; \
+	status=0; $(CHAOS_BROKER) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
+	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^(TestChaosFull|TestChaosRestart)$$' -v ./internal/chaos/ || status=$$?; \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST=TestChaosRestart || status=$$?; \
+	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.3 CHAOS_RESTART_TEST=TestChaosRestart || status=$$?; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; \
 	$(MAKE) --no-print-directory chaos-schedule || status=$$?; \
@@ -223,16 +305,14 @@ chaos:
 
 # The idempotent consumer's full runs (docs/reliability.md): 20 kills and
 # 10 forced closes on SQLite and on PostgreSQL, with idempotency.Handler
-# and with sqlstore.TxHandler, on the chaos node (started for the run and
-# stopped after it) and the test PostgreSQL server. IDEM_NODE names another
-# node (a helper's own: RABBITMQ_NODENAME=... RABBITMQ_NODE_PORT=... and
-# the rest, as CHAOS_BROKER does).
+# and with sqlstore.TxHandler, on the chaos node and the test PostgreSQL
+# server (each started for the run and stopped after it). IDEM_NODE names
+# another node (a helper's own: RABBITMQ_NODENAME=... RABBITMQ_NODE_PORT=...
+# and the rest, as CHAOS_BROKER does).
 IDEM_NODE ?= $(CHAOS_BROKER)
 chaos-idempotent:
-	$(IDEM_NODE) bash scripts/rabbitmq.sh >/dev/null
-	status=0; $(IDEM_NODE) $(TEST_POSTGRES) ACEMQ_TEST_POSTGRES_URL=postgres://acemq@localhost:5433/acemq?sslmode=disable \
-	  bash scripts/postgres.sh run $(GO) test -tags chaos -count=1 -timeout 60m -run '^TestChaosIdempotentFull$$' -v ./internal/chaos/ || status=$$?; \
-	$(IDEM_NODE) bash scripts/rabbitmq.sh stop; exit $$status
+	$(IDEM_NODE) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run --no-lock bash scripts/postgres.sh run \
+	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^TestChaosIdempotentFull$$' -v ./internal/chaos/
 
 # No broker and no PostgreSQL: their tests skip when ACEMQ_TEST_URL and
 # ACEMQ_TEST_POSTGRES_URL are unset.

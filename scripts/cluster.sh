@@ -4,6 +4,9 @@
 #   scripts/cluster.sh start          start (or reuse) acemq-c1..c3@localhost, join
 #                                     c2 and c3 to c1, print the three AMQP URLs
 #   scripts/cluster.sh stop           stop every node of the cluster that is running
+#   scripts/cluster.sh run CMD        start the cluster, run CMD, and stop every node
+#                                     when CMD ends (also when it fails or the script
+#                                     is interrupted); exits as CMD does
 #   scripts/cluster.sh kill NODE      SIGKILL NODE's Erlang VM (a crash, not a stop)
 #   scripts/cluster.sh restart NODE   start NODE again and wait until it is back
 #                                     in the cluster
@@ -13,8 +16,9 @@
 # Each node is a scripts/rabbitmq.sh node with its own environment.
 # ACEMQ_CLUSTER_NODES, ACEMQ_CLUSTER_PORTS and ACEMQ_CLUSTER_MGMT_PORTS (three
 # space-separated words each) and ACEMQ_CLUSTER_DIR override the defaults.
-# The ports keep clear of the dev (5672), test (5673) and chaos (5691) nodes,
-# and so do the Erlang distribution ports (AMQP port + 20000: 25681-25683).
+# make test derives them from the checkout (docs/testing.md); the defaults
+# are for a cluster by hand. Each node's Erlang distribution port is its
+# AMQP port + 20000 (RabbitMQ's default: 25681-25683 by default).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -135,9 +139,24 @@ start() {
 }
 
 stop() {
-	local i
-	# Seed last, so that it is the last one down and boots first next time.
-	for ((i = ${#NODES[@]} - 1; i >= 0; i--)); do node_sh "$i" stop; done
+	local i status=0
+	# Seed last, so that it is the last one down and boots first next time;
+	# every node, even if stopping one failed.
+	for ((i = ${#NODES[@]} - 1; i >= 0; i--)); do node_sh "$i" stop || status=1; done
+	return "$status"
+}
+
+# run CMD: the cluster around CMD; every node is stopped at the end, as
+# stop does, ignoring further INT and TERM so that nothing cuts it short.
+run() {
+	local status=0
+	[[ $# -gt 0 ]] || usage
+	trap 'trap "" INT TERM; stop' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	start >/dev/null
+	"$@" || status=$?
+	exit "$status"
 }
 
 # pid_of NODE: the OS pid of NODE's beam.smp, from the pid file the node writes
@@ -204,11 +223,12 @@ leader() {
 	exit 1
 }
 
-usage() { echo "usage: $0 start|stop|kill NODE|restart NODE|leader QUEUE" >&2; exit 2; }
+usage() { echo "usage: $0 start|stop|run CMD...|kill NODE|restart NODE|leader QUEUE" >&2; exit 2; }
 
 case ${1:-} in
 start) start ;;
 stop) stop ;;
+run) shift; run "$@" ;;
 kill) [[ $# == 2 ]] || usage; kill_node "$2" ;;
 restart) [[ $# == 2 ]] || usage; restart "$2" ;;
 leader) [[ $# == 2 ]] || usage; leader "$2" ;;

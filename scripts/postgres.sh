@@ -31,8 +31,11 @@
 # say) is moved to /var/tmp/acemq-postgres/, and the script says so.
 #
 # ACEMQ_POSTGRES_LOCK is the file concurrent starts queue on (default
-# /tmp/acemq-postgres.lock, which `run` holds for its whole command, so
-# that no other run stops the server under it).
+# /tmp/acemq-postgres.lock). A server answering on the port is reused only
+# if it is the one of ACEMQ_POSTGRES_DIR (never another checkout's); `run`
+# decides whether it started the server under that lock, and stops the
+# server it started when its command ends, also when it fails or the script
+# is interrupted (INT, TERM).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -144,6 +147,13 @@ start() {
 	exec 9>"${ACEMQ_POSTGRES_LOCK:-/tmp/acemq-postgres.lock}"
 	flock -w 600 9 || { log "timed out waiting for another postgres.sh"; exit 1; }
 	if pg_up; then
+		# Reused only if it is this directory's server, not another
+		# checkout's on a port derived alike.
+		moved_dir
+		if [[ -z $BIN || ! -d $DIR/data ]] || ! as_server "$BIN/pg_ctl" -D "$DIR/data" status >/dev/null 2>&1; then
+			log "port $PORT answers PostgreSQL, but not as the server of $DIR: another checkout's? stop it, or give this server another port (make test: ACEMQ_TEST_SLOT, docs/testing.md)"
+			exit 1
+		fi
 		log "reusing the server already answering on port $PORT"
 		echo "$URL"
 		return
@@ -151,7 +161,7 @@ start() {
 	install_postgres
 	prepare_dir
 	if port_open "$PORT"; then
-		log "port $PORT is taken by something that does not speak PostgreSQL"
+		log "port $PORT is taken by something that does not speak PostgreSQL; stop it, or give this server another port (make test: ACEMQ_TEST_SLOT, docs/testing.md)"
 		exit 1
 	fi
 
@@ -179,6 +189,7 @@ start() {
 	log "starting PostgreSQL from $BIN on port $PORT (data in $DIR, as $SERVER_USER)"
 	# setsid + redirected stdio: detach fully, so that no caller (make, CI)
 	# waits on a pipe the server still holds open (nor on the lock, fd 9).
+	STARTED=true
 	if ! (cd / && exec setsid "${AS[@]}" "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/log/postgres.log" \
 		-w -t "$TIMEOUT" start </dev/null >"$DIR/log/pg_ctl.log" 2>&1 9>&-); then
 		log "the server did not start within ${TIMEOUT}s; log tail:"
@@ -204,16 +215,28 @@ stop() {
 	log "stopped the server of $DIR"
 }
 
-# run starts a server (or reuses one), runs "$@" with its URL, and stops the
-# server only if it was this run that started it.
+STARTED=false # set once this process starts the server (run stops it then)
+
+# cleanup (run's EXIT trap) stops the server if this process started it,
+# ignoring further INT and TERM so that nothing cuts the stop short.
+cleanup() {
+	trap '' INT TERM
+	if $STARTED; then stop; fi
+}
+
+# run starts a server (or reuses this directory's), runs "$@" with its URL,
+# and stops the server when the command ends (or fails, or the script is
+# interrupted) only if it was this run that started it, as decided under
+# the lock.
 run() {
-	local started=false status=0
-	pg_up || started=true
+	local status=0
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	start >/dev/null
 	exec 9>&- # the start is done: a nested run (make test's parts) reuses the server
 	ACEMQ_TEST_POSTGRES_URL=$URL "$@" || status=$?
-	if $started; then stop; fi
-	return "$status"
+	exit "$status"
 }
 
 case ${1:-start} in

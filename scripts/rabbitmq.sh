@@ -7,15 +7,24 @@
 #   scripts/rabbitmq.sh stop      stop the node started by this script
 #   scripts/rabbitmq.sh run CMD   start a node, run CMD with it, and stop the node
 #                                 again if this run started it; exits as CMD does
+#   scripts/rabbitmq.sh run --no-lock CMD
+#                                 the same, without holding the node's lock
+#                                 while CMD runs, so that CMD may stop and
+#                                 start the node itself (the chaos scenarios)
 #   scripts/rabbitmq.sh ctl ARG.. rabbitmqctl ARG... against the node
 #
 # RABBITMQ_NODENAME, RABBITMQ_NODE_PORT, ACEMQ_RABBITMQ_MGMT_PORT and
 # ACEMQ_RABBITMQ_DIR choose the node, its ports and its data directory, so that
-# `make test` runs a private node beside any other. ACEMQ_RABBITMQ_LOCK is
-# the file concurrent starts queue on (default /tmp/acemq-rabbitmq.lock,
-# which `run` holds for its whole command): the chaos targets give their
-# nodes one of their own, so that the harness's restarts never wait for
-# another checkout's `rabbitmq.sh run`.
+# `make test` runs private nodes beside any other (the Makefile derives
+# them from the checkout: docs/testing.md). The Erlang distribution port is
+# RABBITMQ_DIST_PORT, else RabbitMQ's default, the AMQP port + 20000. A port
+# taken by something else, or an AMQP port answered by a node other than
+# RABBITMQ_NODENAME, stops the start with an error (never a reuse of another
+# checkout's node). ACEMQ_RABBITMQ_LOCK is the file concurrent starts of the
+# node queue on (default /tmp/acemq-rabbitmq-NODE.lock, one per node, which
+# `run` holds for its whole command, so that no other `run` of this node
+# stops it under it). `run` stops the node it started when its command
+# ends, also when it fails or the script is interrupted (INT, TERM).
 #
 # ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS, when set, is the node's
 # dead_letter_worker_publisher_confirm_timeout (RabbitMQ's default: 180000).
@@ -63,6 +72,10 @@ URL="amqp://guest:guest@localhost:$PORT/" # guest may log in from localhost only
 TLS_DIR=${ACEMQ_RABBITMQ_TLS_DIR:-}
 TLS_PORT=${ACEMQ_RABBITMQ_TLS_PORT:-5671}
 TLS_FILES=(ca_certificate.pem server_certificate.pem server_key.pem)
+DIST_PORT=${RABBITMQ_DIST_PORT:-$((PORT + 20000))}
+LOCK=${ACEMQ_RABBITMQ_LOCK:-/tmp/acemq-rabbitmq-$NODE.lock}
+STARTED=false  # set once this process launches the node (run stops it then)
+LAUNCHED_PID=  # the launched rabbitmq-server, until it answers
 
 log() { echo "rabbitmq.sh: $*" >&2; }
 
@@ -182,6 +195,12 @@ debian_mirror() {
 install_rootfs() {
 	[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmq-server ]] && return
 	[[ $(id -u) == 0 ]] || { log "the RabbitMQ $SERIES chroot $ROOTFS is missing; run as root to make it"; exit 1; }
+	# One maker at a time (two checkouts' first runs may need it at once);
+	# the one that waited finds it made.
+	local make_lock
+	exec {make_lock}>"$ROOTFS.make.lock"
+	flock -w 1800 "$make_lock" || { log "timed out waiting for another rabbitmq.sh making $ROOTFS"; exit 1; }
+	[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmq-server ]] && { exec {make_lock}>&-; return; }
 	command -v debootstrap >/dev/null || apt_install debootstrap
 	local mirror t0=$SECONDS tmp=$ROOTFS.partial
 	mirror=$(debian_mirror)
@@ -198,6 +217,7 @@ install_rootfs() {
 	mv "$tmp" "$ROOTFS"
 	rm -f "$tmp.log"
 	log "made $ROOTFS in $((SECONDS - t0))s ($(du -sh "$ROOTFS" | cut -f1))"
+	exec {make_lock}>&-
 }
 
 # rootfs_in_use: some process runs with the chroot as its root.
@@ -209,9 +229,21 @@ rootfs_in_use() {
 	return 1
 }
 
-# prepare_rootfs: what a node in the chroot needs: /etc/hosts, /proc (the
-# memory monitor reads it) and the host's epmd, which the host's 3.10 nodes
-# share, started from the host when the host has one.
+# The chroot's /proc is shared by every node in it (other checkouts' too):
+# mounted by the first, unmounted once no process runs in the chroot. Both
+# happen under the lock ROOTFS.proc.lock (fd 8; the node's own lock is fd
+# 9), which a start holds from the mount until its node runs in the chroot,
+# so that no release unmounts it between the two.
+lock_rootfs() {
+	exec 8>"$ROOTFS.proc.lock"
+	flock -w 300 8 || { log "timed out waiting for the lock of $ROOTFS/proc"; exit 1; }
+}
+unlock_rootfs() { exec 8>&-; }
+
+# prepare_rootfs (under lock_rootfs): what a node in the chroot needs:
+# /etc/hosts, /proc (the memory monitor reads it) and the host's epmd,
+# which the host's 3.10 nodes share, started from the host when the host
+# has one.
 prepare_rootfs() {
 	mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
 	# Erlang resolves the node's host, localhost; sid's minbase has no
@@ -222,14 +254,30 @@ prepare_rootfs() {
 
 # release_rootfs: unmounts the chroot's /proc once no process runs in it.
 release_rootfs() {
+	lock_rootfs
 	if mountpoint -q "$ROOTFS/proc" && ! rootfs_in_use; then umount "$ROOTFS/proc"; fi
+	unlock_rootfs
+}
+
+# port_free PORT WHAT: exits with an error when something listens on PORT.
+port_free() {
+	if port_open "$1"; then
+		log "port $1 ($2 of node $NODE) is taken by something else; stop it, or give this node other ports (make test: ACEMQ_TEST_SLOT, docs/testing.md)"
+		exit 1
+	fi
 }
 
 start() {
-	# Serialise concurrent callers (parallel `make test`s): the loser then reuses.
-	exec 9>"${ACEMQ_RABBITMQ_LOCK:-/tmp/acemq-rabbitmq.lock}"
-	flock -w 600 9 || { log "timed out waiting for another rabbitmq.sh"; exit 1; }
+	# Serialise concurrent callers of this node: the loser then reuses it.
+	exec 9>"$LOCK"
+	flock -w 600 9 || { log "timed out waiting for another rabbitmq.sh of $NODE ($LOCK)"; exit 1; }
 	if amqp_up; then
+		# Reused only if it is this node (by name: a node of another
+		# checkout on a port derived alike is not).
+		if ! ctl ping >/dev/null 2>&1; then
+			log "port $PORT answers AMQP, but not as node $NODE: another checkout's node? stop it, or give this node other ports (make test: ACEMQ_TEST_SLOT, docs/testing.md)"
+			exit 1
+		fi
 		if [[ -n $TLS_DIR ]] && ! same_tls; then
 			log "the node on port $PORT was not started with the TLS files of $TLS_DIR; stop it first (scripts/rabbitmq.sh stop, with this environment)"
 			exit 1
@@ -240,6 +288,7 @@ start() {
 	fi
 	if [[ -n ${ROOTFS:-} ]]; then
 		install_rootfs
+		lock_rootfs
 		prepare_rootfs
 	else
 		install_rabbitmq
@@ -267,7 +316,7 @@ start() {
 		RABBITMQ_CONFIG_FILE="$NODE_DIR/rabbitmq.conf"
 		RABBITMQ_ADVANCED_CONFIG_FILE="$NODE_DIR/advanced.config"
 		RABBITMQ_CONF_ENV_FILE="$NODE_DIR/rabbitmq-env.conf")
-	[[ -n ${RABBITMQ_DIST_PORT:-} ]] && env+=(RABBITMQ_DIST_PORT="$RABBITMQ_DIST_PORT")
+	env+=(RABBITMQ_DIST_PORT="$DIST_PORT")
 
 	# Share the Debian service's cookie if root has none yet, so that both
 	# /usr/sbin/rabbitmqctl (runs as user rabbitmq) and the real one can talk to the node.
@@ -275,21 +324,22 @@ start() {
 		install -m 400 /var/lib/rabbitmq/.erlang.cookie "$HOME/.erlang.cookie"
 	fi
 
-	if port_open "$PORT"; then
-		log "port $PORT is taken by something that does not speak AMQP"
-		exit 1
-	fi
-	if [[ -n $TLS_DIR ]] && port_open "$TLS_PORT"; then
-		log "the TLS port $TLS_PORT is taken"
-		exit 1
-	fi
+	port_free "$PORT" "the AMQP port"
+	port_free "$MGMT_PORT" "the management port"
+	port_free "$DIST_PORT" "the Erlang distribution port"
+	[[ -z $TLS_DIR ]] || port_free "$TLS_PORT" "the amqps:// port"
 
 	log "starting RabbitMQ $SERIES node $NODE (data in $DIR)"
 	local t0=$SECONDS pid
 	# setsid + redirected stdio: detach fully, so that no caller (make, CI) waits
-	# on a pipe the broker still holds open (nor on the lock, fd 9).
-	setsid "${IN_NODE[@]}" "${env[@]}" rabbitmq-server </dev/null >"$DIR/log/startup.log" 2>&1 9>&- &
-	pid=$!
+	# on a pipe the broker still holds open (nor on the locks, fds 8 and 9).
+	setsid "${IN_NODE[@]}" "${env[@]}" rabbitmq-server </dev/null >"$DIR/log/startup.log" 2>&1 9>&- 8>&- &
+	pid=$! LAUNCHED_PID=$! STARTED=true
+	if [[ -n ${ROOTFS:-} ]]; then
+		# Once it runs in the chroot, rootfs_in_use sees it: /proc stays.
+		until [[ $(readlink "/proc/$pid/root" 2>/dev/null) == "$ROOTFS" ]] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+		unlock_rootfs
+	fi
 
 	# The AMQP listener opens before plugins start; wait for management
 	# (and the TLS listener) too.
@@ -297,13 +347,13 @@ start() {
 		if ! kill -0 "$pid" 2>/dev/null || ((SECONDS - t0 >= TIMEOUT)); then
 			log "node did not come up within ${TIMEOUT}s (or exited); log tail:"
 			tail -n 40 "$DIR/log/startup.log" "$DIR/log/$NODE.log" >&2 2>/dev/null || true
-			kill "$pid" 2>/dev/null || true # don't leave a half-booted node behind
-			exit 1
+			exit 1 # on_exit stops a half-booted node
 		fi
 		sleep 0.5
 	done
 	# Checks that rabbitmqctl reaches the node (cookie) and that boot finished.
 	ctl await_startup --timeout 30 >/dev/null
+	LAUNCHED_PID=
 	log "started RabbitMQ $(ctl version) in $((SECONDS - t0))s; management UI on http://localhost:$MGMT_PORT/${TLS_DIR:+; amqps:// on port $TLS_PORT}"
 	echo "$URL"
 }
@@ -317,8 +367,8 @@ stop() {
 	fi
 	if ! ctl ping >/dev/null 2>&1; then
 		log "node $NODE is not running"
-		[[ -n ${ROOTFS:-} ]] && release_rootfs
-		return
+		[[ -z ${ROOTFS:-} ]] || release_rootfs
+		return 0
 	fi
 	# Given the pid file, `stop` returns only once the OS process has exited
 	# (absent if another checkout started the node; then it returns sooner).
@@ -330,15 +380,44 @@ stop() {
 	return 0
 }
 
-# run starts a node (or reuses one), runs "$@", and stops the node only if
-# it was this run that started it.
+# on_exit (the EXIT trap) ignores further INT and TERM (a make passes its
+# TERM on, a terminal's Ctrl-C reaches the whole group), so that nothing cuts
+# it short, and stops what must not outlive this script: a node it launched
+# that has not finished booting (interrupted, or failed to boot: it gets a
+# TERM, which rabbitmq-server passes on to the VM), and in `run` the node it
+# started.
+RUN=false
+on_exit() {
+	trap '' INT TERM
+	if [[ -n $LAUNCHED_PID ]] && kill -0 "$LAUNCHED_PID" 2>/dev/null; then
+		kill -TERM "$LAUNCHED_PID" 2>/dev/null || true
+		local t0=$SECONDS
+		while kill -0 "$LAUNCHED_PID" 2>/dev/null && ((SECONDS - t0 < 60)); do sleep 0.2; done
+		log "stopped $NODE, which had not finished booting"
+		unlock_rootfs
+		[[ -z ${ROOTFS:-} ]] || release_rootfs
+	elif $RUN && $STARTED; then
+		stop
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# run starts a node (or reuses one), runs "$@", and stops the node when the
+# command ends (or fails, or the script is interrupted) only if it was this
+# run that started it: decided under the node's lock, which it keeps until
+# the end (unless --no-lock), so that no other run of the same node stops
+# it under it.
 run() {
-	local started=false status=0
-	amqp_up || started=true
+	local status=0 keep_lock=true
+	if [[ ${1:-} == --no-lock ]]; then keep_lock=false; shift; fi
+	[[ $# -gt 0 ]] || { echo "usage: $0 run [--no-lock] COMMAND [ARG...]" >&2; exit 2; }
+	RUN=true
 	start >/dev/null
+	$keep_lock || exec 9>&-
 	"$@" || status=$?
-	if $started; then stop; fi
-	return "$status"
+	exit "$status"
 }
 
 case ${1:-start} in
@@ -346,12 +425,11 @@ start) start ;;
 stop) stop ;;
 run)
 	shift
-	[[ $# -gt 0 ]] || { echo "usage: $0 run COMMAND [ARG...]" >&2; exit 2; }
 	run "$@"
 	;;
 ctl)
 	shift
 	ctl "$@"
 	;;
-*) echo "usage: $0 [start|stop|run COMMAND...|ctl ARG...]" >&2; exit 2 ;;
+*) echo "usage: $0 [start|stop|run [--no-lock] COMMAND...|ctl ARG...]" >&2; exit 2 ;;
 esac
