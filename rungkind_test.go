@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -109,14 +108,14 @@ func TestConsumeWithAChosenKindWarnsOfTheOtherOnMemory(t *testing.T) {
 	} {
 		t.Run(string(tt.chosen), func(t *testing.T) {
 			b := acemqtest.NewBroker(t)
-			logs := &syncBuffer{}
+			logs := &logLines{}
 			conn := b.Connect(t, acemq.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 			declareLadderOf(t, conn, "orders", tt.existing)
 			consume(t, conn, "orders", failing, acemq.WithPolicy(rungKindPolicy), acemq.WithRungs(tt.chosen))
 			if _, err := conn.Transport().InspectQueue(context.Background(), tt.ladder); err != nil {
 				t.Errorf("the chosen ladder's %s: %v", tt.ladder, err)
 			}
-			got := logs.String()
+			got := logs.text()
 			if n := strings.Count(got, "rungs of the other kind"); n != 1 {
 				t.Fatalf("told %d times, want once:\n%s", n, got)
 			}
@@ -127,21 +126,4 @@ func TestConsumeWithAChosenKindWarnsOfTheOtherOnMemory(t *testing.T) {
 			}
 		})
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
