@@ -171,25 +171,24 @@ test-ports:
 CORE_PKGS ?= . ./transport/rabbitmq ./deadletter ./cmd/acemq ./stream
 ALL_PKGS ?= ./...
 BROKER_PKGS ?= $$(GO=$(GO) bash scripts/broker-packages.sh)
+# Each part: its node (PART_NODE), its packages (PART_PKGS), then the
+# conformance suite on PART_CONFORMANCE and whatever PART_MORE runs.
 .PHONY: test-4.3 test-4.0 test-3.10
-test-4.3:
+test-4.3: PART_NODE = $(TEST_BROKER43)
+test-4.3: PART_PKGS = $(ALL_PKGS)
+test-4.3: PART_CONFORMANCE = $(CONFORMANCE)
+test-4.3: PART_MORE = $(MAKE) --no-print-directory chaos-alarm || s=1;
+test-4.0: PART_NODE = $(TEST_BROKER4)
+test-4.0: PART_PKGS = $(BROKER_PKGS)
+test-3.10: PART_NODE = $(TEST_BROKER)
+test-3.10: PART_PKGS = $(CORE_PKGS)
+PART_CONFORMANCE ?= ./transport/rabbitmq/
+test-4.3 test-4.0 test-3.10:
 	@t0=$$SECONDS; s=0; \
-	$(TEST_CHROMIUM) $(TEST_BROKER43) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
-	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(ALL_PKGS) || s=1; \
-	  $(MAKE) --no-print-directory conformance || s=1; $(MAKE) --no-print-directory chaos-alarm || s=1; exit $$s' || s=$$?; \
-	echo "make test: RabbitMQ 4.3 and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
-test-4.0:
-	@t0=$$SECONDS; s=0; \
-	$(TEST_CHROMIUM) $(TEST_BROKER4) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
-	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(BROKER_PKGS) || s=1; \
-	  $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/ || s=1; exit $$s' || s=$$?; \
-	echo "make test: RabbitMQ 4.0 and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
-test-3.10:
-	@t0=$$SECONDS; s=0; \
-	$(TEST_CHROMIUM) $(TEST_BROKER) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
-	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(CORE_PKGS) || s=1; \
-	  $(MAKE) --no-print-directory conformance CONFORMANCE=./transport/rabbitmq/ || s=1; exit $$s' || s=$$?; \
-	echo "make test: RabbitMQ 3.10 and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
+	$(TEST_CHROMIUM) $(PART_NODE) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
+	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(PART_PKGS) || s=1; \
+	  $(MAKE) --no-print-directory conformance CONFORMANCE="$(PART_CONFORMANCE)" || s=1; $(PART_MORE) exit $$s' || s=$$?; \
+	echo "make test: RabbitMQ $(@:test-%=%) and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
 
 # TLS_CERTS (TestRealTLSListener, of the root package and of the command,
 # connects to the test nodes' amqps:// listeners on them): made by `acemq certs` when missing, and again once a month old
@@ -252,7 +251,7 @@ CHAOS_RESTART_TEST ?= TestChaosRestartShort
 CHAOS_NODE = $(if $(filter 4.3,$(CHAOS_SERIES)),$(CHAOS_BROKER43),$(if $(filter 4.0,$(CHAOS_SERIES)),$(CHAOS_BROKER4),$(CHAOS_BROKER)))
 chaos-restart:
 	$(CHAOS_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
-	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^$(CHAOS_RESTART_TEST)$$' -v ./internal/chaos/
+	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^($(CHAOS_RESTART_TEST))$$' -v ./internal/chaos/
 chaos-restart-%:
 	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$*
 
@@ -288,16 +287,18 @@ chaos-cluster:
 	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/chaos/
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,
-# alarm, restart), the 4.0 and 4.3 chaos nodes' (restart), the cluster's
+# alarm, restart, and the restart with the library's defaults), the 4.0 and
+# 4.3 chaos nodes' (the two restart runs), the cluster's
 # (failover and TestRungHopIsAtMostOnce), the idempotent consumer's
 # (chaos-idempotent), the scheduler's restart on 3.10 and 4.0
 # (chaos-schedule). Fails if any of them fails; the contract rungs'
 # expected losses are printed (EXPECTED LOSS), not failures.
+RESTART_TESTS := TestChaosRestart|TestChaosRestartDefaults
 chaos:
 	status=0; $(CHAOS_BROKER) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
-	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^(TestChaosFull|TestChaosRestart)$$' -v ./internal/chaos/ || status=$$?; \
-	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST=TestChaosRestart || status=$$?; \
-	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.3 CHAOS_RESTART_TEST=TestChaosRestart || status=$$?; \
+	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^(TestChaosFull|$(RESTART_TESTS))$$' -v ./internal/chaos/ || status=$$?; \
+	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST='$(RESTART_TESTS)' || status=$$?; \
+	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.3 CHAOS_RESTART_TEST='$(RESTART_TESTS)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; \
 	$(MAKE) --no-print-directory chaos-schedule || status=$$?; \

@@ -59,11 +59,16 @@ func TestChaosRestartShort(t *testing.T) {
 // restartable checks that the test may restart the broker and builds the
 // consumer.
 func restartable(t *testing.T) string {
+	mayRestart(t)
+	return buildConsumer(t)
+}
+
+// mayRestart fails the test unless its broker node is its own to restart.
+func mayRestart(t *testing.T) {
 	brokertest.URL(t)
 	if os.Getenv("CHAOS_RESTART") != "yes" {
-		t.Fatal("the restart scenario restarts the broker node: it needs CHAOS_RESTART=yes and a node of its own (make chaos, make chaos-restart)")
+		t.Fatal("a restart test restarts the broker node: it needs CHAOS_RESTART=yes and a node of its own (make chaos, make chaos-restart)")
 	}
-	return buildConsumer(t)
 }
 
 func restarts(t *testing.T, bin string, rungs contract.RungKind, faults int, gap time.Duration, v verdict) {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,10 +40,7 @@ const defaultsMessages = 600
 // process's environment names: it needs CHAOS_RESTART=yes and a node of
 // its own (make chaos-restart CHAOS_RESTART_TEST=TestChaosRestartDefaults).
 func TestChaosRestartDefaults(t *testing.T) {
-	brokertest.URL(t)
-	if os.Getenv("CHAOS_RESTART") != "yes" {
-		t.Fatal("the restart test restarts the broker node: it needs CHAOS_RESTART=yes and a node of its own (make chaos-restart)")
-	}
+	mayRestart(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	name := brokertest.UniqueName(t, "acemq.chaos")
