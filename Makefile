@@ -370,6 +370,17 @@ tidy:
 	$(GO) mod tidy
 	cd tools && $(GO) mod tidy
 
+# The environment of this checkout's test node of SERIES (3.10, 4.0 or
+# 4.3) and of its PostgreSQL, as export lines: for running a few packages
+# by hand, e.g.
+#   eval "$$(make -s test-env SERIES=4.3)"; bash scripts/rabbitmq.sh; bash scripts/postgres.sh
+#   go test -race ./internal/console/; bash scripts/rabbitmq.sh stop; bash scripts/postgres.sh stop
+SERIES ?= 4.3
+TEST_NODE = $(if $(filter 4.3,$(SERIES)),$(TEST_BROKER43),$(if $(filter 4.0,$(SERIES)),$(TEST_BROKER4),$(TEST_BROKER)))
+.PHONY: test-env
+test-env: tls-certs
+	@for kv in $(TEST_NODE) $(TEST_POSTGRES) 'ACEMQ_TEST_POSTGRES_URL=postgres://acemq@localhost:$(PORT_POSTGRES)/acemq?sslmode=disable'; do echo "export $$kv"; done
+
 rabbitmq:
 	@bash scripts/rabbitmq.sh
 
