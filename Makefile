@@ -164,11 +164,11 @@ test-ports:
 # the 4.3 part (it does not depend on the node). CORE_PKGS, the 3.10 part's,
 # are those whose behaviour follows the broker's version most: the root
 # package (the consumer, rungs, the put-back, the poison-loop guard), the
-# RabbitMQ transport, deadletter, the command (dlq's reasons) and stream
-# (argument normalisation).
+# RabbitMQ transport, deadletter, the command (dlq's reasons), stream
+# (argument normalisation) and the console (a view counts no delivery).
 # ALL_PKGS and BROKER_PKGS are the 4.3 and 4.0 parts' (a smaller set on
 # the command line makes a quick run of the same machinery).
-CORE_PKGS ?= . ./transport/rabbitmq ./deadletter ./cmd/acemq ./stream
+CORE_PKGS ?= . ./transport/rabbitmq ./deadletter ./cmd/acemq ./stream ./internal/console
 ALL_PKGS ?= ./...
 BROKER_PKGS ?= $$(GO=$(GO) bash scripts/broker-packages.sh)
 # Each part: its node (PART_NODE), its packages (PART_PKGS), then the
