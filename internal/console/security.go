@@ -222,7 +222,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, reas
 // temporary file (see receive). It says the status and reason of a
 // refusal, or 0.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*received, int, string) {
-	limit := int64(maxForm)
+	limit := int64(0) // no upload
 	switch r.URL.Path {
 	case "/import":
 		limit = s.c.MaxImport
@@ -241,7 +241,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*received, in
 		}
 		return nil, 0, ""
 	}
-	if limit == maxForm {
+	if limit == 0 {
 		return nil, http.StatusUnsupportedMediaType, "This page takes no upload."
 	}
 	// The file and up to maxForm of fields around it.
