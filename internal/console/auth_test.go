@@ -156,7 +156,9 @@ func TestWrongCredentialsAreThrottled(t *testing.T) {
 	for name, attempt := range map[string]func() response{
 		"the login page with the right token": func() response { return post(t, f, "/login", url.Values{"token": {"the-token"}}, nil) },
 		"basic auth":                          func() response { return getWith(t, f, "/jobs", func(r *http.Request) { r.SetBasicAuth("op", "pw") }) },
-		"a bearer token":                      func() response { return getWith(t, f, "/jobs", func(r *http.Request) { r.Header.Set("Authorization", "Bearer the-token") }) },
+		"a bearer token": func() response {
+			return getWith(t, f, "/jobs", func(r *http.Request) { r.Header.Set("Authorization", "Bearer the-token") })
+		},
 	} {
 		r := attempt()
 		if wait, _ := strconv.Atoi(r.header.Get("Retry-After")); r.status != http.StatusTooManyRequests || wait < 1 || wait > 5 {
