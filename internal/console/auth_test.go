@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"net"
@@ -249,5 +250,51 @@ func TestTLSServesHTTPSWithSecureCookies(t *testing.T) {
 		if resp.StatusCode == http.StatusOK {
 			t.Error("plain HTTP to the TLS listener served the login page")
 		}
+	}
+}
+
+// A console with credentials told to serve plain HTTP beyond loopback
+// (--insecure-http) serves it, and says loudly that it is insecure.
+func TestInsecureHTTPIsLoggedLoudly(t *testing.T) {
+	var logs logBuffer
+	f := newFixture(t, 1, nil)
+	c := console.Config{Conn: f.conn, Token: "the-token", InsecureHTTP: true}
+	logTo(&logs)(&c)
+	if err := console.CheckListen("0.0.0.0:0", c); err != nil {
+		t.Fatal(err)
+	}
+	s, err := console.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, l) }()
+	port := l.Addr().(*net.TCPAddr).Port
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the login page over plain HTTP: HTTP %d", resp.StatusCode)
+	}
+	var warned bool
+	logs.mu.Lock()
+	for line := range strings.Lines(logs.buf.String()) {
+		warned = warned || strings.Contains(line, `"level":"WARN"`) && strings.Contains(line, "INSECURE") && strings.Contains(line, "--tls-cert")
+	}
+	logs.mu.Unlock()
+	if !warned {
+		t.Errorf("no warning logged:\n%s", logs.buf.String())
 	}
 }
