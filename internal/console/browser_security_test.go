@@ -1,11 +1,16 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +91,24 @@ func browserStep(t *testing.T, ctx context.Context, what string, steps ...chrome
 	}
 }
 
+// screenshot takes a PNG of the page for docs/console.md, written to
+// $ACEMQ_CONSOLE_SCREENSHOTS when that is set.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+		t.Fatalf("screenshot %s is not a PNG: %v", name, err)
+	}
+	if dir := os.Getenv(screenshotsEnv); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A page of another site (and of another port of the same host, which is
 // the same site) makes a headless Chromium request the console's queue
 // page as an <img> and a fetch, post a purge, and follow links. Only the
@@ -149,6 +172,9 @@ func TestBrowserCrossSiteRequestsAreRefused(t *testing.T) {
 		if got, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#error"))); !strings.Contains(got, "This link came from another site") {
 			t.Errorf("from %s, the link to a queue page says %q", c.page, got)
 		}
+		if c.site == "cross-site" {
+			screenshot(t, ctx, "cross-site")
+		}
 		browserStep(t, ctx, "the link to the overview", chromedp.Navigate(c.page), chromedp.WaitVisible(chromedp.CSS("#overview")),
 			chromedp.Click(chromedp.CSS("#overview")), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		if got, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main"))); strings.Contains(got, "another site") {
@@ -187,7 +213,30 @@ func TestBrowserSignInAndSignOut(t *testing.T) {
 	f := newFixture(t, 1, nil)
 	srv, _ := browserConsole(t, f, console.Config{Token: "the-token", Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 
+	// A script parks the messages with the bearer token: the history then
+	// has a job.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/run", strings.NewReader(url.Values{"op": {"park all"}, "queue": {f.dlq}, "count": {"1"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer the-token")
+	r := do(t, req)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("a park by a script: HTTP %d\n%s", r.status, r.body)
+	}
+	jobJSON := srv.URL + strings.Replace(r.header.Get("Location"), "/job?", "/job.json?", 1)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		req, _ := http.NewRequest(http.MethodGet, jobJSON, nil)
+		req.Header.Set("Authorization", "Bearer the-token")
+		if strings.Contains(do(t, req).body, `"done":true`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the park did not end in 10 s")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the job, bounded by the deadline
+	}
+
 	browserStep(t, ctx, "the job history, signed out", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#login")))
+	screenshot(t, ctx, "login")
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('input[name=csrf]').length`)); n != 0 {
 		t.Errorf("the login page has %d CSRF fields, want none", n)
 	}
@@ -195,7 +244,11 @@ func TestBrowserSignInAndSignOut(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#login button")), chromedp.WaitVisible(chromedp.CSS("#error")))
 	browserStep(t, ctx, "the token", chromedp.SendKeys(chromedp.CSS("input[name=token]"), "the-token"),
 		chromedp.Click(chromedp.CSS("#login button")), chromedp.WaitVisible(chromedp.CSS("#signout")))
-	browserStep(t, ctx, "the job history, signed in", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#no-jobs")))
+	browserStep(t, ctx, "the job history, signed in", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#history td.outcome-ok")))
+	if got, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#history tbody"))); !strings.Contains(got, "token") || !strings.Contains(got, "park") || !strings.Contains(got, f.dlq) {
+		t.Errorf("the history shows %q, want the script's park of %s", got, f.dlq)
+	}
+	screenshot(t, ctx, "jobs")
 	cookies, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.cookie`))
 	if strings.Contains(cookies, "acemq_console") {
 		t.Errorf("a script reads the session cookie: %q", cookies)
