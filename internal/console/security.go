@@ -276,6 +276,9 @@ type callerWriter struct {
 
 func (w *callerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Flush lets a page stream through the wrapper (http.Flusher).
+func (w *callerWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
 // callerOfWriter is the caller of the request w answers.
 func callerOfWriter(w http.ResponseWriter) caller {
 	if cw, ok := w.(*callerWriter); ok {
