@@ -157,8 +157,8 @@ func run(size int64) error {
 // exportLine is one message of dlq as acemq dlq export writes it.
 func exportLine(ctx context.Context, conn *acemq.Conn, dlq string) (string, error) {
 	c, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: dlq, Mandatory: true, Message: transport.Message{
-		Headers:     transport.Table{contract.HeaderID: "id-1", contract.HeaderError: "exhausted 5 attempts: payment declined"},
-		ContentType: "application/json", MessageID: "id-1", Persistent: true, Body: bytes.Repeat([]byte(`{"n":1}`), 100)}})
+		Headers:     transport.Table{contract.HeaderID: "id-1", contract.HeaderError: "payment declined"},
+		ContentType: contract.ContentTypeJSON, MessageID: "id-1", Persistent: true, Body: bytes.Repeat([]byte(`{"n":1}`), 100)}})
 	if err != nil {
 		return "", err
 	}
