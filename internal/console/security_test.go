@@ -3,12 +3,10 @@ package console_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -226,8 +224,7 @@ func TestImportUploadIsStreamedToAFile(t *testing.T) {
 	}
 }
 
-// TestUploadCSRF: an upload without its CSRF token is refused, and its
-// file removed.
+// An upload without its CSRF token is refused, and its file removed.
 func TestUploadWithoutTheCSRFTokenIsRemoved(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -247,6 +244,3 @@ func TestUploadWithoutTheCSRFTokenIsRemoved(t *testing.T) {
 		t.Errorf("the refused upload left %v", left)
 	}
 }
-
-var _ = fmt.Sprint
-var _ url.Values
