@@ -22,3 +22,24 @@ func TestConsoleRefusesANonLoopbackListenerWithoutCredentials(t *testing.T) {
 		t.Errorf("console with a user and no password: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// Credentials over plain HTTP beyond loopback are refused at start, with
+// the fixes named; a certificate without its key too.
+func TestConsoleRefusesCredentialsOverPlainHTTP(t *testing.T) {
+	t.Setenv(consoleTokenEnv, "the-token")
+	t.Setenv(consoleUserEnv, "")
+	t.Setenv(consolePasswordEnv, "")
+	r := run(t, "", "console", "--listen", "0.0.0.0:0", "--url", "amqp://guest:guest@192.0.2.1:1/")
+	for _, want := range []string{"over plain HTTP", "--tls-cert and --tls-key", "listen on 127.0.0.1 behind a TLS-terminating proxy", "--insecure-http"} {
+		if r.code != exitFailure || !strings.Contains(r.stderr, want) {
+			t.Errorf("console --listen 0.0.0.0:0 with a token: exit %d, want an error saying %q\n%s", r.code, want, r.stderr)
+		}
+	}
+	r = run(t, "", "console", "--listen", "0.0.0.0:0", "--tls-cert", "cert.pem", "--url", "amqp://guest:guest@192.0.2.1:1/")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "--tls-cert and --tls-key go together") {
+		t.Errorf("console --tls-cert without --tls-key: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, "", "console", "--max-import-mib", "0"); r.code != exitFailure || !strings.Contains(r.stderr, "--max-import-mib 0") {
+		t.Errorf("console --max-import-mib 0: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -171,23 +171,13 @@ func (s *Server) importUpload(w http.ResponseWriter, r *http.Request) {
 	if s.refuseReadOnly(w, r) {
 		return
 	}
-	f, header, err := r.FormFile("file")
-	if err != nil {
+	// secure streamed the file to a temporary file, within Config.MaxImport.
+	path, name, ok := uploadedFile(r, true)
+	if !ok {
 		s.fail(w, r, http.StatusBadRequest, "No file", "Choose an export file (JSON lines, as acemq dlq export writes) to import.")
 		return
 	}
-	defer f.Close()
-	tmp, err := os.CreateTemp("", "acemq-console-import-*.jsonl")
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, "Cannot keep the file", err.Error())
-		return
-	}
-	if _, err := io.Copy(tmp, f); errors.Join(err, tmp.Close()) != nil {
-		_ = os.Remove(tmp.Name())
-		s.fail(w, r, http.StatusInternalServerError, "Cannot keep the file", "writing it failed")
-		return
-	}
-	id := s.uploads.add(tmp.Name(), header.Filename)
+	id := s.uploads.add(path, name)
 	r.Form.Set("upload", id)
 	r.Form.Set("op", "import")
 	a, m, err := s.readAction(r)
@@ -238,10 +228,12 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		o.Limit = -1 // nothing to move; see below
 	}
 	s.jobs.add(j)
+	s.auditJobStart(r, j, confirmed)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		s.runJob(j, a, o)
+		s.auditJobEnd(j)
 	}()
 	http.Redirect(w, r, "/job?id="+j.ID, http.StatusSeeOther)
 }

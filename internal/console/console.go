@@ -8,18 +8,22 @@
 //
 // The pages are rendered on the server; the one script (static/job.js)
 // follows a running job and the page works without it. Every response
-// carries a strict Content-Security-Policy; every POST must carry the
-// page's CSRF token and come from the console's own origin; nothing that
-// changes a queue is done on a GET. Served anywhere but a loopback address
-// it needs credentials (CheckListen).
+// carries a strict Content-Security-Policy; no request from another site
+// is served but a link to the overview; every POST must carry its
+// caller's CSRF token, within a bounded body; nothing that changes a queue
+// is done on a GET. Served anywhere but a loopback address it needs
+// credentials, and TLS for them (CheckListen). Every action, sign-in and
+// sign-out is written to the audit log (Config.Logger).
 package console
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -50,8 +54,21 @@ type Config struct {
 	// Topology is the path of a topology file to compare with the broker
 	// (the drift page also takes an upload).
 	Topology string
-	// Now is the clock for ages; nil is time.Now.
+	// Now is the clock for ages, sessions and throttling; nil is time.Now.
 	Now func() time.Time
+	// Logger takes the audit log (every action, sign-in and sign-out) and
+	// the refused requests; nil is slog.Default().
+	Logger *slog.Logger
+	// MaxImport is the largest export file an import takes, in bytes; 0 is
+	// DefaultMaxImport.
+	MaxImport int64
+	// TLSCert and TLSKey are the PEM files of the console's certificate and
+	// key: when set, Serve serves HTTPS.
+	TLSCert, TLSKey string
+	// InsecureHTTP lets a console with credentials serve plain HTTP beyond
+	// the loopback interface (behind a TLS-terminating proxy elsewhere), with
+	// a warning logged.
+	InsecureHTTP bool
 }
 
 // hasCredentials says whether c lets in only those who show something.
@@ -61,9 +78,9 @@ func (c Config) hasCredentials() bool { return c.Token != "" || (c.User != "" &&
 // interface without credentials.
 var ErrNoCredentials = errors.New("the console listens beyond this machine, so it needs credentials: set ACEMQ_CONSOLE_TOKEN, or ACEMQ_CONSOLE_USER and ACEMQ_CONSOLE_PASSWORD, or listen on 127.0.0.1")
 
-// CheckListen refuses addr (host:port) unless it is a loopback address or
-// c has credentials. An empty host or 0.0.0.0 is every interface: not
-// loopback.
+// CheckListen refuses addr (host:port) unless it is a loopback address,
+// or c has credentials and either TLS or InsecureHTTP. An empty host or
+// 0.0.0.0 is every interface: not loopback.
 func CheckListen(addr string, c Config) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -72,11 +89,23 @@ func CheckListen(addr string, c Config) error {
 	if c.User != "" && c.Password == "" || c.User == "" && c.Password != "" {
 		return errors.New("basic auth needs both ACEMQ_CONSOLE_USER and ACEMQ_CONSOLE_PASSWORD")
 	}
-	if c.hasCredentials() || isLoopback(host) {
-		return nil
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together: give both, or neither")
 	}
-	return fmt.Errorf("--listen %s: %w", addr, ErrNoCredentials)
+	switch {
+	case isLoopback(host):
+		return nil
+	case !c.hasCredentials():
+		return fmt.Errorf("--listen %s: %w", addr, ErrNoCredentials)
+	case c.TLSCert == "" && !c.InsecureHTTP:
+		return fmt.Errorf("--listen %s: %w", addr, ErrPlainHTTP)
+	}
+	return nil
 }
+
+// ErrPlainHTTP refuses a console whose credentials would cross the network
+// in clear.
+var ErrPlainHTTP = errors.New("the console listens beyond this machine over plain HTTP, where its token or password would cross the network in clear: give it --tls-cert and --tls-key (acemq certs makes development ones), or listen on 127.0.0.1 behind a TLS-terminating proxy, or accept the risk with --insecure-http")
 
 func isLoopback(host string) bool {
 	if host == "localhost" {
@@ -88,12 +117,15 @@ func isLoopback(host string) bool {
 
 // Server is a console's HTTP handler.
 type Server struct {
-	c       Config
-	mux     *http.ServeMux
-	csrf    string // every form's token
-	session string // the login cookie's value
-	jobs    *jobs
-	uploads *uploads
+	c        Config
+	mux      *http.ServeMux
+	csrf     string // the forms' token of a console without sessions (no credentials, or basic auth)
+	sessions *sessions
+	throttle *throttle
+	log      *slog.Logger
+	tls      *tls.Config // nil: plain HTTP
+	jobs     *jobs
+	uploads  *uploads
 	// ctx is the jobs' context: they outlive the request that started
 	// them, and end with Close.
 	ctx    context.Context
@@ -116,8 +148,23 @@ func New(c Config) (*Server, error) {
 		}
 		c.Bodies = r
 	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxImport <= 0 {
+		c.MaxImport = DefaultMaxImport
+	}
+	var tc *tls.Config
+	if c.TLSCert != "" || c.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("console: --tls-cert %s, --tls-key %s: %w", c.TLSCert, c.TLSKey, err)
+		}
+		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{c: c, csrf: randomHex(), session: randomHex(), jobs: newJobs(), uploads: newUploads(), ctx: ctx, cancel: cancel}
+	s := &Server{c: c, csrf: randomHex(), sessions: newSessions(), throttle: newThrottle(), log: c.Logger, tls: tc,
+		jobs: newJobs(), uploads: newUploads(), ctx: ctx, cancel: cancel}
 	s.routes()
 	return s, nil
 }
@@ -132,11 +179,34 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// Serve serves s on l until ctx ends, then shuts down gracefully.
+// Scheme is how the console is reached: https with TLSCert, else http.
+func (s *Server) Scheme() string {
+	if s.tls != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// Serve serves s on l until ctx ends, then shuts down gracefully: over
+// TLS when the Config has a certificate.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	if s.tls == nil && s.c.hasCredentials() {
+		if host, _, err := net.SplitHostPort(l.Addr().String()); err == nil && !isLoopback(host) {
+			s.log.Warn("INSECURE: the console takes its credentials over plain HTTP beyond this machine (--insecure-http): "+
+				"anyone on the network path can read the token or password. Serve it with --tls-cert and --tls-key, or on 127.0.0.1 behind a TLS-terminating proxy.",
+				"listen", l.Addr().String())
+		}
+	}
 	stopped := make(chan error, 1)
-	go func() { stopped <- hs.Serve(l) }()
+	go func() {
+		if s.tls != nil {
+			stopped <- hs.ServeTLS(l, "", "")
+			return
+		}
+		stopped <- hs.Serve(l)
+	}()
 	select {
 	case err := <-stopped:
 		return err

@@ -2,7 +2,6 @@ package console
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"os"
 
@@ -32,10 +31,9 @@ func (s *Server) drift(w http.ResponseWriter, r *http.Request) {
 		data []byte
 		err  error
 	)
-	if f, header, ferr := r.FormFile("file"); ferr == nil {
-		defer f.Close()
-		p.File = header.Filename
-		data, err = io.ReadAll(io.LimitReader(f, 16<<20))
+	if path, name, ok := uploadedFile(r, false); ok { // within maxTopology
+		p.File = name
+		data, err = os.ReadFile(path)
 	} else if r.FormValue("configured") != "" && s.c.Topology != "" {
 		p.File = s.c.Topology
 		data, err = os.ReadFile(s.c.Topology)

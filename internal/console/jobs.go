@@ -2,6 +2,7 @@ package console
 
 import (
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,6 +17,10 @@ type job struct {
 	Queue string // the queue acted on (for an import: the one published to)
 	What  string // what the confirmation said would happen
 	Back  string // the queue page to go back to
+	// Who started it, from where, and how many messages they confirmed
+	// (auditJobStart sets them).
+	Who, Addr string
+	Confirmed int
 
 	mu       sync.Mutex
 	p        deadletter.Progress
@@ -96,6 +101,18 @@ func (js *jobs) get(id string) (*job, bool) {
 	defer js.mu.Unlock()
 	j, ok := js.byID[id]
 	return j, ok
+}
+
+// list is every job, newest first.
+func (js *jobs) list() []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	out := make([]*job, 0, len(js.byID))
+	for _, j := range js.byID {
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b *job) int { return b.started.Compare(a.started) })
+	return out
 }
 
 func (js *jobs) removeFiles() {

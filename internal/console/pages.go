@@ -53,6 +53,8 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /drift", s.drift)
 	mux.HandleFunc("GET /login", s.login)
 	mux.HandleFunc("POST /login", s.login)
+	mux.HandleFunc("POST /logout", s.logout)
+	mux.HandleFunc("GET /jobs", s.history)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "Not found", "There is no page "+r.URL.Path+".")
 	})
@@ -66,13 +68,17 @@ type view struct {
 	Title    string
 	Broker   string // the endpoint, never with its password
 	ReadOnly bool
-	CSRF     string
+	CSRF     string // the caller's token, for the forms
+	Who      string // the caller, as the audit log names them
+	SignedIn bool   // the caller has a session to sign out of
 	Data     any
 }
 
 func (s *Server) render(w http.ResponseWriter, status int, page, title string, data any) {
 	var b strings.Builder
-	err := pages[page].Execute(&b, view{Title: title, Broker: s.c.Endpoint.String(), ReadOnly: s.c.ReadOnly, CSRF: s.csrf, Data: data})
+	c := callerOfWriter(w)
+	err := pages[page].Execute(&b, view{Title: title, Broker: s.c.Endpoint.String(), ReadOnly: s.c.ReadOnly,
+		CSRF: c.csrf, Who: c.Who, SignedIn: c.session != "", Data: data})
 	if err != nil {
 		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
 		return
