@@ -94,6 +94,11 @@ type Server struct {
 	session string // the login cookie's value
 	jobs    *jobs
 	uploads *uploads
+	// gates and snapshots coordinate the views and moves of each queue
+	// (gate.go, snapshot.go); counted are the purges confirmed.
+	gates     gates
+	snapshots snapshots
+	counted   counted
 	// ctx is the jobs' context: they outlive the request that started
 	// them, and end with Close.
 	ctx    context.Context
