@@ -117,6 +117,15 @@ func (s *Server) count(ctx context.Context, a *action, m *deadletter.Matcher) er
 		p   deadletter.Progress
 		err error
 	)
+	if a.Op != "import" {
+		// Counted while the queue is the count's alone: a view of it
+		// holding messages would hide them from the count.
+		release, err := s.gates.of(a.Queue).holdForJob(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	switch {
 	case a.Op == "purge":
 		// What the confirmation counts, by identity, is all the purge
@@ -141,11 +150,7 @@ func (s *Server) count(ctx context.Context, a *action, m *deadletter.Matcher) er
 			f.Close()
 		}
 	default:
-		var release func()
-		if release, err = s.gates.of(a.Queue).holdForJob(ctx); err == nil {
-			p, err = deadletter.Export(ctx, s.c.Conn, a.Queue, io.Discard, false, o)
-			release()
-		}
+		p, err = deadletter.Export(ctx, s.c.Conn, a.Queue, io.Discard, false, o)
 	}
 	if err != nil {
 		return err

@@ -20,16 +20,28 @@ type gate struct {
 	sem     chan struct{} // full while someone holds the queue
 	mu      sync.Mutex
 	waiting int                // jobs waiting for the gate
+	jobs    int                // jobs waiting for it or holding it
 	stop    context.CancelFunc // the pass holding it, to stop for a job
+	arrived chan struct{}      // closed (and replaced) when a job asks for it
 }
 
-func newGate() *gate { return &gate{sem: make(chan struct{}, 1)} }
+func newGate() *gate { return &gate{sem: make(chan struct{}, 1), arrived: make(chan struct{})} }
+
+// jobArrives is closed when a job next asks for the gate.
+func (g *gate) jobArrives() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.arrived
+}
 
 // holdForJob waits for the queue, stopping a pass that holds it, and
 // returns the release.
 func (g *gate) holdForJob(ctx context.Context) (release func(), err error) {
 	g.mu.Lock()
 	g.waiting++
+	g.jobs++
+	close(g.arrived)
+	g.arrived = make(chan struct{})
 	if g.stop != nil {
 		g.stop()
 	}
@@ -39,12 +51,26 @@ func (g *gate) holdForJob(ctx context.Context) (release func(), err error) {
 		g.waiting--
 		g.mu.Unlock()
 	}()
+	done := func() {
+		g.mu.Lock()
+		g.jobs--
+		g.mu.Unlock()
+	}
 	select {
 	case g.sem <- struct{}{}:
-		return func() { <-g.sem }, nil
+		return func() { <-g.sem; done() }, nil
 	case <-ctx.Done():
+		done()
 		return nil, context.Cause(ctx)
 	}
+}
+
+// busy says whether a job (or a confirmation's count) holds the queue or
+// waits for it: a page then answers at once rather than wait for it.
+func (g *gate) busy() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.jobs > 0
 }
 
 // holdForPass waits for the queue while no job wants it, and returns a

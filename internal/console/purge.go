@@ -41,16 +41,11 @@ func (c *counted) take(token, queue string) (map[string]int, bool) {
 	return p.ids, ok && p.queue == queue
 }
 
-// countForPurge goes through queue (holding its gate) and counts its
-// messages by identity: what a purge confirmed now may remove.
+// countForPurge goes through queue (whose gate the caller holds) and
+// counts its messages by identity: what a purge confirmed now may remove.
 func (s *Server) countForPurge(ctx context.Context, queue string) (map[string]int, int, error) {
-	release, err := s.gates.of(queue).holdForJob(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer release()
 	ids, n := map[string]int{}, 0
-	err = deadletter.Browse(ctx, s.c.Conn, queue, 0, func(m transport.Message) error {
+	err := deadletter.Browse(ctx, s.c.Conn, queue, 0, func(m transport.Message) error {
 		ids[deadletter.Identity(m)]++
 		n++
 		return nil

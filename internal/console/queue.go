@@ -65,12 +65,18 @@ type queuePage struct {
 	Age, Stopped       string
 	Oldest             string
 	BodyCut            bool // a filter on the body saw only its first bytes
+	Busy               bool // a job has the queue: the pass waits for it
 	CanReplay, CanPark bool
 }
 
 // How long a page waits for its messages to be read before it answers
 // with what it has (and says how far the pass got).
 const pageWait = 5 * time.Second
+
+// smallRest: a page whose messages are read waits for the rest of the
+// pass too when no more than this many are left, so that a small queue's
+// counts are whole at once.
+const smallRest = 200
 
 // maxPageSize bounds a page, which renders every message it shows.
 const maxPageSize = 1000
@@ -126,7 +132,15 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		s.wg.Add(1)
 		go s.pass(sn)
 	}
-	wctx, cancel := context.WithTimeout(ctx, pageWait)
+	// A job that has the queue, or asks for it, comes first: the page then
+	// says so at once, with what was read.
+	g := s.gates.of(name)
+	arrives := g.jobArrives()
+	wait := pageWait
+	if g.busy() {
+		wait = 0
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	want := p.Page * p.Size
 	var matching []int // indexes of the entries matching, as far as looked
@@ -141,10 +155,13 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 				matching = append(matching, looked)
 			}
 		}
-		return len(matching) >= want || matchErr != nil
+		// A small queue is read to the end first, for its whole counts.
+		rest := v.total - len(v.entries)
+		return matchErr != nil || len(matching) >= want && v.total >= 0 && rest > smallRest
 	}
-	v := sn.await(wctx, filter)
+	v := sn.await(wctx, arrives, filter)
 	filter(v)
+	p.Busy = g.busy() && !v.done
 	if matchErr != nil {
 		s.fail(w, r, http.StatusBadRequest, "Bad match expression", matchErr.Error())
 		return

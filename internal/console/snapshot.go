@@ -121,9 +121,10 @@ func (sn *snapshot) usable() bool {
 	return !sn.done || (sn.err == nil && sn.stopped == "")
 }
 
-// await waits until enough says what was read is enough (or the pass is done),
-// or ctx ends: a page answers as soon as what it shows is read.
-func (sn *snapshot) await(ctx context.Context, enough func(reading) bool) reading {
+// await waits until enough says what was read is enough (or the pass is
+// done), or ctx ends, or interrupt is closed: a page answers as soon as
+// what it shows is read.
+func (sn *snapshot) await(ctx context.Context, interrupt <-chan struct{}, enough func(reading) bool) reading {
 	for {
 		sn.mu.Lock()
 		changed := sn.changed
@@ -135,6 +136,8 @@ func (sn *snapshot) await(ctx context.Context, enough func(reading) bool) readin
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			return sn.reading()
+		case <-interrupt:
 			return sn.reading()
 		}
 	}
