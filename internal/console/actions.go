@@ -369,7 +369,9 @@ func (s *Server) runJob(j *job, a action, o deadletter.Options) {
 // so that a report never says "0 left" with messages left: the messages
 // ready it did not take (arrived since it began, past the number
 // confirmed, or held by a reader outside this console when it began), and
-// those a reader holds now, by the management API's last sample.
+// whether a consumer is attached that may hold more. (The management
+// API's count of unacknowledged messages lags by its sampling interval,
+// so it would blame the console's own view of a moment ago.)
 func (s *Server) afterwards(queue string, p deadletter.Progress) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -385,8 +387,8 @@ func (s *Server) afterwards(queue string, p deadletter.Progress) string {
 	if notTaken > 0 {
 		out += fmt.Sprintf(", %d of them not taken by this job (arrived since it began, past the number confirmed, or held by another reader when it began)", notTaken)
 	}
-	if _, stats, err := admin.ReadQueue(ctx, s.c.Endpoint, queue); err == nil && stats.Unacked > 0 {
-		out += fmt.Sprintf("; another reader holds %d (unacknowledged, at the management API's last sample), which go back to it", stats.Unacked)
+	if st.Consumers > 0 {
+		out += fmt.Sprintf("; %d consumer%s attached to it may hold more", st.Consumers, plural(st.Consumers))
 	}
 	return out
 }
