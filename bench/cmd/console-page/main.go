@@ -152,7 +152,7 @@ func seed(ctx context.Context, tr transport.Transport, dlq string, n int) error 
 	var pending []*transport.Confirmation
 	for i := range n {
 		id := fmt.Sprintf("m-%06d", i)
-		reason := fmt.Sprintf("handler panicked: order o-%d: assignment to entry in nil map", i)
+		reason := contract.ReasonTextPanicked + fmt.Sprintf("order o-%d: assignment to entry in nil map", i)
 		if i%4 == 3 {
 			reason = contract.ExhaustedReason(5) + ": timeout"
 		}
