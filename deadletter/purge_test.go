@@ -44,7 +44,8 @@ func TestPurgeRemovesWhatWasCounted(t *testing.T) {
 func TestIdentity(t *testing.T) {
 	a := transport.Message{ContentType: "text/plain", Body: []byte("x")}
 	b := transport.Message{ContentType: "application/json", Body: []byte("x")}
-	if deadletter.Identity(a) == deadletter.Identity(b) || deadletter.Identity(a) != deadletter.Identity(a) {
+	again := transport.Message{ContentType: "text/plain", Body: []byte("x"), Headers: transport.Table{"tenant": "acme"}}
+	if deadletter.Identity(a) == deadletter.Identity(b) || deadletter.Identity(a) != deadletter.Identity(again) {
 		t.Errorf("identities %q and %q", deadletter.Identity(a), deadletter.Identity(b))
 	}
 	if got := deadletter.Identity(deadLetter(3)); got != "id-00003" {

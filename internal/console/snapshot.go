@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -62,10 +61,13 @@ type snapshot struct {
 	err     error
 	ended   time.Time
 	changed chan struct{} // closed (and replaced) on every change
+	// replaced is closed when a newer snapshot of the queue replaces this
+	// one (a refresh): its pass, if still running, has no one to serve.
+	replaced chan struct{}
 }
 
 func newSnapshot(queue string, now time.Time) *snapshot {
-	return &snapshot{queue: queue, started: now, total: -1, changed: make(chan struct{})}
+	return &snapshot{queue: queue, started: now, total: -1, changed: make(chan struct{}), replaced: make(chan struct{})}
 }
 
 func (sn *snapshot) signal() {
@@ -157,8 +159,12 @@ func (ss *snapshots) current(queue string, refresh bool, now time.Time) (*snapsh
 	if ss.byName == nil {
 		ss.byName = map[string]*snapshot{}
 	}
-	if sn := ss.byName[queue]; sn != nil && !refresh && sn.usable() {
-		return sn, false
+	old := ss.byName[queue]
+	if old != nil && !refresh && old.usable() {
+		return old, false
+	}
+	if old != nil {
+		close(old.replaced)
 	}
 	sn := newSnapshot(queue, now)
 	ss.byName[queue] = sn
@@ -169,42 +175,44 @@ func (ss *snapshots) current(queue string, refresh bool, now time.Time) (*snapsh
 func (ss *snapshots) forget(queue string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	delete(ss.byName, queue)
+	if old := ss.byName[queue]; old != nil {
+		close(old.replaced)
+		delete(ss.byName, queue)
+	}
 }
-
-// latest is queue's snapshot if there is one.
-func (ss *snapshots) latest(queue string) *snapshot {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.byName[queue]
-}
-
-// errInterrupted ends a pass a job stopped.
-var errInterrupted = errors.New("interrupted")
 
 // pass reads queue into sn, once the queue's gate lets it: one pass, in
 // order, each message handed back (Viewable was checked by the caller).
 func (s *Server) pass(sn *snapshot) {
 	defer s.wg.Done()
 	g := s.gates.of(sn.queue)
-	pctx, release, err := g.holdForPass(s.ctx)
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sn.replaced: // a newer snapshot serves the pages now
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	pctx, release, err := g.holdForPass(ctx)
 	if err != nil {
 		sn.finish("", err, s.c.Now())
 		return
 	}
 	defer release()
 	st, err := s.c.Conn.Transport().InspectQueue(pctx, sn.queue)
-	if err != nil {
-		sn.finish("", err, s.c.Now())
-		return
+	if err == nil {
+		sn.begin(st.Messages)
+		err = deadletter.Browse(pctx, s.c.Conn, sn.queue, maxSnapshot, func(m transport.Message) error {
+			sn.add(s.entryOf(pctx, sn.queue, m))
+			return nil
+		})
 	}
-	sn.begin(st.Messages)
-	err = deadletter.Browse(pctx, s.c.Conn, sn.queue, maxSnapshot, func(m transport.Message) error {
-		sn.add(s.entryOf(pctx, sn.queue, m))
-		return nil
-	})
 	stopped := ""
 	switch {
+	case err != nil && ctx.Err() != nil && s.ctx.Err() == nil:
+		stopped, err = "a newer view replaced it", nil
 	case err != nil && pctx.Err() != nil && s.ctx.Err() == nil:
 		stopped, err = "a job took the queue before the pass read it all", nil
 	case err == nil && st.Messages > maxSnapshot:
