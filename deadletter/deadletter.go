@@ -58,11 +58,11 @@ func IsDeadLetterQueue(queue string) bool {
 }
 
 // Summary says in one line what an operation op ("replay", "park",
-// "export" or "import") did to queue (for an import: its file), for a
+// "export", "import" or "purge") did to queue (for an import: its file), for a
 // person: what moved, what was left in place, what may be in both places.
 func Summary(op, queue string, dryRun bool, p Progress) string {
 	var b strings.Builder
-	done := map[string]string{"replay": "replayed", "park": "parked", "export": "exported", "import": "imported"}[op]
+	done := map[string]string{"replay": "replayed", "park": "parked", "export": "exported", "import": "imported", "purge": "purged"}[op]
 	if dryRun {
 		done = "would " + op
 	}

@@ -376,7 +376,7 @@ func TestBrowseAndReasonsRemoveNothing(t *testing.T) {
 		if !reflect.DeepEqual(reasons, want) {
 			t.Errorf("reasons %+v, want %+v", reasons, want)
 		}
-		info, err := deadletter.Describe(t.Context(), conn, dlq, firstSeen.Add(90*time.Minute))
+		info, err := deadletter.Describe(t.Context(), conn, transport.Queue{Name: dlq, Type: transport.Classic}, firstSeen.Add(90*time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -702,7 +702,7 @@ func TestListLeavesOutWhatIsGone(t *testing.T) {
 		source, dlq, parked := queues(t, b, conn.Transport())
 		gone := b.queueName(t) + "-gone"
 		names := []string{dlq, contract.DeadLetterQueue(gone), parked, contract.RungQueue(source, time.Minute, contract.ContractRungs), contract.ParkedQueue(gone)}
-		l, err := deadletter.List(t.Context(), conn, names, time.Now())
+		l, err := deadletter.List(t.Context(), conn, classic(names...), time.Now())
 		if err != nil {
 			t.Fatalf("List with queues that are gone: %v", err)
 		}
@@ -732,7 +732,7 @@ func TestListASourceWithALadderAlone(t *testing.T) {
 			t.Cleanup(func() { _, _ = tr.DeleteQueue(context.Background(), q) })
 		}
 		orphan := contract.RungQueue(b.queueName(t)+"-unlisted", time.Minute, contract.ContractRungs)
-		l, err := deadletter.List(t.Context(), conn, []string{source, rung, orphan}, time.Now())
+		l, err := deadletter.List(t.Context(), conn, classic(source, rung, orphan), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,11 +155,11 @@ func (m *mover) settle(f inFlight) error {
 		m.p.Left++
 		err = fmt.Errorf("message %s: %w", describe(f.msg), err)
 	case err != nil:
-		m.p.Doubtful++
+		m.doubtful(f.msg)
 		err = fmt.Errorf("message %s may or may not be at its target: %w", describe(f.msg), err)
 	default:
 		if err = f.ack(); err != nil {
-			m.p.Doubtful++
+			m.doubtful(f.msg)
 			err = fmt.Errorf("message %s is at its target, but its original could not be removed: %w", describe(f.msg), err)
 		} else {
 			m.p.Moved++
@@ -167,6 +167,14 @@ func (m *mover) settle(f inFlight) error {
 	}
 	m.report()
 	return err
+}
+
+// doubtful counts a message that may now be in both places, and names it.
+func (m *mover) doubtful(msg transport.Message) {
+	m.p.Doubtful++
+	if m.o.Doubtful != nil {
+		m.o.Doubtful(Identity(msg))
+	}
 }
 
 func (m *mover) report() {

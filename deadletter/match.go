@@ -22,6 +22,7 @@ type Matcher struct {
 	source  string
 	program *vm.Program
 	ids     map[string]bool // MatchIDs' set; nil for an expression
+	counted map[string]int  // MatchIdentities' counts left; nil otherwise
 }
 
 // Fields are what a match expression sees of a message, read leniently
@@ -34,8 +35,11 @@ type Fields struct {
 	// broker's reason in words; ReasonClass is its class.
 	Reason      string `expr:"reason"`
 	ReasonClass string `expr:"reasonClass"`
-	Origin      string `expr:"origin"`
-	Correlation string `expr:"correlation"`
+	// ReasonTemplate is Reason with its ids and numbers folded
+	// (ReasonTemplate): the group it is counted in.
+	ReasonTemplate string `expr:"reasonTemplate"`
+	Origin         string `expr:"origin"`
+	Correlation    string `expr:"correlation"`
 	// Age since first seen; -1ns when that is not known.
 	Age         time.Duration `expr:"age"`
 	ReplayCount int           `expr:"replayCount"`
@@ -80,7 +84,28 @@ func (m *Matcher) Match(queue string, msg transport.Message, now time.Time) (boo
 	if m.ids != nil {
 		return m.ids[acemq.ReadEnvelope(msg).ID], nil
 	}
-	out, err := expr.Run(m.program, FieldsOf(queue, msg, now))
+	if m.counted != nil {
+		id := Identity(msg)
+		if m.counted[id] == 0 {
+			return false, nil
+		}
+		m.counted[id]--
+		return true, nil
+	}
+	return m.MatchFields(FieldsOf(queue, msg, now))
+}
+
+// MatchFields says whether the expression holds for a message's fields,
+// as read by FieldsOf (a view's snapshot keeps them, so that it filters
+// without reading the queue again). A nil Matcher matches everything.
+func (m *Matcher) MatchFields(f Fields) (bool, error) {
+	if m == nil {
+		return true, nil
+	}
+	if m.ids != nil {
+		return m.ids[f.ID], nil
+	}
+	out, err := expr.Run(m.program, f)
 	if err != nil {
 		return false, fmt.Errorf("the match expression %q: %w", m.source, err)
 	}
@@ -92,17 +117,18 @@ func FieldsOf(queue string, msg transport.Message, now time.Time) Fields {
 	e := acemq.ReadEnvelope(msg)
 	reason := ReasonOf(queue, msg)
 	return Fields{
-		ID:          e.ID,
-		Type:        e.Type,
-		Attempt:     e.Attempt,
-		Reason:      reason.Text,
-		ReasonClass: string(reason.Class),
-		Origin:      e.Origin,
-		Correlation: e.Correlation,
-		Age:         e.Age(now),
-		ReplayCount: ReadReplayed(msg.Headers).Count,
-		ContentType: msg.ContentType,
-		Headers:     e.Headers,
-		Body:        string(msg.Body),
+		ID:             e.ID,
+		Type:           e.Type,
+		Attempt:        e.Attempt,
+		Reason:         reason.Text,
+		ReasonClass:    string(reason.Class),
+		ReasonTemplate: ReasonTemplate(reason.Text),
+		Origin:         e.Origin,
+		Correlation:    e.Correlation,
+		Age:            e.Age(now),
+		ReplayCount:    ReadReplayed(msg.Headers).Count,
+		ContentType:    msg.ContentType,
+		Headers:        e.Headers,
+		Body:           string(msg.Body),
 	}
 }

@@ -26,6 +26,9 @@ type Options struct {
 	DryRun bool
 	// Progress, when set, is told after each message taken.
 	Progress func(Progress)
+	// Doubtful, when set, is told the Identity of each message counted in
+	// Progress.Doubtful: those that may be in both places, by name.
+	Doubtful func(identity string)
 	// Now is the clock for acemq-replayed-at and ages; nil is time.Now.
 	Now func() time.Time
 }

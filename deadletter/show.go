@@ -106,12 +106,17 @@ type QueueInfo struct {
 	// queue was set aside for (ReasonOf); ReasonNone when the queue is
 	// empty.
 	HeadClass contract.ReasonClass `json:"headReasonClass,omitempty"`
+	// NotRead says why the head was not looked at (Viewable): its age and
+	// class are then not known. "" when it was, or the queue is empty.
+	NotRead string `json:"notRead,omitempty"`
 }
 
-// Describe reports on a dead-letter or parked queue, looking at the message
-// at its head (which goes back to its place, marked redelivered) for its age
-// and reason.
-func Describe(ctx context.Context, c *acemq.Conn, queue string, now time.Time) (QueueInfo, error) {
+// Describe reports on a dead-letter or parked queue q (its type as the
+// broker holds it), looking at the message at its head (which goes back to
+// its place, marked redelivered) for its age and reason, when Viewable
+// allows it; otherwise the depth only, and NotRead says why.
+func Describe(ctx context.Context, c *acemq.Conn, q transport.Queue, now time.Time) (QueueInfo, error) {
+	queue := q.Name
 	source, _ := Source(queue)
 	info := QueueInfo{Name: queue, Source: source, Oldest: acemq.UnknownAge}
 	state, err := c.Transport().InspectQueue(ctx, queue)
@@ -119,6 +124,12 @@ func Describe(ctx context.Context, c *acemq.Conn, queue string, now time.Time) (
 		return info, fmt.Errorf("describe %s: %w", queue, err)
 	}
 	info.Messages, info.Consumers = state.Messages, state.Consumers
+	if err := Viewable(q); err != nil {
+		if info.Messages > 0 {
+			info.NotRead = err.Error()
+		}
+		return info, nil
+	}
 	err = Browse(ctx, c, queue, 1, func(m transport.Message) error {
 		info.Oldest = acemq.ReadEnvelope(m).Age(now)
 		info.HeadClass = ReasonOf(queue, m).Class
@@ -153,18 +164,19 @@ type RungInfo struct {
 	Messages int               `json:"messages"`
 }
 
-// List describes every dead-letter and parked queue among queues (the names
-// of a vhost's queues, from the management API say), in their order, and
+// List describes every dead-letter and parked queue among queues (a vhost's
+// queues with their types, from the management API: admin.Read), in their
+// order (Describe: the head of those Viewable only), and
 // the rungs among queues, of either kind, of each one's source queue, and
 // of each source queue among queues that has rungs but no dead-letter half. A
 // queue deleted since its name was listed is left out, as it would be from
 // a listing made a moment later: on a busy vhost queues come and go.
-func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (Listing, error) {
+func List(ctx context.Context, c *acemq.Conn, queues []transport.Queue, now time.Time) (Listing, error) {
 	l := Listing{Queues: []QueueInfo{}, Sources: []SourceInfo{}}
 	sources := map[string]*SourceInfo{}
 	var order []string
 	for _, q := range queues {
-		source, ok := Source(q)
+		source, ok := Source(q.Name)
 		if !ok {
 			continue
 		}
@@ -185,10 +197,11 @@ func List(ctx context.Context, c *acemq.Conn, queues []string, now time.Time) (L
 	// that declares none) is listed too, for its rungs.
 	listed := make(map[string]bool, len(queues))
 	for _, q := range queues {
-		listed[q] = true
+		listed[q.Name] = true
 	}
 	isSource := func(s string) bool { return sources[s] != nil || listed[s] }
-	for _, q := range queues {
+	for _, queue := range queues {
+		q := queue.Name
 		rung, ok := contract.ParseRungName(q, isSource)
 		if !ok {
 			continue

@@ -83,7 +83,9 @@ host on port 15672) and reports its source queue, the messages ready in it,
 how long ago its oldest message was first seen and the class of the reason
 that message was set aside for (as show gives it). To read them it looks at
 the message at the head of the queue, which goes back to its place marked
-redelivered.
+redelivered, and only in a classic queue: a quorum queue counts that as a
+delivery (towards its x-delivery-limit), so of one the depth alone is
+given, and why.
 
 Then, for each source queue Q, its retry rungs of either kind (Q.retry.<d>,
 Q.retry.quorum.<d>) and the messages waiting on them: those ready, due home
@@ -109,11 +111,7 @@ management API counts it in the rung's messages_dlx.`,
 				return err
 			}
 			defer conn.Close()
-			names := make([]string, len(state.Queues))
-			for i, q := range state.Queues {
-				names[i] = q.Name
-			}
-			l, err := deadletter.List(ctx, conn, names, time.Now())
+			l, err := deadletter.List(ctx, conn, state.Queues, time.Now())
 			if err != nil {
 				return err
 			}

@@ -516,7 +516,11 @@ func TestDLQGolden(t *testing.T) {
 	// dead-letter queues is left out.
 	names := []string{"orders.new", "orders.new.dlq", "orders.new.parked", "orders.new.retry.160s", "orders.new.retry.40s",
 		"orders.new.retry.5m", "orders.new.retry.80s", "orders.new.retry.quorum.1h", "shipments.retry.1m"}
-	l, err := deadletter.List(ctx, conn, names, now)
+	queues := make([]transport.Queue, len(names))
+	for i, n := range names {
+		queues[i] = transport.Queue{Name: n, Type: transport.Classic}
+	}
+	l, err := deadletter.List(ctx, conn, queues, now)
 	if err != nil {
 		t.Fatal(err)
 	}

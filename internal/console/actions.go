@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq-go/acemq/admin"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/transport"
@@ -20,6 +21,7 @@ import (
 type action struct {
 	Op, Queue, To, Match, Upload, UploadName string
 	IDs                                      []string
+	Token                                    string // a purge's count (counted)
 	Count                                    int    // what the dry run found
 	What                                     string // what will happen, in words
 }
@@ -28,7 +30,7 @@ type action struct {
 // selection (id values, or match) and the target.
 func (s *Server) readAction(r *http.Request) (action, *deadletter.Matcher, error) {
 	op, scope, _ := strings.Cut(r.FormValue("op"), " ")
-	a := action{Op: op, Queue: r.FormValue("queue"), Match: r.FormValue("match"), IDs: r.Form["id"], Upload: r.FormValue("upload")}
+	a := action{Op: op, Queue: r.FormValue("queue"), Match: r.FormValue("match"), IDs: r.Form["id"], Upload: r.FormValue("upload"), Token: r.FormValue("token")}
 	if scope != "selected" {
 		a.IDs = nil
 	}
@@ -68,7 +70,26 @@ func (s *Server) readAction(r *http.Request) (action, *deadletter.Matcher, error
 	if a.Queue == "" {
 		return a, nil, errors.New("no queue named")
 	}
+	if op != "import" { // an import publishes; the others take messages
+		q, _, err := admin.ReadQueue(r.Context(), s.c.Endpoint, a.Queue)
+		if err == nil {
+			err = deadletter.Viewable(q)
+		}
+		if err != nil {
+			return a, nil, fmt.Errorf("the console acts only on the queues it can look at: %w", err)
+		}
+	}
 	return a, m, nil
+}
+
+// failAction refuses an action: a queue that is not there is a 404, any
+// other reason a 400.
+func (s *Server) failAction(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, transport.ErrNotFound) {
+		s.failErr(w, r, "No such queue", err)
+		return
+	}
+	s.fail(w, r, http.StatusBadRequest, "Cannot do that", err.Error())
 }
 
 // confirm works out what an action would do, with a dry run, and asks.
@@ -78,7 +99,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request) {
 	}
 	a, m, err := s.readAction(r)
 	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, "Cannot do that", err.Error())
+		s.failAction(w, r, err)
 		return
 	}
 	if err := s.count(r.Context(), &a, m); err != nil {
@@ -96,8 +117,24 @@ func (s *Server) count(ctx context.Context, a *action, m *deadletter.Matcher) er
 		p   deadletter.Progress
 		err error
 	)
+	if a.Op != "import" {
+		// Counted while the queue is the count's alone: a view of it
+		// holding messages would hide them from the count.
+		release, err := s.gates.of(a.Queue).holdForJob(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	switch {
-	case a.Op == "purge" || (m == nil && a.Op != "import"):
+	case a.Op == "purge":
+		// What the confirmation counts, by identity, is all the purge
+		// may remove.
+		var ids map[string]int
+		if ids, p.Moved, err = s.countForPurge(ctx, a.Queue); err == nil {
+			a.Token = s.counted.add(a.Queue, ids)
+		}
+	case m == nil && a.Op != "import":
 		// Every message: the queue's depth says how many, without a pass
 		// through it (whose requeue of every message would slow the move).
 		var st transport.QueueState
@@ -145,7 +182,7 @@ func describe(a action) string {
 	case "import":
 		return fmt.Sprintf("Import %s%s of the file %s into %s, each exactly as exported, mandatory and confirmed; the first the broker does not take stops the import.", n, which, a.UploadName, a.Queue)
 	case "purge":
-		return fmt.Sprintf("Purge %s: delete the %s ready in it now, for good (and any that arrive before you confirm). Export them first to keep a copy.", a.Queue, n)
+		return fmt.Sprintf("Purge %s: delete the %s counted in it now, for good, each known by its id (or, without one, by its body's digest). Any message that arrives before you confirm stays; one already gone is reported. Export them first to keep a copy. Type the queue's name to confirm.", a.Queue, n)
 	}
 	return ""
 }
@@ -201,7 +238,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	a, m, err := s.readAction(r)
 	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, "Cannot do that", err.Error())
+		s.failAction(w, r, err)
 		return
 	}
 	confirmed, err := strconv.Atoi(r.FormValue("count"))
@@ -210,6 +247,18 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.Count = confirmed
+	var purgeIDs map[string]int
+	if a.Op == "purge" {
+		if r.FormValue("typed") != a.Queue {
+			s.fail(w, r, http.StatusBadRequest, "Not confirmed", "To purge "+a.Queue+", type its name in the confirmation.")
+			return
+		}
+		var ok bool
+		if purgeIDs, ok = s.counted.take(a.Token, a.Queue); !ok {
+			s.fail(w, r, http.StatusGone, "Confirm again", "This purge's confirmation is gone (run already, or the console restarted): start it again from the queue page.")
+			return
+		}
+	}
 	j := &job{Op: a.Op, Queue: a.Queue, Back: a.Queue}
 	if a.Op == "import" {
 		up, ok := s.uploads.take(a.Upload)
@@ -223,7 +272,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	j.What = describe(a)
 	// No more than confirmed: messages dead-lettered since the
 	// confirmation wait for the next run.
-	o := deadletter.Options{Match: m, Limit: confirmed, Progress: j.progress}
+	o := deadletter.Options{Match: m, Limit: confirmed, Progress: j.progress, Doubtful: j.addDoubtful}
+	if purgeIDs != nil {
+		o.Match = deadletter.MatchIdentities(purgeIDs)
+	}
 	if confirmed == 0 && a.Op != "purge" {
 		o.Limit = -1 // nothing to move; see below
 	}
@@ -248,6 +300,22 @@ func (s *Server) runJob(j *job, a action, o deadletter.Options) {
 		j.finish(p, fmt.Sprintf("%s: nothing to %s; nothing changed", a.Queue, a.Op), nil)
 		return
 	}
+	// The job holds the queue: no view of this console holds any of its
+	// messages meanwhile (a pass running is stopped), so every message
+	// ready is the job's to take.
+	release, err := s.gates.of(a.Queue).holdForJob(ctx)
+	if err != nil {
+		j.finish(p, fmt.Sprintf("%s: stopped before it began", a.Queue), err)
+		return
+	}
+	defer func() {
+		release()
+		s.snapshots.forget(a.Queue)
+		if src, ok := deadletter.Source(a.Queue); ok {
+			s.snapshots.forget(contract.ParkedQueue(src))
+		}
+	}()
+	j.begin()
 	switch a.Op {
 	case "replay":
 		p, err = deadletter.Replay(ctx, s.c.Conn, a.Queue, "", o)
@@ -273,14 +341,46 @@ func (s *Server) runJob(j *job, a action, o deadletter.Options) {
 		j.file = ""
 		j.mu.Unlock()
 	case "purge":
-		var n int
-		n, err = s.c.Conn.Transport().PurgeQueue(ctx, a.Queue)
-		j.finish(deadletter.Progress{Taken: n, Moved: n}, fmt.Sprintf("purged %s: %d message%s deleted", a.Queue, n, plural(n)), err)
-		return
+		p, err = deadletter.Purge(ctx, s.c.Conn, a.Queue, o)
 	}
 	queue := a.Queue
 	if a.Op == "import" {
 		queue = a.UploadName
 	}
-	j.finish(p, deadletter.Summary(a.Op, queue, false, p), err)
+	summary := deadletter.Summary(a.Op, queue, false, p)
+	if a.Op == "purge" && p.Moved < a.Count {
+		summary += fmt.Sprintf("; %d of the %d counted were gone already (moved or removed by someone else)", a.Count-p.Moved, a.Count)
+	}
+	if a.Op != "import" {
+		summary += s.afterwards(a.Queue, p)
+	}
+	j.finish(p, summary, err)
+}
+
+// afterwards says what queue holds once a job that took from it is done,
+// so that a report never says "0 left" with messages left: the messages
+// ready it did not take (arrived since it began, past the number
+// confirmed, or held by a reader outside this console when it began), and
+// whether a consumer is attached that may hold more. (The management
+// API's count of unacknowledged messages lags by its sampling interval,
+// so it would blame the console's own view of a moment ago.)
+func (s *Server) afterwards(queue string, p deadletter.Progress) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := s.c.Conn.Transport().InspectQueue(ctx, queue)
+	if err != nil {
+		return fmt.Sprintf("; what %s holds now is not known: %v", queue, err)
+	}
+	notTaken := max(0, st.Messages-p.Left)
+	out := fmt.Sprintf("; %s holds %d ready now", queue, st.Messages)
+	if p.Left > 0 {
+		out += fmt.Sprintf(" (%d left in place by this job)", min(p.Left, st.Messages))
+	}
+	if notTaken > 0 {
+		out += fmt.Sprintf(", %d of them not taken by this job (arrived since it began, past the number confirmed, or held by another reader when it began)", notTaken)
+	}
+	if st.Consumers > 0 {
+		out += fmt.Sprintf("; %d consumer%s attached to it may hold more", st.Consumers, plural(st.Consumers))
+	}
+	return out
 }

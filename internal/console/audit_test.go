@@ -58,7 +58,8 @@ func TestAuditLogNamesEachAction(t *testing.T) {
 	download := getWith(t, f, "/job/download?id="+export, as)
 	replay := run(url.Values{"op": {"replay selected"}, "queue": {f.dlq}, "id": {"id-00000", "id-00001"}}, 2)
 	park := run(url.Values{"op": {"park all"}, "queue": {f.dlq}}, 4)
-	purge := run(url.Values{"op": {"purge all"}, "queue": {parked}}, 4)
+	confirmation := post(t, f, "/confirm", url.Values{"csrf": {token}, "op": {"purge all"}, "queue": {parked}}, as)
+	purge := run(url.Values{"op": {"purge all"}, "queue": {parked}, "typed": {parked}, "token": {purgeToken(t, confirmation.body)}}, 4)
 
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)

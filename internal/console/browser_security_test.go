@@ -64,7 +64,7 @@ func (rec *recorder) requests() []seen {
 // requests recorded.
 func browserConsole(t *testing.T, f fixture, c console.Config) (*httptest.Server, *recorder) {
 	t.Helper()
-	endpoint, err := admin.EndpointFor("amqp://guest:guest@127.0.0.1:1/", "")
+	endpoint, err := admin.EndpointFor("amqp://guest:guest@127.0.0.1:1/", "http://guest:guest@"+f.mgmt)
 	if err != nil {
 		t.Fatal(err)
 	}

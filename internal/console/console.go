@@ -126,6 +126,11 @@ type Server struct {
 	tls      *tls.Config // nil: plain HTTP
 	jobs     *jobs
 	uploads  *uploads
+	// gates and snapshots coordinate the views and moves of each queue
+	// (gate.go, snapshot.go); counted are the purges confirmed.
+	gates     gates
+	snapshots snapshots
+	counted   counted
 	// ctx is the jobs' context: they outlive the request that started
 	// them, and end with Close.
 	ctx    context.Context

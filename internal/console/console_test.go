@@ -31,6 +31,7 @@ type fixture struct {
 	conn   *acemq.Conn
 	source string
 	dlq    string
+	mgmt   string // the management API's host:port, which the pages name
 }
 
 const secretPassword = "s3cret-Pa55word"
@@ -53,9 +54,12 @@ func newFixture(t *testing.T, n int, edit func(*console.Config)) fixture {
 		}
 	}
 	publish(t, conn, f.dlq, n)
-	// The management API is never reached by these tests but for the
-	// overview, which then says it did not answer.
-	endpoint, err := admin.EndpointFor("amqp://operator:"+secretPassword+"@127.0.0.1:1/", "")
+	// The management API answers for single queues only (memory:// holds
+	// classic queues): the overview then says it did not answer.
+	mgmt := httptest.NewServer(queueAPI(conn.Transport()))
+	t.Cleanup(mgmt.Close)
+	f.mgmt = strings.TrimPrefix(mgmt.URL, "http://")
+	endpoint, err := admin.EndpointFor("amqp://operator:"+secretPassword+"@127.0.0.1:1/", "http://operator:"+secretPassword+"@"+f.mgmt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +75,39 @@ func newFixture(t *testing.T, n int, edit func(*console.Config)) fixture {
 	f.srv = httptest.NewServer(s)
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// queueAPI answers the management API's GET /api/queues/VHOST/NAME for
+// the queues of tr, as classic queues, and nothing else (503).
+func queueAPI(tr transport.Transport) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/api/queues/")
+		vhost, name, two := strings.Cut(rest, "/")
+		if !ok || !two || r.Method != http.MethodGet {
+			http.Error(w, `{"error":"unavailable","reason":"not in this test"}`, http.StatusServiceUnavailable)
+			return
+		}
+		vhost, _ = url.PathUnescape(vhost)
+		name, _ = url.PathUnescape(name)
+		st, err := tr.InspectQueue(r.Context(), name)
+		if err != nil || vhost != "/" {
+			http.Error(w, `{"error":"Object Not Found","reason":"Not Found"}`, http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, `{"name":%q,"vhost":"/","type":"classic","durable":true,"arguments":{},"messages_ready":%d,"consumers":%d}`, name, st.Messages, st.Consumers)
+	})
+}
+
+var purgeTokenField = regexp.MustCompile(`name="token" value="([0-9a-f]+)"`)
+
+// purgeToken is the count a purge's confirmation carries.
+func purgeToken(t *testing.T, confirmation string) string {
+	t.Helper()
+	m := purgeTokenField.FindStringSubmatch(confirmation)
+	if m == nil {
+		t.Fatalf("no token on the purge's confirmation:\n%s", confirmation)
+	}
+	return m[1]
 }
 
 // publish puts n dead letters in queue, every other one for a timeout.
@@ -374,7 +411,7 @@ func TestSecretsAreNotRendered(t *testing.T) {
 		if strings.Contains(r.body, secretPassword) {
 			t.Errorf("GET %s renders the broker's password", path)
 		}
-		if !strings.Contains(r.body, "127.0.0.1:1") {
+		if !strings.Contains(r.body, f.mgmt) {
 			t.Errorf("GET %s does not name the broker", path)
 		}
 	}
@@ -505,10 +542,13 @@ func TestExportPurgeImport(t *testing.T) {
 	}
 
 	purge := url.Values{"csrf": {token}, "op": {"purge all"}, "queue": {f.dlq}}
-	if r := post(t, f, "/confirm", purge, nil); !strings.Contains(r.body, "delete the 6 messages ready in it now, for good") {
+	r := post(t, f, "/confirm", purge, nil)
+	if !strings.Contains(r.body, "delete the 6 messages counted in it now, for good") {
 		t.Fatalf("the purge's confirmation:\n%s", r.body)
 	}
-	if state := awaitJob(t, f, runAction(t, f, purge, 6)); !strings.Contains(state, "6 messages deleted") {
+	purge.Set("token", purgeToken(t, r.body))
+	purge.Set("typed", f.dlq)
+	if state := awaitJob(t, f, runAction(t, f, purge, 6)); !strings.Contains(state, "purged 6 of the 6 messages taken") {
 		t.Fatalf("purge: %s", state)
 	}
 	if n := depth(t, f, f.dlq); n != 0 {
@@ -524,7 +564,7 @@ func TestExportPurgeImport(t *testing.T) {
 	_ = mw.Close()
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/import", &body)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	r := do(t, req)
+	r = do(t, req)
 	if r.status != http.StatusOK || !strings.Contains(r.body, "Import 3 messages of the file saved.jsonl into "+f.dlq) {
 		t.Fatalf("the import's confirmation (HTTP %d):\n%s", r.status, r.body)
 	}

@@ -31,6 +31,8 @@ type job struct {
 	ended    time.Time
 	file     string // an export's file, to download
 	fileName string
+	waiting  bool     // for the queue: a view of it is stopping
+	doubtful []string // the identities of the messages that may be in both places
 }
 
 // jobState is a job as its page and its JSON show it.
@@ -49,12 +51,28 @@ type jobState struct {
 	Summary  string `json:"summary,omitempty"`
 	Seconds  string `json:"seconds"`
 	Download bool   `json:"download"`
-	Back     string `json:"-"`
+	// Waiting: the job waits for the queue (a view's pass is stopping).
+	Waiting bool `json:"waiting"`
+	// DoubtfulIDs names the messages that may be in both places.
+	DoubtfulIDs []string `json:"doubtfulIds,omitempty"`
+	Back        string   `json:"-"`
 }
 
 func (j *job) progress(p deadletter.Progress) {
 	j.mu.Lock()
 	j.p = p
+	j.mu.Unlock()
+}
+
+func (j *job) begin() {
+	j.mu.Lock()
+	j.waiting = false
+	j.mu.Unlock()
+}
+
+func (j *job) addDoubtful(identity string) {
+	j.mu.Lock()
+	j.doubtful = append(j.doubtful, identity)
 	j.mu.Unlock()
 }
 
@@ -69,7 +87,8 @@ func (j *job) state() jobState {
 	defer j.mu.Unlock()
 	s := jobState{ID: j.ID, Op: j.Op, Queue: j.Queue, What: j.What, Back: j.Back,
 		Total: j.p.Total, Taken: j.p.Taken, Moved: j.p.Moved, Left: j.p.Left, Doubtful: j.p.Doubtful,
-		Done: j.done, Summary: j.summary, Download: j.done && j.file != "" && j.err == nil}
+		Done: j.done, Summary: j.summary, Download: j.done && j.file != "" && j.err == nil,
+		Waiting: j.waiting && !j.done, DoubtfulIDs: slices.Clone(j.doubtful)}
 	if j.err != nil {
 		s.Error = j.err.Error()
 	}
@@ -90,7 +109,7 @@ type jobs struct {
 func newJobs() *jobs { return &jobs{byID: map[string]*job{}} }
 
 func (js *jobs) add(j *job) {
-	j.ID, j.started = randomHex()[:16], time.Now()
+	j.ID, j.started, j.waiting = randomHex()[:16], time.Now(), true
 	js.mu.Lock()
 	js.byID[j.ID] = j
 	js.mu.Unlock()

@@ -50,11 +50,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, "The management API did not answer", err)
 		return
 	}
-	names := make([]string, len(state.Queues))
-	for i, q := range state.Queues {
-		names[i] = q.Name
-	}
-	l, err := deadletter.List(ctx, s.c.Conn, names, s.c.Now())
+	l, err := deadletter.List(ctx, s.c.Conn, state.Queues, s.c.Now())
 	if err != nil {
 		s.failErr(w, r, "Listing the dead-letter queues failed", err)
 		return

@@ -3,14 +3,16 @@ package console
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/admin"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
 	"github.com/acemq-go/acemq/internal/preview"
@@ -35,76 +37,210 @@ type bar struct {
 	Y     int
 }
 
-type queuePage struct {
-	Queue, Source, Match string
-	Info                 deadletter.QueueInfo
-	Bars                 []bar
-	ChartHeight          int
-	Reasons              []deadletter.ReasonCount
-	Messages             []shown
-	Limit, Scanned       int
-	CanReplay, CanPark   bool
+// group is the messages whose reasons share a template
+// (deadletter.ReasonTemplate): one failure, whatever ids it names.
+type group struct {
+	Template, Example, Class string
+	Count                    int
+	Match                    string // the expression that selects it
 }
 
+type queuePage struct {
+	Queue, Source, Match, Type string
+	Ready, Consumers           int
+	// NotRead says why the messages are not read (deadletter.Viewable):
+	// the page then shows the depth alone.
+	NotRead     string
+	Bars        []bar
+	ChartHeight int
+	Groups      []group
+	Messages    []shown
+	// Paging: page numbers from 1; Matching counts the messages read so
+	// far that match.
+	Page, Size, Matching, First, Last int
+	Prev, Next, Refresh               string
+	// The snapshot: how far its pass got, how old it is.
+	Read, Total        int
+	Reading            bool
+	Age, Stopped       string
+	Oldest             string
+	BodyCut            bool // a filter on the body saw only its first bytes
+	Busy               bool // a job has the queue: the pass waits for it
+	CanReplay, CanPark bool
+}
+
+// How long a page waits for its messages to be read before it answers
+// with what it has (and says how far the pass got).
+const pageWait = 5 * time.Second
+
+// smallRest: a page whose messages are read waits for the rest of the
+// pass too when no more than this many are left, so that a small queue's
+// counts are whole at once.
+const smallRest = 200
+
+// maxPageSize bounds a page, which renders every message it shows.
+const maxPageSize = 1000
+
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
-	ctx, name := r.Context(), r.URL.Query().Get("name")
+	ctx, query := r.Context(), r.URL.Query()
+	name := query.Get("name")
 	if name == "" {
 		s.fail(w, r, http.StatusBadRequest, "No queue named", "Give the queue: /queue?name=orders.new.dlq.")
 		return
 	}
-	p := queuePage{Queue: name, Match: r.URL.Query().Get("match"), Limit: defaultLimit}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			s.fail(w, r, http.StatusBadRequest, "Bad limit", fmt.Sprintf("limit must be a number of messages, 1 or more; found %q.", v))
-			return
+	p := queuePage{Queue: name, Match: query.Get("match"), Page: 1, Size: defaultLimit}
+	for _, n := range []struct {
+		key  string
+		into *int
+		max  int
+	}{{"page", &p.Page, 1 << 30}, {"size", &p.Size, maxPageSize}, {"limit", &p.Size, maxPageSize}} {
+		if v := query.Get(n.key); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < 1 || i > n.max {
+				s.fail(w, r, http.StatusBadRequest, "Bad "+n.key, fmt.Sprintf("%s must be a number from 1 to %d; found %q.", n.key, n.max, v))
+				return
+			}
+			*n.into = i
 		}
-		p.Limit = n
 	}
 	m, err := compile(p.Match)
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "Bad match expression", err.Error())
 		return
 	}
-	now := s.c.Now()
-	if p.Info, err = deadletter.Describe(ctx, s.c.Conn, name, now); err != nil {
+	q, _, err := admin.ReadQueue(ctx, s.c.Endpoint, name)
+	if err != nil {
+		s.failErr(w, r, "No such queue", err)
+		return
+	}
+	st, err := s.c.Conn.Transport().InspectQueue(ctx, name)
+	if err != nil {
 		s.failErr(w, r, "No such queue", fmt.Errorf("%s: %w", name, err))
 		return
 	}
+	p.Type, p.Ready, p.Consumers = string(q.Type), st.Messages, st.Consumers
 	p.Source, p.CanReplay = deadletter.Source(name)
 	p.CanPark = deadletter.IsDeadLetterQueue(name)
-	counts, err := deadletter.Reasons(ctx, s.c.Conn, name)
-	if err != nil {
-		s.failErr(w, r, "Counting the reasons failed", err)
+	if err := deadletter.Viewable(q); err != nil {
+		p.NotRead, p.CanReplay, p.CanPark = err.Error(), false, false
+		s.render(w, http.StatusOK, "queue", name, p)
 		return
 	}
-	p.Reasons = counts.Reasons
-	most := 1
-	for _, c := range counts.Classes {
-		most = max(most, c.Count)
+	now := s.c.Now()
+	sn, started := s.snapshots.current(name, query.Get("refresh") != "", now)
+	if started {
+		s.wg.Add(1)
+		go s.pass(sn)
 	}
-	for i, c := range counts.Classes {
-		p.Bars = append(p.Bars, bar{Class: cmp.Or(string(c.Class), "(none)"), Count: c.Count, Width: max(1, c.Count*300/most), Y: i * 24})
+	// A job that has the queue, or asks for it, comes first: the page then
+	// says so at once, with what was read.
+	g := s.gates.of(name)
+	arrives := g.jobArrives()
+	wait := pageWait
+	if g.busy() {
+		wait = 0
 	}
-	p.ChartHeight = len(p.Bars) * 24
-	errEnough := errors.New("enough")
-	err = deadletter.Browse(ctx, s.c.Conn, name, 0, func(msg transport.Message) error {
-		p.Scanned++
-		ok, err := m.Match(name, msg, now)
-		if err != nil || !ok {
-			return err
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	want := p.Page * p.Size
+	var matching []int // indexes of the entries matching, as far as looked
+	var matchErr error
+	looked := 0
+	filter := func(v reading) bool {
+		for ; looked < len(v.entries) && matchErr == nil; looked++ {
+			ok, err := m.MatchFields(v.entries[looked].fieldsAt(now))
+			if err != nil {
+				matchErr = err
+			} else if ok {
+				matching = append(matching, looked)
+			}
 		}
-		p.Messages = append(p.Messages, s.show(ctx, name, msg, now))
-		if len(p.Messages) == p.Limit {
-			return errEnough
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errEnough) {
-		s.failErr(w, r, "Reading the messages failed", err)
+		// A small queue is read to the end first, for its whole counts.
+		rest := v.total - len(v.entries)
+		return matchErr != nil || len(matching) >= want && v.total >= 0 && rest > smallRest
+	}
+	v := sn.await(wctx, arrives, filter)
+	filter(v)
+	p.Busy = g.busy() && !v.done
+	if matchErr != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad match expression", matchErr.Error())
 		return
 	}
+	s.fillSnapshot(&p, v, matching, now)
 	s.render(w, http.StatusOK, "queue", name, p)
+}
+
+// fillSnapshot fills p from what the snapshot has read: the page of the
+// matching messages, the counts and groups, how far and how old.
+func (s *Server) fillSnapshot(p *queuePage, v reading, matching []int, now time.Time) {
+	p.Read, p.Total, p.Reading, p.Stopped = len(v.entries), v.total, !v.done, v.stopped
+	if v.err != nil {
+		p.Stopped = "reading the queue failed: " + v.err.Error()
+	}
+	p.Age = age(now.Sub(v.started))
+	p.Matching = len(matching)
+	from := min((p.Page-1)*p.Size, len(matching))
+	to := min(from+p.Size, len(matching))
+	for _, i := range matching[from:to] {
+		e := &v.entries[i]
+		sh := e.shown
+		sh.Age = age(e.age(now))
+		p.Messages = append(p.Messages, sh)
+	}
+	p.First, p.Last = from+1, to
+	link := func(page int, refresh bool) string {
+		q := url.Values{"name": {p.Queue}, "page": {strconv.Itoa(page)}, "size": {strconv.Itoa(p.Size)}}
+		if p.Match != "" {
+			q.Set("match", p.Match)
+		}
+		if refresh {
+			q.Set("refresh", "1")
+		}
+		return "/queue?" + q.Encode()
+	}
+	if p.Page > 1 {
+		p.Prev = link(p.Page-1, false)
+	}
+	if to < len(matching) || (to == from+p.Size && !v.done) {
+		p.Next = link(p.Page+1, false)
+	}
+	p.Refresh = link(1, true)
+	if len(v.entries) > 0 {
+		p.Oldest = age(v.entries[0].age(now))
+	}
+	p.BodyCut = p.Match != "" && strings.Contains(p.Match, "body")
+
+	classes, groups := map[string]int{}, map[string]*group{}
+	var order []string
+	for i := range v.entries {
+		f := &v.entries[i].fields
+		classes[cmp.Or(f.ReasonClass, "(none)")]++
+		g := groups[f.ReasonTemplate]
+		if g == nil {
+			g = &group{Template: f.ReasonTemplate, Example: f.Reason, Class: f.ReasonClass,
+				Match: "reasonTemplate == " + strconv.Quote(f.ReasonTemplate)}
+			groups[f.ReasonTemplate] = g
+			order = append(order, f.ReasonTemplate)
+		}
+		g.Count++
+	}
+	for _, t := range order {
+		p.Groups = append(p.Groups, *groups[t])
+	}
+	slices.SortStableFunc(p.Groups, func(a, b group) int { return cmp.Compare(b.Count, a.Count) })
+	var bars []bar
+	for c, n := range classes {
+		bars = append(bars, bar{Class: c, Count: n})
+	}
+	slices.SortFunc(bars, func(a, b bar) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Class, b.Class)) })
+	most := 1
+	for _, b := range bars {
+		most = max(most, b.Count)
+	}
+	for i := range bars {
+		bars[i].Width, bars[i].Y = max(1, bars[i].Count*300/most), i*24
+	}
+	p.Bars, p.ChartHeight = bars, len(bars)*24
 }
 
 // compile is the match expression, nil for "" (every message).

@@ -116,6 +116,22 @@ func (t *Transport) do(ctx context.Context, what string, fn func(*amqp.Channel) 
 	})
 }
 
+// doValue runs fn on a fresh channel of the current connection and returns
+// its value, which travels with fn's result: fn goes on in a goroutine of
+// its own after ctx ends, so it must not write to a variable of a caller
+// that has returned (the race detector caught InspectQueue doing so).
+func doValue[T any](ctx context.Context, t *Transport, what string, fn func(*amqp.Channel) (T, error)) (T, error) {
+	var v T
+	err := t.onConnection(ctx, func(conn *amqp.Connection) (err error) {
+		v, err = onChannel(ctx, t, conn, func(ch *amqp.Channel) (T, bool, error) {
+			x, err := fn(ch)
+			return x, false, err
+		})
+		return mapErr(what, err)
+	})
+	return v, err
+}
+
 // declarer declares on one connection: the current one for the Transport's
 // own methods, the new one in a subscription's Setup.
 type declarer struct {
@@ -175,13 +191,10 @@ func (t *Transport) Bind(ctx context.Context, b transport.Binding) error {
 // InspectQueue reports a queue's ready messages and consumers (a passive
 // declare).
 func (t *Transport) InspectQueue(ctx context.Context, queue string) (transport.QueueState, error) {
-	var st transport.QueueState
-	err := t.do(ctx, fmt.Sprintf("inspect queue %s", queue), func(ch *amqp.Channel) error {
+	return doValue(ctx, t, fmt.Sprintf("inspect queue %s", queue), func(ch *amqp.Channel) (transport.QueueState, error) {
 		q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
-		st = transport.QueueState{Name: q.Name, Messages: q.Messages, Consumers: q.Consumers}
-		return err
+		return transport.QueueState{Name: q.Name, Messages: q.Messages, Consumers: q.Consumers}, err
 	})
-	return st, err
 }
 
 // Ping opens and closes a channel: two round trips to the broker.
@@ -191,23 +204,17 @@ func (t *Transport) Ping(ctx context.Context) error {
 
 // PurgeQueue removes a queue's ready messages and says how many.
 func (t *Transport) PurgeQueue(ctx context.Context, queue string) (int, error) {
-	var n int
-	err := t.do(ctx, fmt.Sprintf("purge queue %s", queue), func(ch *amqp.Channel) (err error) {
-		n, err = ch.QueuePurge(queue, false)
-		return err
+	return doValue(ctx, t, fmt.Sprintf("purge queue %s", queue), func(ch *amqp.Channel) (int, error) {
+		return ch.QueuePurge(queue, false)
 	})
-	return n, err
 }
 
 // DeleteQueue deletes a queue and says how many messages it held; deleting a
 // queue that does not exist succeeds with 0.
 func (t *Transport) DeleteQueue(ctx context.Context, queue string) (int, error) {
-	var n int
-	err := t.do(ctx, fmt.Sprintf("delete queue %s", queue), func(ch *amqp.Channel) (err error) {
-		n, err = ch.QueueDelete(queue, false, false, false)
-		return err
+	return doValue(ctx, t, fmt.Sprintf("delete queue %s", queue), func(ch *amqp.Channel) (int, error) {
+		return ch.QueueDelete(queue, false, false, false)
 	})
-	return n, err
 }
 
 // Get takes one message with basic.get. Its channel stays open until the
