@@ -108,7 +108,7 @@ func RetryEdited(ctx context.Context, c *acemq.Conn, queue string, e Edit) (Retr
 	if e.Fingerprint != "" && Fingerprint(d.Message) != e.Fingerprint {
 		return r, fmt.Errorf("retry %s from %s: %w: reopen it and edit it again", e.ID, queue, ErrChanged)
 	}
-	edited, parts, err := e.apply(queue, d.Message)
+	edited, parts, err := EditedCopy(queue, d.Message, e)
 	if err != nil {
 		return r, fmt.Errorf("retry %s from %s: %w", e.ID, queue, err)
 	}
@@ -134,9 +134,10 @@ func RetryEdited(ctx context.Context, c *acemq.Conn, queue string, e Edit) (Retr
 	return r, nil
 }
 
-// apply is m edited by e and rewritten as a replay from queue, with the
-// parts edited.
-func (e Edit) apply(queue string, m transport.Message) (transport.Message, []string, error) {
+// EditedCopy is m, a message of queue, edited by e and rewritten as
+// RetryEdited publishes it, with the parts edited; it checks the edit as
+// RetryEdited does, but takes nothing (for a confirmation to show).
+func EditedCopy(queue string, m transport.Message, e Edit) (transport.Message, []string, error) {
 	before := Editable(m.Headers)
 	after, err := parseEditable(e.Headers, before)
 	if err != nil {

@@ -53,6 +53,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /drift", s.drift)
 	mux.HandleFunc("GET /login", s.login)
 	mux.HandleFunc("POST /login", s.login)
+	s.editRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "Not found", "There is no page "+r.URL.Path+".")
 	})
