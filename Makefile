@@ -177,7 +177,7 @@ BROKER_PKGS ?= $$(GO=$(GO) bash scripts/broker-packages.sh)
 test-4.3: PART_NODE = $(TEST_BROKER43)
 test-4.3: PART_PKGS = $(ALL_PKGS)
 test-4.3: PART_CONFORMANCE = $(CONFORMANCE)
-test-4.3: PART_MORE = $(MAKE) --no-print-directory chaos-alarm || s=1;
+test-4.3: PART_MORE = $(MAKE) --no-print-directory chaos-alarm || s=1; $(MAKE) --no-print-directory console-outage || s=1;
 test-4.0: PART_NODE = $(TEST_BROKER4)
 test-4.0: PART_PKGS = $(BROKER_PKGS)
 test-3.10: PART_NODE = $(TEST_BROKER)
@@ -240,6 +240,15 @@ chaos-short: tls-certs
 # them out of `go test ./...`. Needs the broker: run it through make test.
 chaos-alarm:
 	$(GO) test -tags chaos -count=1 -run '^TestChaosAlarm$$' -v ./internal/chaos/
+
+# The console with its broker paused (SIGSTOP), stopped (stop_app) and in
+# a memory alarm (internal/console/outage_test.go), with the chaos tag,
+# which keeps them out of `go test ./...`: every page answers within its
+# bound saying what is wrong, a job waiting on the alarm says so. Needs the
+# broker, which it disturbs: run it through make test, after the rest.
+.PHONY: console-outage
+console-outage:
+	$(GO) test -race -tags chaos -count=1 -run '^(TestConsolePausedBroker|TestConsoleStoppedBroker|TestConsoleJobBlockedByAnAlarm)$$' -v ./internal/console/
 
 # The restart scenario on the chaos node of CHAOS_SERIES (3.10, the default,
 # 4.0 or 4.3), started for the run and stopped after it; chaos-restart-4.3

@@ -52,6 +52,10 @@ type Config struct {
 	Topology string
 	// Now is the clock for ages; nil is time.Now.
 	Now func() time.Time
+	// PageTimeout bounds a page's broker work: a page whose broker does
+	// not answer by then says what is wrong instead. 0 is
+	// DefaultPageTimeout.
+	PageTimeout time.Duration
 }
 
 // hasCredentials says whether c lets in only those who show something.
@@ -109,6 +113,9 @@ func New(c Config) (*Server, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.PageTimeout <= 0 {
+		c.PageTimeout = DefaultPageTimeout
+	}
 	if c.Bodies == nil {
 		r, err := preview.New(preview.Options{})
 		if err != nil {
@@ -118,6 +125,7 @@ func New(c Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{c: c, csrf: randomHex(), session: randomHex(), jobs: newJobs(), uploads: newUploads(), ctx: ctx, cancel: cancel}
+	s.jobs.blocked = s.blockedReason
 	s.routes()
 	return s, nil
 }

@@ -26,6 +26,7 @@ type job struct {
 	ended    time.Time
 	file     string // an export's file, to download
 	fileName string
+	blocked  func() string // why the job waits on the broker, if it does
 }
 
 // jobState is a job as its page and its JSON show it.
@@ -44,6 +45,7 @@ type jobState struct {
 	Summary  string `json:"summary,omitempty"`
 	Seconds  string `json:"seconds"`
 	Download bool   `json:"download"`
+	Blocked  string `json:"blocked,omitempty"` // why a running job waits on the broker
 	Back     string `json:"-"`
 }
 
@@ -68,6 +70,9 @@ func (j *job) state() jobState {
 	if j.err != nil {
 		s.Error = j.err.Error()
 	}
+	if !j.done && j.blocked != nil {
+		s.Blocked = j.blocked()
+	}
 	end := j.ended
 	if !j.done {
 		end = time.Now()
@@ -78,14 +83,15 @@ func (j *job) state() jobState {
 
 // jobs are the jobs of this process, by id.
 type jobs struct {
-	mu   sync.Mutex
-	byID map[string]*job
+	mu      sync.Mutex
+	byID    map[string]*job
+	blocked func() string // a job's blocked, set by New
 }
 
 func newJobs() *jobs { return &jobs{byID: map[string]*job{}} }
 
 func (js *jobs) add(j *job) {
-	j.ID, j.started = randomHex()[:16], time.Now()
+	j.ID, j.started, j.blocked = randomHex()[:16], time.Now(), js.blocked
 	js.mu.Lock()
 	js.byID[j.ID] = j
 	js.mu.Unlock()

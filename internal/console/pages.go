@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"html/template"
@@ -60,7 +61,9 @@ func (s *Server) routes() {
 	s.mux = mux
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.secure(s.mux).ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.secure(s.bounded(s.mux)).ServeHTTP(w, r)
+}
 
 // view is what every page's layout needs.
 type view struct {
@@ -94,6 +97,10 @@ func (s *Server) fail(w http.ResponseWriter, _ *http.Request, status int, title,
 // failErr renders err: an unknown queue is a 404, a broker that does not
 // answer a 502.
 func (s *Server) failErr(w http.ResponseWriter, r *http.Request, what string, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.brokerSilent(w, r, what+": the broker did not answer in time")
+		return
+	}
 	status := http.StatusBadGateway
 	if errors.Is(err, transport.ErrNotFound) {
 		status = http.StatusNotFound

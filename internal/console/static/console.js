@@ -16,6 +16,8 @@
       .then(function (s) {
         set("taken", s.taken); set("total", s.total || "?"); set("moved", s.moved);
         set("left", s.left); set("doubtful", s.doubtful); set("seconds", s.seconds);
+        var blocked = document.getElementById("blocked");
+        if (blocked) { blocked.textContent = s.blocked || ""; blocked.hidden = !s.blocked; }
         if (s.done) { window.location.reload(); } else { setTimeout(poll, 250); }
       })
       .catch(function () { setTimeout(poll, 1000); });
