@@ -250,6 +250,14 @@ chaos-alarm:
 console-outage:
 	$(GO) test -race -tags chaos -count=1 -run '^(TestConsolePausedBroker|TestConsoleStoppedBroker|TestConsoleJobBlockedByAnAlarm)$$' -v ./internal/console/
 
+# The screenshots of docs/console.md (internal/console/screenshots): dead
+# letters of every format and reason on a vhost of the 4.3 test node, a
+# console on it, a headless Chromium through its pages, a PNG of each in
+# docs/console/.
+.PHONY: console-screenshots
+console-screenshots: tls-certs
+	$(TEST_CHROMIUM) $(TEST_BROKER43) bash scripts/rabbitmq.sh run $(GO) run ./internal/console/screenshots -out docs/console
+
 # The restart scenario on the chaos node of CHAOS_SERIES (3.10, the default,
 # 4.0 or 4.3), started for the run and stopped after it; chaos-restart-4.3
 # is chaos-restart CHAOS_SERIES=4.3. CHAOS_RESTART_TEST picks the run: by
