@@ -26,7 +26,7 @@ func (s *Server) editRoutes(mux *http.ServeMux) {
 // as base64.
 const (
 	encodingText   = "text"
-	encodingBase64 = "base64"
+	encodingBase64 = "b64"
 )
 
 // editPage is the editor, the review and the result of an edit.

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bytes"
 	"html"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/deliverytest"
+	"github.com/acemq-go/acemq/transport"
 )
 
 var (
@@ -101,5 +103,34 @@ func TestEditRefusesAnAmbiguousID(t *testing.T) {
 	}
 	if n := depth(t, f, f.dlq); n != 3 {
 		t.Errorf("%d messages in %s, want 3", n, f.dlq)
+	}
+}
+
+// A body that is not UTF-8 is edited as base64, and travels byte for byte
+// when only a header is edited.
+func TestEditABinaryBody(t *testing.T) {
+	f := newFixture(t, 0, nil)
+	body := []byte{0x0a, 0x03, 'A', '-', '1', 0x11, 0, 0, 0, 0, 0, 0x9a, 0xb0, 0x40, 0xff}
+	c, err := f.conn.Transport().Publish(t.Context(), transport.Publishing{RoutingKey: f.dlq, Mandatory: true, Message: transport.Message{
+		Headers: transport.Table{contract.HeaderID: "bin-1", contract.HeaderError: "fatal error", "tenant": "acme"}, ContentType: contract.ContentTypeProtobuf, Body: body}})
+	if err == nil {
+		err = c.Wait(t.Context())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, f, "/edit?queue="+f.dlq+"&id=bin-1")
+	form := editForm(t, r.body)
+	if form.Get("encoding") != "b64" || !strings.Contains(r.body, "not UTF-8, so as base64") {
+		t.Fatalf("a binary body is not offered as base64:\n%s", r.body)
+	}
+	form.Set("headers", strings.Replace(form.Get("headers"), `"tenant": "acme"`, `"tenant": "acme-eu"`, 1))
+	form.Set("step", "retry")
+	if r = post(t, f, "/edit", form, nil); r.status != http.StatusOK {
+		t.Fatalf("the retry: HTTP %d:\n%s", r.status, r.body)
+	}
+	got := deliverytest.TakeAll(t, f.conn.Transport(), f.source)
+	if len(got) != 1 || !bytes.Equal(got[0].Body, body) || got[0].Headers[contract.HeaderEditedParts] != contract.EditedHeaders {
+		t.Errorf("the edited copy: %+v", got)
 	}
 }

@@ -241,7 +241,7 @@ func management(ctx context.Context, base, method, path, body string) error {
 		return err
 	}
 	req.SetBasicAuth(u.User.Username(), pass)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contract.ContentTypeJSON)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
