@@ -356,8 +356,9 @@ lint: rules
 	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore $(PATTERN_PKGS) | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
 	if [ -n "$$drivers" ]; then echo "a package outside the sqlite and postgres driver sub-packages links a database driver:"; echo "$$drivers"; exit 1; fi
 	@# chromedp drives the console's browser tests only (internal/browsertest
-	@# and _test files): no package of the library or the command links it.
-	@browser=$$($(GO) list -deps $$($(GO) list ./... | grep -v '/internal/browsertest$$') | grep -E '^github.com/chromedp/' || true); \
+	@# and _test files) and the screenshots tool of make console-screenshots:
+	@# no package of the library or the command links it.
+	@browser=$$($(GO) list -deps $$($(GO) list ./... | grep -v -E '/internal/(browsertest|console/screenshots)$$') | grep -E '^github.com/chromedp/' || true); \
 	if [ -n "$$browser" ]; then echo "a non-test package links chromedp:"; echo "$$browser"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
