@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,7 @@ func newConsoleCmd() *cobra.Command {
 		listen        string
 		readOnly      bool
 		topology      string
+		pageTimeout   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "console [--listen HOST:PORT] [--url AMQP_URL] [--management-url URL] [--read-only] [--topology FILE]",
@@ -54,7 +56,7 @@ auth). --read-only refuses every action that changes a queue.`,
 		DisableFlagsInUseLine: true,
 		RunE: runE(nil, func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			c := console.Config{ReadOnly: readOnly, Topology: topology, Token: os.Getenv(consoleTokenEnv),
+			c := console.Config{ReadOnly: readOnly, Topology: topology, PageTimeout: pageTimeout, Token: os.Getenv(consoleTokenEnv),
 				User: os.Getenv(consoleUserEnv), Password: os.Getenv(consolePasswordEnv)}
 			// Refused before anything connects.
 			if err := console.CheckListen(listen, c); err != nil {
@@ -94,5 +96,6 @@ auth). --read-only refuses every action that changes a queue.`,
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "serve at `HOST:PORT`; beyond loopback only with credentials")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "refuse every action that changes a queue")
 	cmd.Flags().StringVar(&topology, "topology", "", "a topology `FILE` the drift page compares with the broker")
+	cmd.Flags().DurationVar(&pageTimeout, "page-timeout", console.DefaultPageTimeout, "a page whose broker has not answered by then says what is wrong instead")
 	return cmd
 }
