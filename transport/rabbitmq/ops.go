@@ -175,13 +175,26 @@ func (t *Transport) Bind(ctx context.Context, b transport.Binding) error {
 // InspectQueue reports a queue's ready messages and consumers (a passive
 // declare).
 func (t *Transport) InspectQueue(ctx context.Context, queue string) (transport.QueueState, error) {
-	var st transport.QueueState
-	err := t.do(ctx, fmt.Sprintf("inspect queue %s", queue), func(ch *amqp.Channel) error {
+	return query(ctx, t, fmt.Sprintf("inspect queue %s", queue), func(ch *amqp.Channel) (transport.QueueState, error) {
 		q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
-		st = transport.QueueState{Name: q.Name, Messages: q.Messages, Consumers: q.Consumers}
+		return transport.QueueState{Name: q.Name, Messages: q.Messages, Consumers: q.Consumers}, err
+	})
+}
+
+// query runs fn on a fresh channel of the current connection, as do does,
+// and returns its value. The value comes back through onChannel's result,
+// never through a variable fn writes: fn runs in a goroutine that outlives
+// a call whose ctx ends first (a paused broker answering late).
+func query[T any](ctx context.Context, t *Transport, what string, fn func(*amqp.Channel) (T, error)) (T, error) {
+	var v T
+	err := t.onConnection(ctx, func(conn *amqp.Connection) (err error) {
+		v, err = onChannel(ctx, t, conn, func(ch *amqp.Channel) (T, bool, error) {
+			v, err := fn(ch)
+			return v, false, err
+		})
 		return err
 	})
-	return st, err
+	return v, mapErr(what, err)
 }
 
 // Ping opens and closes a channel: two round trips to the broker.
@@ -191,23 +204,17 @@ func (t *Transport) Ping(ctx context.Context) error {
 
 // PurgeQueue removes a queue's ready messages and says how many.
 func (t *Transport) PurgeQueue(ctx context.Context, queue string) (int, error) {
-	var n int
-	err := t.do(ctx, fmt.Sprintf("purge queue %s", queue), func(ch *amqp.Channel) (err error) {
-		n, err = ch.QueuePurge(queue, false)
-		return err
+	return query(ctx, t, fmt.Sprintf("purge queue %s", queue), func(ch *amqp.Channel) (int, error) {
+		return ch.QueuePurge(queue, false)
 	})
-	return n, err
 }
 
 // DeleteQueue deletes a queue and says how many messages it held; deleting a
 // queue that does not exist succeeds with 0.
 func (t *Transport) DeleteQueue(ctx context.Context, queue string) (int, error) {
-	var n int
-	err := t.do(ctx, fmt.Sprintf("delete queue %s", queue), func(ch *amqp.Channel) (err error) {
-		n, err = ch.QueueDelete(queue, false, false, false)
-		return err
+	return query(ctx, t, fmt.Sprintf("delete queue %s", queue), func(ch *amqp.Channel) (int, error) {
+		return ch.QueueDelete(queue, false, false, false)
 	})
-	return n, err
 }
 
 // Get takes one message with basic.get. Its channel stays open until the
