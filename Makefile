@@ -177,7 +177,7 @@ BROKER_PKGS ?= $$(GO=$(GO) bash scripts/broker-packages.sh)
 test-4.3: PART_NODE = $(TEST_BROKER43)
 test-4.3: PART_PKGS = $(ALL_PKGS)
 test-4.3: PART_CONFORMANCE = $(CONFORMANCE)
-test-4.3: PART_MORE = $(MAKE) --no-print-directory chaos-alarm || s=1;
+test-4.3: PART_MORE = $(MAKE) --no-print-directory chaos-alarm || s=1; $(MAKE) --no-print-directory console-outage || s=1;
 test-4.0: PART_NODE = $(TEST_BROKER4)
 test-4.0: PART_PKGS = $(BROKER_PKGS)
 test-3.10: PART_NODE = $(TEST_BROKER)
@@ -242,6 +242,23 @@ chaos-short: tls-certs
 # them out of `go test ./...`. Needs the broker: run it through make test.
 chaos-alarm:
 	$(GO) test -tags chaos -count=1 -run '^TestChaosAlarm$$' -v ./internal/chaos/
+
+# The console with its broker paused (SIGSTOP), stopped (stop_app) and in
+# a memory alarm (internal/console/outage_test.go), with the chaos tag,
+# which keeps them out of `go test ./...`: every page answers within its
+# bound saying what is wrong, a job waiting on the alarm says so. Needs the
+# broker, which it disturbs: run it through make test, after the rest.
+.PHONY: console-outage
+console-outage:
+	$(GO) test -race -tags chaos -count=1 -run '^(TestConsolePausedBroker|TestConsoleStoppedBroker|TestConsoleJobBlockedByAnAlarm)$$' -v ./internal/console/
+
+# The screenshots of docs/console.md (internal/console/screenshots): dead
+# letters of every format and reason on a vhost of the 4.3 test node, a
+# console on it, a headless Chromium through its pages, a PNG of each in
+# docs/console/.
+.PHONY: console-screenshots
+console-screenshots: tls-certs
+	$(TEST_CHROMIUM) $(TEST_BROKER43) bash scripts/rabbitmq.sh run $(GO) run ./internal/console/screenshots -out docs/console
 
 # The restart scenario on the chaos node of CHAOS_SERIES (3.10, the default,
 # 4.0 or 4.3), started for the run and stopped after it; chaos-restart-4.3
@@ -341,8 +358,9 @@ lint: rules
 	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore $(PATTERN_PKGS) | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
 	if [ -n "$$drivers" ]; then echo "a package outside the sqlite and postgres driver sub-packages links a database driver:"; echo "$$drivers"; exit 1; fi
 	@# chromedp drives the console's browser tests only (internal/browsertest
-	@# and _test files): no package of the library or the command links it.
-	@browser=$$($(GO) list -deps $$($(GO) list ./... | grep -v '/internal/browsertest$$') | grep -E '^github.com/chromedp/' || true); \
+	@# and _test files) and the screenshots tool of make console-screenshots:
+	@# no package of the library or the command links it.
+	@browser=$$($(GO) list -deps $$($(GO) list ./... | grep -v -E '/internal/(browsertest|console/screenshots)$$') | grep -E '^github.com/chromedp/' || true); \
 	if [ -n "$$browser" ]; then echo "a non-test package links chromedp:"; echo "$$browser"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...

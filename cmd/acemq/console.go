@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,7 @@ func newConsoleCmd() *cobra.Command {
 		tlsKey        string
 		insecureHTTP  bool
 		maxImportMiB  int64
+		pageTimeout   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "console [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--url AMQP_URL] [--management-url URL] [--read-only] [--topology FILE]",
@@ -79,7 +81,7 @@ with the requests refused.`,
 			if maxImportMiB < 1 {
 				return fmt.Errorf("--max-import-mib %d: want 1 or more", maxImportMiB)
 			}
-			c := console.Config{ReadOnly: readOnly, Topology: topology, Token: os.Getenv(consoleTokenEnv),
+			c := console.Config{ReadOnly: readOnly, Topology: topology, PageTimeout: pageTimeout, Token: os.Getenv(consoleTokenEnv),
 				User: os.Getenv(consoleUserEnv), Password: os.Getenv(consolePasswordEnv),
 				TLSCert: tlsCert, TLSKey: tlsKey, InsecureHTTP: insecureHTTP, MaxImport: maxImportMiB << 20,
 				Logger: slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))}
@@ -125,5 +127,6 @@ with the requests refused.`,
 	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "the private key in PEM `FILE` of --tls-cert")
 	cmd.Flags().BoolVar(&insecureHTTP, "insecure-http", false, "take credentials over plain HTTP beyond loopback (a TLS-terminating proxy on another machine); logs a warning")
 	cmd.Flags().Int64Var(&maxImportMiB, "max-import-mib", console.DefaultMaxImport>>20, "the largest export file an import takes, in MiB (larger: 413)")
+	cmd.Flags().DurationVar(&pageTimeout, "page-timeout", console.DefaultPageTimeout, "a page whose broker has not answered by then says what is wrong instead")
 	return cmd
 }

@@ -69,6 +69,10 @@ type Config struct {
 	// the loopback interface (behind a TLS-terminating proxy elsewhere), with
 	// a warning logged.
 	InsecureHTTP bool
+	// PageTimeout bounds a page's broker work: a page whose broker does
+	// not answer by then says what is wrong instead. 0 is
+	// DefaultPageTimeout.
+	PageTimeout time.Duration
 }
 
 // hasCredentials says whether c lets in only those who show something.
@@ -146,6 +150,9 @@ func New(c Config) (*Server, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.PageTimeout <= 0 {
+		c.PageTimeout = DefaultPageTimeout
+	}
 	if c.Bodies == nil {
 		r, err := preview.New(preview.Options{})
 		if err != nil {
@@ -170,6 +177,7 @@ func New(c Config) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{c: c, csrf: randomHex(), sessions: newSessions(), throttle: newThrottle(), log: c.Logger, tls: tc,
 		jobs: newJobs(), uploads: newUploads(), ctx: ctx, cancel: cancel}
+	s.jobs.blocked = s.blockedReason
 	s.routes()
 	return s, nil
 }

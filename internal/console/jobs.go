@@ -31,8 +31,9 @@ type job struct {
 	ended    time.Time
 	file     string // an export's file, to download
 	fileName string
-	waiting  bool     // for the queue: a view of it is stopping
-	doubtful []string // the identities of the messages that may be in both places
+	waiting  bool          // for the queue: a view of it is stopping
+	doubtful []string      // the identities of the messages that may be in both places
+	blocked  func() string // why the job waits on the broker, if it does
 }
 
 // jobState is a job as its page and its JSON show it.
@@ -55,7 +56,9 @@ type jobState struct {
 	Waiting bool `json:"waiting"`
 	// DoubtfulIDs names the messages that may be in both places.
 	DoubtfulIDs []string `json:"doubtfulIds,omitempty"`
-	Back        string   `json:"-"`
+	// Blocked says why a running job waits on the broker.
+	Blocked string `json:"blocked,omitempty"`
+	Back    string `json:"-"`
 }
 
 func (j *job) progress(p deadletter.Progress) {
@@ -92,6 +95,9 @@ func (j *job) state() jobState {
 	if j.err != nil {
 		s.Error = j.err.Error()
 	}
+	if !j.done && j.blocked != nil {
+		s.Blocked = j.blocked()
+	}
 	end := j.ended
 	if !j.done {
 		end = time.Now()
@@ -102,14 +108,15 @@ func (j *job) state() jobState {
 
 // jobs are the jobs of this process, by id.
 type jobs struct {
-	mu   sync.Mutex
-	byID map[string]*job
+	mu      sync.Mutex
+	byID    map[string]*job
+	blocked func() string // a job's blocked, set by New
 }
 
 func newJobs() *jobs { return &jobs{byID: map[string]*job{}} }
 
 func (js *jobs) add(j *job) {
-	j.ID, j.started, j.waiting = randomHex()[:16], time.Now(), true
+	j.ID, j.started, j.waiting, j.blocked = randomHex()[:16], time.Now(), true, js.blocked
 	js.mu.Lock()
 	js.byID[j.ID] = j
 	js.mu.Unlock()

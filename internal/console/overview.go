@@ -85,5 +85,12 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(out, func(a, b sourceRow) int {
 		return cmp.Or(-cmp.Compare(a.deadLetters(), b.deadLetters()), -cmp.Compare(a.oldest(), b.oldest()), cmp.Compare(a.Source, b.Source))
 	})
-	s.render(w, http.StatusOK, "overview", "Dead letters", out)
+	s.render(w, http.StatusOK, "overview", "Dead letters", overviewPage{Sources: out, Drift: s.configuredDrift(state)})
+}
+
+// overviewPage is the overview: the source queues, and the drift of the
+// configured topology file, if any.
+type overviewPage struct {
+	Sources []sourceRow
+	Drift   *driftSummary
 }

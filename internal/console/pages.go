@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"html/template"
@@ -55,13 +56,16 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("POST /logout", s.logout)
 	mux.HandleFunc("GET /jobs", s.history)
+	s.editRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "Not found", "There is no page "+r.URL.Path+".")
 	})
 	s.mux = mux
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.secure(s.mux).ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.secure(s.bounded(s.mux)).ServeHTTP(w, r)
+}
 
 // view is what every page's layout needs.
 type view struct {
@@ -99,6 +103,10 @@ func (s *Server) fail(w http.ResponseWriter, _ *http.Request, status int, title,
 // failErr renders err: an unknown queue is a 404, a broker that does not
 // answer a 502.
 func (s *Server) failErr(w http.ResponseWriter, r *http.Request, what string, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.brokerSilent(w, r, what+": the broker did not answer in time")
+		return
+	}
 	status := http.StatusBadGateway
 	if errors.Is(err, transport.ErrNotFound) {
 		status = http.StatusNotFound

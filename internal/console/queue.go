@@ -263,11 +263,11 @@ func (s *Server) show(ctx context.Context, queue string, msg transport.Message, 
 	case out.Preview.Need != preview.NeedNothing:
 		out.Problem = preview.Hint(out.Preview.Need)
 	}
-	if len(e.Headers) > 0 {
-		out.Headers = transport.FormatTable(e.Headers)
+	if h := withoutDeath(e.Headers); len(h) > 0 {
+		out.Headers = transport.FormatTable(h)
 	}
 	if d, ok := msg.Headers[contract.HeaderDeath]; ok {
-		out.Death = transport.FormatTable(transport.Table{contract.HeaderDeath: d})
+		out.Death = deathLines(d)
 	}
 	return out
 }

@@ -281,10 +281,16 @@ func (w *callerWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter
 
 // callerOfWriter is the caller of the request w answers.
 func callerOfWriter(w http.ResponseWriter) caller {
-	if cw, ok := w.(*callerWriter); ok {
-		return cw.c
+	for {
+		switch x := w.(type) {
+		case *callerWriter:
+			return x.c
+		case interface{ Unwrap() http.ResponseWriter }: // a middleware's writer around it
+			w = x.Unwrap()
+		default:
+			return caller{}
+		}
 	}
-	return caller{}
 }
 
 // loopbackHost says whether a request's Host (a name or address, with or

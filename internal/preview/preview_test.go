@@ -280,7 +280,11 @@ func TestDumpWire(t *testing.T) {
 	}{
 		{nil, "{}", false},
 		{[]byte{0x08, 0x96, 0x01}, "{1: 150}", false},
-		{[]byte{0x0d, 1, 0, 0, 0, 0x11, 2, 0, 0, 0, 0, 0, 0, 0}, "{1: 0x00000001, 2: 0x0000000000000002}", false},
+		{[]byte{0x0d, 1, 0, 0, 0, 0x11, 2, 0, 0, 0, 0, 0, 0, 0}, "{1: 1, 2: 2}", false},                                       // integers: as floats, denormals
+		{[]byte{0x0d, 0xff, 0xff, 0xff, 0xff, 0x11, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "{1: -1, 2: -2}", false}, // NaN as floats
+		{[]byte{0x0d, 0, 0, 0x2a, 0x42, 0x11, 0, 0, 0, 0, 0, 0x40, 0x45, 0x40}, "{1: 42.5, 2: 42.5}", false},                  // a float, a double
+		{[]byte{0x11, 0, 0, 0, 0, 0, 0x9a, 0xb0, 0x40}, "{2: 4250.0}", false},                                                 // a whole double
+		{[]byte{0x11, 0, 0, 0, 0, 0, 0, 0, 0}, "{2: 0.0}", false},
 		{[]byte{0x12, 0x02, 0xff, 0x00}, "{2: 0xff00}", false},
 		{[]byte{0x1a, 0x03, 0x08, 0x01, 0x08}, "{3: 0x080108}", false}, // not a message: bytes
 		{[]byte{0x23, 0x08, 0x05, 0x24}, "{4: {1: 5}}", false},         // a group

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,10 +21,12 @@ import (
 const maxNesting = 16
 
 // dumpWire renders protobuf wire format without its schema, as
-// {1: "o-1", 2: 4250, 3: {1: 7}}: each field by number, varints as
-// unsigned integers, fixed32 and fixed64 in hex, a length-delimited field
-// as a string when it is printable UTF-8, else as a nested message when it
-// parses as one, else as hex bytes; groups as nested messages.
+// {1: "o-1", 2: 4250, 3: {1: 7}, 4: 42.5}: each field by number, varints as
+// unsigned integers, fixed64 and fixed32 as their plausible numeric
+// reading (fixedReading), a length-delimited field as a string when it is
+// printable UTF-8, else as a nested message when it parses as one, else as
+// hex bytes; groups as nested messages. The choices of a length-delimited
+// field are protoc --decode_raw's.
 func dumpWire(b []byte, depth int) (string, error) {
 	var sb strings.Builder
 	if err := dumpFields(&sb, b, depth, 0); err != nil {
@@ -53,11 +56,11 @@ func dumpFields(sb *strings.Builder, b []byte, depth, offset int) error {
 		case protowire.Fixed32Type:
 			var v uint32
 			v, n = protowire.ConsumeFixed32(b[at:])
-			fmt.Fprintf(sb, "0x%08x", v)
+			sb.WriteString(fixedReading(uint64(v), float64(math.Float32frombits(v)), 32))
 		case protowire.Fixed64Type:
 			var v uint64
 			v, n = protowire.ConsumeFixed64(b[at:])
-			fmt.Fprintf(sb, "0x%016x", v)
+			sb.WriteString(fixedReading(v, math.Float64frombits(v), 64))
 		case protowire.BytesType:
 			var v []byte
 			v, n = protowire.ConsumeBytes(b[at:])
@@ -86,6 +89,29 @@ func dumpFields(sb *strings.Builder, b []byte, depth, offset int) error {
 	}
 	sb.WriteByte('}')
 	return nil
+}
+
+// fixedReading renders a fixed64 or fixed32 field (of bits bits) without
+// its schema: as the floating-point number its bits are (double, float)
+// when that is a plausible value, written with a decimal point (42.5,
+// 4250.0), else as an integer (fixed64, sfixed64, fixed32, sfixed32:
+// negative when the signed reading is), as a person would guess. A small
+// integer's bits read as a denormal float, an implausible one.
+func fixedReading(v uint64, f float64, bits int) string {
+	if a := math.Abs(f); f == 0 && v == 0 || a >= 1e-7 && a < 1e16 {
+		s := strconv.FormatFloat(f, 'g', -1, bits)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0"
+		}
+		return s
+	}
+	if bits == 32 {
+		return strconv.FormatInt(int64(int32(uint32(v))), 10)
+	}
+	if int64(v) < 0 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatUint(v, 10)
 }
 
 func dumpBytes(sb *strings.Builder, v []byte, depth int) {
