@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acemq-go/acemq"
@@ -69,11 +70,11 @@ type Retried struct {
 // message: every one taken goes back to its place. It fails with
 // ErrMessageGone or ErrAmbiguousID when there is not exactly one.
 func Find(ctx context.Context, c *acemq.Conn, queue, id string) (transport.Message, error) {
-	taker, d, _, err := takeByID(ctx, c, queue, id)
+	h, err := takeByID(ctx, c, queue, id)
 	if err != nil {
 		return transport.Message{}, err
 	}
-	return d.Message, taker.Close()
+	return h.found.Message, h.putBack(0)
 }
 
 // RetryEdited retries one message of queue (a Q.dlq or Q.parked) as e
@@ -97,14 +98,16 @@ func RetryEdited(ctx context.Context, c *acemq.Conn, queue string, e Edit) (Retr
 	if err := mustExist(ctx, c, source); err != nil {
 		return r, fmt.Errorf("retry %s: %w", e.ID, err)
 	}
-	taker, d, others, err := takeByID(ctx, c, queue, e.ID)
+	h, err := takeByID(ctx, c, queue, e.ID)
 	if err != nil {
 		return r, err
 	}
-	// Closing the taker puts back every message not acknowledged: the
-	// others always, the original unless its edited copy is confirmed.
-	defer taker.Close()
-	r.Others = others
+	// Putting back returns every message not acknowledged: the others
+	// always, the original unless its edited copy is confirmed.
+	putBack := sync.OnceValue(func() error { return h.putBack(0) })
+	defer func() { _ = putBack() }() // the one set last
+	d := h.found
+	r.Others = h.others
 	if e.Fingerprint != "" && Fingerprint(d.Message) != e.Fingerprint {
 		return r, fmt.Errorf("retry %s from %s: %w: reopen it and edit it again", e.ID, queue, ErrChanged)
 	}
@@ -128,7 +131,8 @@ func RetryEdited(ctx context.Context, c *acemq.Conn, queue string, e Edit) (Retr
 	if err := d.Ack(); err != nil {
 		return r, fmt.Errorf("retry %s: the edited copy is in %s, but the original could not be removed from %s, so it is in both: %w", e.ID, source, queue, err)
 	}
-	if err := taker.Close(); err != nil {
+	putBack = sync.OnceValue(func() error { return h.putBack(1) })
+	if err := putBack(); err != nil {
 		return r, fmt.Errorf("retry %s: the edited copy is in %s, but the removal of the original from %s was not confirmed (it may be in both): %w", e.ID, source, queue, err)
 	}
 	return r, nil
@@ -186,28 +190,38 @@ func EditedCopy(queue string, m transport.Message, e Edit) (transport.Message, [
 	return m, parts, nil
 }
 
+// held is what takeByID took: the message with the id, the others taken
+// on the way, all unacknowledged.
+type held struct {
+	taker  transport.Taker
+	found  transport.Delivery
+	others int
+	// putBack closes the taker, which puts back what it holds (removed of
+	// them were acknowledged), and waits until the queue shows them.
+	putBack func(removed int) error
+}
+
 // takeByID takes the messages of queue as it stands (no more than it held
-// at the start) and returns the taker, holding them all unacknowledged,
-// with the one whose id is id, and how many others it took. Closing the
-// taker puts them back. It fails, having closed the taker, when not exactly
-// one has the id.
-func takeByID(ctx context.Context, c *acemq.Conn, queue, id string) (transport.Taker, transport.Delivery, int, error) {
-	var found transport.Delivery
+// at the start) and holds them all, unacknowledged: the one whose id is id
+// and the others. It fails, having put them back, when not exactly one has
+// the id.
+func takeByID(ctx context.Context, c *acemq.Conn, queue, id string) (held, error) {
+	var h held
 	t := c.Transport()
 	state, err := t.InspectQueue(ctx, queue)
 	if err != nil {
-		return nil, found, 0, fmt.Errorf("open %s in %s: %w", id, queue, err)
+		return h, fmt.Errorf("open %s in %s: %w", id, queue, err)
 	}
-	taker, err := t.Take(ctx, queue)
-	if err != nil {
-		return nil, found, 0, fmt.Errorf("open %s in %s: %w", id, queue, err)
+	if h.taker, err = t.Take(ctx, queue); err != nil {
+		return h, fmt.Errorf("open %s in %s: %w", id, queue, err)
 	}
 	matches, taken := 0, 0
+	h.putBack = func(removed int) error { return handBack(t, h.taker, queue, wantBack(state, taken, removed)) }
 	for range state.Messages {
-		d, ok, err := taker.Next(ctx)
+		d, ok, err := h.taker.Next(ctx)
 		if err != nil {
-			taker.Close()
-			return nil, found, 0, fmt.Errorf("open %s in %s: %w", id, queue, err)
+			_ = h.putBack(0)
+			return h, fmt.Errorf("open %s in %s: %w", id, queue, err)
 		}
 		if !ok {
 			break
@@ -215,19 +229,20 @@ func takeByID(ctx context.Context, c *acemq.Conn, queue, id string) (transport.T
 		taken++
 		if id != "" && acemq.ReadEnvelope(d.Message).ID == id {
 			if matches++; matches == 1 {
-				found = d
+				h.found = d
 			}
 		}
 	}
 	switch {
 	case matches == 0:
-		taker.Close()
-		return nil, found, 0, fmt.Errorf("open %q in %s: %w (of the %d looked at)", id, queue, ErrMessageGone, taken)
+		_ = h.putBack(0)
+		return h, fmt.Errorf("open %q in %s: %w (of the %d looked at)", id, queue, ErrMessageGone, taken)
 	case matches > 1:
-		taker.Close()
-		return nil, found, 0, fmt.Errorf("open %q in %s: %w: %d of them", id, queue, ErrAmbiguousID, matches)
+		_ = h.putBack(0)
+		return h, fmt.Errorf("open %q in %s: %w: %d of them", id, queue, ErrAmbiguousID, matches)
 	}
-	return taker, found, taken - 1, nil
+	h.others = taken - 1
+	return h, nil
 }
 
 // Fingerprint identifies a message's content (body, content type and

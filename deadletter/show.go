@@ -31,7 +31,8 @@ func Browse(ctx context.Context, c *acemq.Conn, queue string, limit int, visit f
 	if err != nil {
 		return fmt.Errorf("browse %s: %w", queue, err)
 	}
-	defer taker.Close()
+	taken := 0
+	defer func() { _ = handBack(t, taker, queue, wantBack(state, taken, 0)) }()
 	for range n {
 		d, ok, err := taker.Next(ctx)
 		if err != nil {
@@ -40,6 +41,7 @@ func Browse(ctx context.Context, c *acemq.Conn, queue string, limit int, visit f
 		if !ok {
 			return nil
 		}
+		taken++
 		if err := visit(d.Message); err != nil {
 			return err
 		}

@@ -85,11 +85,11 @@ func TestBrowserQueueViewsOnRabbitMQ(t *testing.T) {
 	if got := text("#showing"); got != "Messages 51 to 100 of the 120 read." {
 		t.Errorf("page 2 says %q", got)
 	}
-	if got := text("#messages tbody tr:first-child .id"); got != "id-00050" {
+	if got := text("#messages tbody tr:first-child .msgid"); got != "id-00050" {
 		t.Errorf("page 2 begins with %q, want id-00050", got)
 	}
 	step("the previous page", chromedp.Click(chromedp.CSS("#prev")), chromedp.WaitVisible(chromedp.CSS("#next")))
-	if got := text("#messages tbody tr:first-child .id"); got != "id-00000" {
+	if got := text("#messages tbody tr:first-child .msgid"); got != "id-00000" {
 		t.Errorf("page 1 begins with %q, want id-00000", got)
 	}
 

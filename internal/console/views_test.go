@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var shownIDs = regexp.MustCompile(`<td class="id">([^<]+?)(?: <a|</td>)`)
+var shownIDs = regexp.MustCompile(`<span class="msgid">([^<]+)</span>`)
 
 // The queue page shows a page of the snapshot at a time, with next and
 // previous, and filters it without reading the queue again.
