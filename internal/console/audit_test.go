@@ -81,7 +81,13 @@ func TestAuditLogNamesEachAction(t *testing.T) {
 		job, action, queue             string
 		confirmed, moved, left, doubtf float64
 	}
+	// A job's end line follows its being done by a moment: wait for the
+	// import's, the last job's.
 	lines := logs.records(t, "console action")
+	for deadline := time.Now().Add(10 * time.Second); !hasEnd(lines, imp) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond) // polling the log, bounded by the deadline
+		lines = logs.records(t, "console action")
+	}
 	for _, w := range []want{
 		{export, "export", f.dlq, 6, 6, 0, 0},
 		{replay, "replay", f.dlq, 2, 2, 0, 0},
@@ -142,4 +148,14 @@ func TestAuditOfALocalConsole(t *testing.T) {
 	if h := get(t, f, "/jobs"); !strings.Contains(h.body, "<td>local ") {
 		t.Errorf("the history does not name the caller local:\n%s", h.body)
 	}
+}
+
+// hasEnd says whether lines have the end line of job.
+func hasEnd(lines []map[string]any, job string) bool {
+	for _, rec := range lines {
+		if rec["job"] == job && rec["outcome"] != "started" {
+			return true
+		}
+	}
+	return false
 }

@@ -47,8 +47,8 @@ func ctl(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// fetch gets path, and logs how long it took (a figure, not asserted).
-func fetch(t *testing.T, base, path string) (int, string) {
+// timedGet gets path, and logs how long it took (a figure, not asserted).
+func timedGet(t *testing.T, base, path string) (int, string) {
 	t.Helper()
 	start := time.Now()
 	resp, err := patient.Get(base + path)
@@ -81,7 +81,7 @@ var errorText = regexp.MustCompile(`<p class="error" id="error">([^<]*)</p>`)
 func pagesSayWhatIsWrong(t *testing.T, o onRabbitMQ, want ...string) {
 	t.Helper()
 	for _, path := range []string{"/", "/queue?name=" + url.QueryEscape(o.dlq), "/edit?queue=" + url.QueryEscape(o.dlq) + "&id=id-00001"} {
-		status, body := fetch(t, o.url, path)
+		status, body := timedGet(t, o.url, path)
 		if status < 500 {
 			t.Errorf("GET %s: HTTP %d, want a 50x saying what is wrong", path, status)
 		}
@@ -101,7 +101,7 @@ func pagesSayWhatIsWrong(t *testing.T, o onRabbitMQ, want ...string) {
 func backToNormal(t *testing.T, o onRabbitMQ) {
 	t.Helper()
 	until(t, 2*time.Minute, "the queue page answering again", func() bool {
-		status, _ := fetch(t, o.url, "/queue?name="+url.QueryEscape(o.dlq))
+		status, _ := timedGet(t, o.url, "/queue?name="+url.QueryEscape(o.dlq))
 		return status == http.StatusOK
 	})
 }
@@ -154,7 +154,7 @@ func TestConsoleStoppedBroker(t *testing.T) {
 func TestConsoleJobBlockedByAnAlarm(t *testing.T) {
 	const n = 20
 	o := consoleOnRabbitMQ(t, n, func(c *console.Config) { c.PageTimeout = pageTimeout })
-	status, page := fetch(t, o.url, "/queue?name="+url.QueryEscape(o.dlq))
+	status, page := timedGet(t, o.url, "/queue?name="+url.QueryEscape(o.dlq))
 	m := csrfField.FindStringSubmatch(page)
 	if status != http.StatusOK || m == nil {
 		t.Fatalf("the queue page: HTTP %d:\n%s", status, page)
@@ -185,14 +185,14 @@ func TestConsoleJobBlockedByAnAlarm(t *testing.T) {
 		Moved   int
 		Blocked string
 	}) {
-		_, body := fetch(t, o.url, strings.Replace(job, "/job?", "/job.json?", 1))
+		_, body := timedGet(t, o.url, strings.Replace(job, "/job?", "/job.json?", 1))
 		if err := json.Unmarshal([]byte(body), &s); err != nil {
 			t.Fatalf("the job's JSON: %v\n%s", err, body)
 		}
 		return s
 	}
 	until(t, time.Minute, "the job saying it is blocked", func() bool { return state().Blocked != "" })
-	_, body := fetch(t, o.url, job)
+	_, body := timedGet(t, o.url, job)
 	if !strings.Contains(body, `id="blocked"`) || !strings.Contains(body, "the broker blocks this connection&#39;s publishes") || strings.Contains(body, `id="blocked" class="error" hidden`) {
 		t.Errorf("the job's page does not say it is blocked:\n%s", body)
 	}

@@ -460,7 +460,9 @@ func quorumRejectDeadLetters(e *env) {
 // once. The marker, published after it, expiring shows its TTL has passed.
 func requeuedAfterTTL(e *env) {
 	dlx, dead := e.dlxTarget("k")
-	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(100), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
+	// 1s: long enough for the two gets below on a loaded machine (at 100ms
+	// they found the queue empty under two test runs on 2 cores).
+	src := e.classic("src", transport.Table{contract.ArgMessageTTL: int64(1000), contract.ArgDeadLetterExchange: dlx, contract.ArgDeadLetterRoutingKey: "k"})
 	e.sendBody(src, "held")
 	e.sendBody(src, "acked")
 	held, acked := e.getBody(src, "held"), e.getBody(src, "acked")
