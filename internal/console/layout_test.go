@@ -70,11 +70,22 @@ func TestBrowserLayoutAt800(t *testing.T) {
 		}
 	}
 	b := browse{t, browsertest.Browser(t, 800, 900)}
+	// check reads the layout facts of the page once it is loaded; a page
+	// still laying out (a job's page reloads itself when the job ends) is
+	// read again for up to 3 s before what is wrong counts.
 	check := func(page string) {
 		t.Helper()
-		wrong, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](layoutFacts))
-		if err != nil {
-			t.Fatal(err)
+		var wrong string
+		for deadline := time.Now().Add(3 * time.Second); ; {
+			var err error
+			wrong, err = chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.readyState === "complete" ? `+layoutFacts+` : "still loading"`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wrong == "" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond) // polling the page, bounded by the deadline
 		}
 		if wrong != "" {
 			t.Errorf("%s at 800 px: %s", page, wrong)
