@@ -149,6 +149,8 @@ func (s *Server) editRefused(w http.ResponseWriter, r *http.Request, queue, id s
 		status, title = http.StatusBadRequest, "Cannot retry that edit"
 	case errors.Is(err, transport.ErrNotFound):
 		status, title = http.StatusNotFound, "No such queue"
+	case errors.Is(err, errLookedAt):
+		title = managementFailure(err)
 	}
 	s.render(w, status, "edited", title, editPage{Queue: queue, ID: id, Error: err.Error()})
 }
@@ -175,16 +177,20 @@ func (s *Server) auditEditRetry(r *http.Request, p editPage, err error) {
 	s.auditAction(r, "edit-retry", p.Queue, outcome, attrs...)
 }
 
+// errLookedAt marks a queue the console could not look at through the
+// management API.
+var errLookedAt = errors.New("reading it through the management API failed")
+
 // holdToEdit runs fn, which reads queue, once the console may read it (a
 // queue a view may read: deadletter.Viewable) and while it holds the
 // queue's gate as a job does, so that no view or job holds the message
 // being edited meanwhile.
 func (s *Server) holdToEdit(ctx context.Context, queue string, fn func(context.Context) error) error {
 	q, _, err := admin.ReadQueue(ctx, s.c.Endpoint, queue)
-	if err == nil {
-		err = deadletter.Viewable(q)
-	}
 	if err != nil {
+		return fmt.Errorf("%s: %w: %w", queue, errLookedAt, err)
+	}
+	if err := deadletter.Viewable(q); err != nil {
 		return fmt.Errorf("the console edits only the queues it can look at: %w", err)
 	}
 	release, err := s.gates.of(queue).holdForJob(ctx)

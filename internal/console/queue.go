@@ -3,6 +3,7 @@ package console
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -110,7 +111,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	q, _, err := admin.ReadQueue(ctx, s.c.Endpoint, name)
 	if err != nil {
-		s.failErr(w, r, "No such queue", err)
+		s.failErr(w, r, managementFailure(err), err)
 		return
 	}
 	st, err := s.c.Conn.Transport().InspectQueue(ctx, name)
@@ -278,4 +279,14 @@ func age(d time.Duration) string {
 		return "-"
 	}
 	return d.Truncate(time.Second).String()
+}
+
+// managementFailure is the title of a page whose read of a queue through
+// the management API failed: the queue is not there, or the API did not
+// answer (the node down, say).
+func managementFailure(err error) string {
+	if errors.Is(err, transport.ErrNotFound) {
+		return "No such queue"
+	}
+	return "The management API did not answer"
 }
