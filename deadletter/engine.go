@@ -216,7 +216,6 @@ func fromQueue(ctx context.Context, c *acemq.Conn, queue string, o Options, dst 
 	if err != nil {
 		return Progress{}, err
 	}
-	defer taker.Close()
 	src := func(ctx context.Context) (item, bool, error) {
 		d, ok, err := taker.Next(ctx)
 		it := item{msg: d.Message, queue: queue, ack: d.Ack}
@@ -227,5 +226,16 @@ func fromQueue(ctx context.Context, c *acemq.Conn, queue string, o Options, dst 
 	}
 	m := newMover(o, src, dst, state.Messages)
 	m.p.Total = state.Messages
-	return m.run(ctx)
+	// What was taken and not removed goes back; whoever reads the queue
+	// next (the end report of a console job, say) finds it there.
+	var p Progress
+	defer func() {
+		removed := 0
+		if !keep && !o.DryRun {
+			removed = p.Moved + p.Doubtful
+		}
+		_ = handBack(t, taker, queue, wantBack(state, p.Taken, removed))
+	}()
+	p, err = m.run(ctx)
+	return p, err
 }
