@@ -99,7 +99,9 @@ func TestRequestsAndRepliesObserved(t *testing.T) {
 		}
 		idle := b.queue + "-idle"
 		declare(t, b.conn, idle, false)
-		short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		// Long enough for the confirm on a loaded machine (at 50ms it came
+		// too late at times, and the publish was told timed_out).
+		short, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		if _, err := request.Do[Quote, Price](short, c, "", idle, Quote{}, acemq.WithMessageType("late")); !errors.Is(err, request.ErrTimeout) {
 			t.Fatalf("error %v, want ErrTimeout", err)
