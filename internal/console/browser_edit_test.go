@@ -47,17 +47,7 @@ func consoleOnRabbitMQ(t *testing.T, n int, edit func(*console.Config)) onRabbit
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := console.Config{Conn: conn, Endpoint: endpoint}
-	if edit != nil {
-		edit(&c)
-	}
-	s, err := console.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	o.srv = httptest.NewServer(s)
-	t.Cleanup(o.srv.Close)
+	o.srv = serve(t, console.Config{Conn: conn, Endpoint: endpoint}, edit)
 	o.url = o.srv.URL
 	return o
 }

@@ -63,7 +63,13 @@ func newFixture(t *testing.T, n int, edit func(*console.Config)) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := console.Config{Conn: conn, Endpoint: endpoint}
+	f.srv = serve(t, console.Config{Conn: conn, Endpoint: endpoint}, edit)
+	return f
+}
+
+// serve starts the console of c, as edit changes it, for the test.
+func serve(t *testing.T, c console.Config, edit func(*console.Config)) *httptest.Server {
+	t.Helper()
 	if edit != nil {
 		edit(&c)
 	}
@@ -72,9 +78,9 @@ func newFixture(t *testing.T, n int, edit func(*console.Config)) fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	f.srv = httptest.NewServer(s)
-	t.Cleanup(f.srv.Close)
-	return f
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // queueAPI answers the management API's GET /api/queues/VHOST/NAME for
