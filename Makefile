@@ -78,7 +78,12 @@ TEST_POSTGRES := ACEMQ_POSTGRES_PORT=$(PORT_POSTGRES) ACEMQ_POSTGRES_DIR=$(CURDI
 PATTERN_PKGS := ./slip ./pipeline ./saga ./partition ./stream ./schedule
 # staticcheck is pinned in its own module (tools/go.mod) so the library's go.mod
 # stays free of tool dependencies; `go tool` builds it from the module proxy.
-STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
+STATICCHECK := $(GO) tool staticcheck
+# The workspace's packages (go.work ties the repository's modules together;
+# ./... would stop at a nested module's go.mod), less the benchmark harness
+# and the tool pins: what make test, lint and fuzz check.
+MODULE := github.com/acemq-go/acemq
+LIB_PKGS = $$($(GO) list $(MODULE)/... | grep -vE '^$(MODULE)/(bench|tools)(/|$$)')
 # Go files as `go list ./...` sees them: skip testdata, _* and .* dirs (.rabbitmq).
 GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prune -o -type f -name '*.go' -print
 
@@ -168,8 +173,8 @@ test-ports:
 # (argument normalisation) and the console (a view counts no delivery).
 # ALL_PKGS and BROKER_PKGS are the 4.3 and 4.0 parts' (a smaller set on
 # the command line makes a quick run of the same machinery).
-CORE_PKGS ?= . ./transport/rabbitmq ./deadletter ./cmd/acemq ./stream ./internal/console
-ALL_PKGS ?= ./...
+CORE_PKGS ?= . ./transport/rabbitmq ./deadletter ./cmd/acemq ./stream ./console
+ALL_PKGS ?= $(LIB_PKGS)
 BROKER_PKGS ?= $$(GO=$(GO) bash scripts/broker-packages.sh)
 # Each part: its node (PART_NODE), its packages (PART_PKGS), then the
 # conformance suite on PART_CONFORMANCE and whatever PART_MORE runs.
@@ -210,7 +215,7 @@ CONFORMANCE ?= ./transport/memory/ ./transport/rabbitmq/
 conformance:
 	@$(GO) test -race -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -vE '^ *(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP))'
 
-# The chaos harness (internal/chaos, docs/reliability.md): numbered, confirmed
+# The chaos harness (internal/testing/chaos, docs/reliability.md): numbered, confirmed
 # messages through a separate consumer process while faults are injected, then
 # every one accounted for. `make test` runs the short run with every package;
 # chaos-short runs it alone, chaos the full scenarios with their reports: 20
@@ -238,29 +243,29 @@ CHAOS_BROKER4 := $(call node,chaos4,4.0,$(PORT_CHAOS_40)) $(CHAOS_ENV)
 CHAOS_BROKER43 := $(call node,chaos43,4.3,$(PORT_CHAOS_43)) $(CHAOS_ENV)
 .PHONY: chaos chaos-short chaos-alarm chaos-cluster chaos-restart chaos-idempotent
 chaos-short: tls-certs
-	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/chaos/
+	$(TEST_BROKER) bash scripts/rabbitmq.sh run $(GO) test -count=1 -run '^TestChaosShort$$' -v ./internal/testing/chaos/
 
 # Two memory alarms (docs/reliability.md), with the chaos tag, which keeps
 # them out of `go test ./...`. Needs the broker: run it through make test.
 chaos-alarm:
-	$(GO) test -tags chaos -count=1 -run '^TestChaosAlarm$$' -v ./internal/chaos/
+	$(GO) test -tags chaos -count=1 -run '^TestChaosAlarm$$' -v ./internal/testing/chaos/
 
 # The console with its broker paused (SIGSTOP), stopped (stop_app) and in
-# a memory alarm (internal/console/outage_test.go), with the chaos tag,
+# a memory alarm (console/outage_test.go), with the chaos tag,
 # which keeps them out of `go test ./...`: every page answers within its
 # bound saying what is wrong, a job waiting on the alarm says so. Needs the
 # broker, which it disturbs: run it through make test, after the rest.
 .PHONY: console-outage
 console-outage:
-	$(GO) test -race -tags chaos -count=1 -run '^(TestConsolePausedBroker|TestConsoleStoppedBroker|TestConsoleJobBlockedByAnAlarm)$$' -v ./internal/console/
+	$(GO) test -race -tags chaos -count=1 -run '^(TestConsolePausedBroker|TestConsoleStoppedBroker|TestConsoleJobBlockedByAnAlarm)$$' -v ./console/
 
-# The screenshots of docs/console.md (internal/console/screenshots): dead
+# The screenshots of docs/console.md (console/internal/screenshots): dead
 # letters of every format and reason on a vhost of the 4.3 test node, a
 # console on it, a headless Chromium through its pages, a PNG of each in
 # docs/console/.
 .PHONY: console-screenshots
 console-screenshots: tls-certs
-	$(TEST_CHROMIUM) $(TEST_BROKER43) bash scripts/rabbitmq.sh run $(GO) run ./internal/console/screenshots -out docs/console
+	$(TEST_CHROMIUM) $(TEST_BROKER43) bash scripts/rabbitmq.sh run $(GO) run ./console/internal/screenshots -out docs/console
 
 # The restart scenario on the chaos node of CHAOS_SERIES (3.10, the default,
 # 4.0 or 4.3), started for the run and stopped after it; chaos-restart-4.3
@@ -272,7 +277,7 @@ CHAOS_RESTART_TEST ?= TestChaosRestartShort
 CHAOS_NODE = $(if $(filter 4.3,$(CHAOS_SERIES)),$(CHAOS_BROKER43),$(if $(filter 4.0,$(CHAOS_SERIES)),$(CHAOS_BROKER4),$(CHAOS_BROKER)))
 chaos-restart:
 	$(CHAOS_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
-	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^($(CHAOS_RESTART_TEST))$$' -v ./internal/chaos/
+	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^($(CHAOS_RESTART_TEST))$$' -v ./internal/testing/chaos/
 chaos-restart-%:
 	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$*
 
@@ -288,7 +293,7 @@ SCHED_NODE = $(call node,sched,$(SCHED_SERIES),$(PORT_SCHED))
 .PHONY: chaos-schedule
 chaos-schedule:
 	$(SCHED_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
-	  $(GO) test -tags chaos -count=1 -timeout 10m -run '^TestChaosScheduleRestart$$' -v ./internal/chaos/
+	  $(GO) test -tags chaos -count=1 -timeout 10m -run '^TestChaosScheduleRestart$$' -v ./internal/testing/chaos/
 
 # The failover scenario (a quorum queue's leader node killed) on the
 # three-node cluster of scripts/cluster.sh (nodes acemq-TAG-c1..c3@localhost,
@@ -305,7 +310,7 @@ CLUSTER_ENV := ACEMQ_CLUSTER_NODES='$(foreach i,1 2 3,acemq-$(TEST_TAG)-c$(i)@lo
 CLUSTER_TEST ?= TestChaosFailover
 chaos-cluster:
 	$(CLUSTER_ENV) bash scripts/cluster.sh run \
-	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/chaos/
+	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/testing/chaos/
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,
 # alarm, restart, and the restart with the library's defaults), the 4.0 and
@@ -317,7 +322,7 @@ chaos-cluster:
 RESTART_TESTS := TestChaosRestart|TestChaosRestartDefaults
 chaos:
 	status=0; $(CHAOS_BROKER) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
-	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^(TestChaosFull|$(RESTART_TESTS))$$' -v ./internal/chaos/ || status=$$?; \
+	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^(TestChaosFull|$(RESTART_TESTS))$$' -v ./internal/testing/chaos/ || status=$$?; \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST='$(RESTART_TESTS)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.3 CHAOS_RESTART_TEST='$(RESTART_TESTS)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; \
@@ -334,12 +339,12 @@ chaos:
 IDEM_NODE ?= $(CHAOS_BROKER)
 chaos-idempotent:
 	$(IDEM_NODE) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run --no-lock bash scripts/postgres.sh run \
-	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^TestChaosIdempotentFull$$' -v ./internal/chaos/
+	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^TestChaosIdempotentFull$$' -v ./internal/testing/chaos/
 
 # No broker and no PostgreSQL: their tests skip when ACEMQ_TEST_URL and
 # ACEMQ_TEST_POSTGRES_URL are unset.
 test-unit:
-	env -u ACEMQ_TEST_URL -u ACEMQ_TEST_POSTGRES_URL $(GO) test -race ./...
+	env -u ACEMQ_TEST_URL -u ACEMQ_TEST_POSTGRES_URL $(GO) test -race $(LIB_PKGS)
 
 lint: rules
 	@unformatted=$$($(GOFILES) | xargs -r gofmt -l); \
@@ -359,15 +364,16 @@ lint: rules
 	@# Database drivers only in the packages that open a database with them.
 	@drivers=$$($(GO) list -deps . ./transport/... ./acemqtest ./acemqprom ./deadletter ./admin ./schemaregistry ./schemaregistry/sqlregistry ./idempotency ./idempotency/sqlstore ./outbox ./outbox/sqlstore $(PATTERN_PKGS) | grep -E '^(modernc\.org|github\.com/jackc)/' || true); \
 	if [ -n "$$drivers" ]; then echo "a package outside the sqlite and postgres driver sub-packages links a database driver:"; echo "$$drivers"; exit 1; fi
-	@# chromedp drives the console's browser tests only (internal/browsertest
+	@# chromedp drives the console's browser tests only (internal/testing/browsertest
 	@# and _test files) and the screenshots tool of make console-screenshots:
 	@# no package of the library or the command links it.
-	@browser=$$($(GO) list -deps $$($(GO) list ./... | grep -v -E '/internal/(browsertest|console/screenshots)$$') | grep -E '^github.com/chromedp/' || true); \
+	@browser=$$($(GO) list -deps $$($(GO) list $(MODULE)/... | grep -v -E '^$(MODULE)/(bench|tools)(/|$$)|/(internal/testing/browsertest|console/internal/screenshots)$$') | grep -E '^github.com/chromedp/' || true); \
 	if [ -n "$$browser" ]; then echo "a non-test package links chromedp:"; echo "$$browser"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	$(GO) vet $(LIB_PKGS)
+	$(GO) vet -tags chaos ./internal/testing/chaos/... ./console/...
+	$(STATICCHECK) $(LIB_PKGS)
 	$(GO) -C bench vet ./...
-	cd bench && $(GO) tool -modfile=../tools/go.mod staticcheck ./...
+	cd bench && $(GO) tool staticcheck ./...
 
 # The Prometheus alert rules of dashboards/ (docs/observability.md), checked
 # by promtool, from Debian's prometheus package (installed when missing,
@@ -379,7 +385,7 @@ rules:
 # Runs every Fuzz* target of every package for FUZZTIME each; new targets are
 # found by `go test -list`, so nothing here needs editing when one is added.
 fuzz:
-	@pkgs=$$($(GO) list ./...); \
+	@pkgs=$(LIB_PKGS); \
 	for pkg in $$pkgs; do \
 	  fns=$$($(GO) test -list '^Fuzz' "$$pkg"); \
 	  for fn in $$(grep '^Fuzz' <<<"$$fns" || true); do \
@@ -388,15 +394,15 @@ fuzz:
 	  done; \
 	done
 
+# Each module of go.work on its own (its replaces name the others).
 tidy:
-	$(GO) mod tidy
-	cd tools && $(GO) mod tidy
+	@for dir in $$($(GO) list -m -f '{{.Dir}}'); do (cd "$$dir" && GOWORK=off $(GO) mod tidy) || exit 1; done
 
 # The environment of this checkout's test node of SERIES (3.10, 4.0 or
 # 4.3) and of its PostgreSQL, as export lines: for running a few packages
 # by hand, e.g.
 #   eval "$$(make -s test-env SERIES=4.3)"; bash scripts/rabbitmq.sh; bash scripts/postgres.sh
-#   go test -race ./internal/console/; bash scripts/rabbitmq.sh stop; bash scripts/postgres.sh stop
+#   go test -race ./console/; bash scripts/rabbitmq.sh stop; bash scripts/postgres.sh stop
 SERIES ?= 4.3
 TEST_NODE = $(if $(filter 4.3,$(SERIES)),$(TEST_BROKER43),$(if $(filter 4.0,$(SERIES)),$(TEST_BROKER4),$(TEST_BROKER)))
 .PHONY: test-env

@@ -19,8 +19,8 @@ import (
 	"github.com/acemq-go/acemq/acemqotel"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/retry"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/request"
 	"github.com/acemq-go/acemq/transport"
 )

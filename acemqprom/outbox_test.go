@@ -12,7 +12,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
-	"github.com/acemq-go/acemq/internal/testclock"
+	"github.com/acemq-go/acemq/internal/testing/testclock"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 	"github.com/acemq-go/acemq/outbox/sqlstore/sqlite"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
 )
 
 // forwarder is a TCP forwarder between a Conn and the broker: cut closes

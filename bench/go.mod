@@ -6,6 +6,14 @@ require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
 	github.com/ThreeDotsLabs/watermill-amqp/v3 v3.0.2
 	github.com/acemq-go/acemq v0.0.0
+	github.com/acemq-go/acemq/acemqotel v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/acemqprom v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/codec/avro v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/codec/protobuf v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/console v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/idempotency/sqlstore v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/internal/testing/testpb v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/outbox/sqlstore v0.0.0-00010101000000-000000000000
 	github.com/google/uuid v1.6.0
 	github.com/hamba/avro/v2 v2.31.0
 	github.com/pelletier/go-toml/v2 v2.4.3
@@ -18,10 +26,14 @@ require (
 )
 
 require (
+	github.com/acemq-go/acemq/internal/sqldb v0.0.0-00010101000000-000000000000 // indirect
+	github.com/acemq-go/acemq/internal/testing/browsertest v0.0.0-00010101000000-000000000000 // indirect
+	github.com/acemq-go/acemq/internal/testing/dbtest v0.0.0-00010101000000-000000000000 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v3 v3.2.2 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/chromedp v0.24.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/expr-lang/expr v1.17.8 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
@@ -60,7 +72,27 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
+	modernc.org/sqlite v1.63.0 // indirect
 )
 
-replace github.com/acemq-go/acemq => ../
+// In-repository modules, versioned together: go.work ties them for
+// development; these replaces let the module build on its own.
+replace (
+	github.com/acemq-go/acemq => ..
+	github.com/acemq-go/acemq/acemqotel => ../acemqotel
+	github.com/acemq-go/acemq/acemqprom => ../acemqprom
+	github.com/acemq-go/acemq/actuator => ../actuator
+	github.com/acemq-go/acemq/cmd/acemq => ../cmd/acemq
+	github.com/acemq-go/acemq/codec/avro => ../codec/avro
+	github.com/acemq-go/acemq/codec/protobuf => ../codec/protobuf
+	github.com/acemq-go/acemq/console => ../console
+	github.com/acemq-go/acemq/examples => ../examples
+	github.com/acemq-go/acemq/idempotency/sqlstore => ../idempotency/sqlstore
+	github.com/acemq-go/acemq/internal/sqldb => ../internal/sqldb
+	github.com/acemq-go/acemq/internal/testing/browsertest => ../internal/testing/browsertest
+	github.com/acemq-go/acemq/internal/testing/chaos => ../internal/testing/chaos
+	github.com/acemq-go/acemq/internal/testing/dbtest => ../internal/testing/dbtest
+	github.com/acemq-go/acemq/internal/testing/testpb => ../internal/testing/testpb
+	github.com/acemq-go/acemq/outbox/sqlstore => ../outbox/sqlstore
+	github.com/acemq-go/acemq/schemaregistry/sqlregistry => ../schemaregistry/sqlregistry
+)

@@ -13,8 +13,8 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/claimcheck"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/conntest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/conntest"
 )
 
 // broker is where an end-to-end test runs: memory:// on a manual clock, or

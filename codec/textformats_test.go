@@ -13,9 +13,9 @@ import (
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/codectest"
-	"github.com/acemq-go/acemq/internal/deliverytest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/codectest"
+	"github.com/acemq-go/acemq/internal/testing/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 

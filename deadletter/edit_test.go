@@ -11,7 +11,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
-	"github.com/acemq-go/acemq/internal/deliverytest"
+	"github.com/acemq-go/acemq/internal/testing/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 

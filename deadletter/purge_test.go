@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/acemq-go/acemq/deadletter"
-	"github.com/acemq-go/acemq/internal/deliverytest"
+	"github.com/acemq-go/acemq/internal/testing/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
-	"github.com/acemq-go/acemq/internal/deliverytest"
 	"github.com/acemq-go/acemq/internal/retry"
+	"github.com/acemq-go/acemq/internal/testing/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/encryption"
-	"github.com/acemq-go/acemq/internal/codectest"
+	"github.com/acemq-go/acemq/internal/testing/codectest"
 )
 
 // interop is testdata/fixtures/crypto-interop.json: bodies the Java, Python

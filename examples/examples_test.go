@@ -28,8 +28,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/dbtest"
 )
 
 // runTimeout bounds one run of an example, which takes seconds.

@@ -15,8 +15,8 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/conntest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/conntest"
 	"github.com/acemq-go/acemq/request"
 	"github.com/acemq-go/acemq/transport"
 )

@@ -6,7 +6,7 @@
 #
 # Nothing is started here: each browser test starts its own headless
 # Chromium with a fresh profile directory and stops it when it ends
-# (internal/browsertest).
+# (internal/testing/browsertest).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

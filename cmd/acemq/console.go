@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/acemq-go/acemq/internal/console"
+	"github.com/acemq-go/acemq/console"
 )
 
 // The console's credentials, from the environment only: a flag would show

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
 )
 
 // The demo on the test broker accounts for every order, with either kind of

@@ -15,8 +15,8 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
+	"github.com/acemq-go/acemq/console/preview"
 	"github.com/acemq-go/acemq/deadletter"
-	"github.com/acemq-go/acemq/internal/preview"
 	"github.com/acemq-go/acemq/transport"
 )
 

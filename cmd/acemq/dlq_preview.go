@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/acemq-go/acemq/claimcheck"
+	"github.com/acemq-go/acemq/console/preview"
 	"github.com/acemq-go/acemq/encryption"
-	"github.com/acemq-go/acemq/internal/preview"
 	"github.com/acemq-go/acemq/schemaregistry"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry/postgres"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry/sqlite"

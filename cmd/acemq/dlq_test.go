@@ -15,12 +15,12 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
+	"github.com/acemq-go/acemq/console/preview"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/deadletter"
-	"github.com/acemq-go/acemq/internal/brokertest"
 	"github.com/acemq-go/acemq/internal/brokerversion"
-	"github.com/acemq-go/acemq/internal/preview"
 	"github.com/acemq-go/acemq/internal/retry"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
 

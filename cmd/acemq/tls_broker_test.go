@@ -12,7 +12,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/internal/devcert"
-	"github.com/acemq-go/acemq/internal/reachtest"
+	"github.com/acemq-go/acemq/internal/testing/reachtest"
 	"github.com/acemq-go/acemq/transport"
 )
 

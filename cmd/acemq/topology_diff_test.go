@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/topologyfile"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/codec/avro"
-	"github.com/acemq-go/acemq/internal/codectest"
+	"github.com/acemq-go/acemq/internal/testing/codectest"
 	"github.com/acemq-go/acemq/schemaregistry"
 )
 

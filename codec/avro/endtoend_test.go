@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/codectest"
-	"github.com/acemq-go/acemq/internal/deliverytest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/codectest"
+	"github.com/acemq-go/acemq/internal/testing/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 )
 

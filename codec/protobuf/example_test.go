@@ -7,7 +7,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/codec/protobuf"
-	pb "github.com/acemq-go/acemq/internal/testpb"
+	pb "github.com/acemq-go/acemq/internal/testing/testpb"
 )
 
 // A service's publisher and typed consumer of a generated message (here

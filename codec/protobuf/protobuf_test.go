@@ -11,10 +11,10 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/acemq-go/acemq/codec/protobuf"
-	"github.com/acemq-go/acemq/internal/brokertest"
-	"github.com/acemq-go/acemq/internal/codectest"
-	"github.com/acemq-go/acemq/internal/deliverytest"
-	"github.com/acemq-go/acemq/internal/testpb"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/codectest"
+	"github.com/acemq-go/acemq/internal/testing/deliverytest"
+	"github.com/acemq-go/acemq/internal/testing/testpb"
 	"github.com/acemq-go/acemq/transport"
 )
 

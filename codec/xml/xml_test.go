@@ -9,7 +9,7 @@ import (
 
 	acemqxml "github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/codectest"
+	"github.com/acemq-go/acemq/internal/testing/codectest"
 )
 
 // OrderPlaced is the fixtures' message; with no XMLName, its root is its

@@ -10,7 +10,7 @@ import (
 
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/codectest"
+	"github.com/acemq-go/acemq/internal/testing/codectest"
 )
 
 // order is the fixtures' message.

@@ -1,6 +1,6 @@
 // Package management finds a RabbitMQ broker's management HTTP API from its
 // AMQP URL: the one derivation that the CLI (through admin.EndpointFor) and
-// the test helpers (internal/brokertest) share. It imports nothing of
+// the test helpers (internal/testing/brokertest) share. It imports nothing of
 // AceMQ's, so that brokertest, which the transports' own tests use, can.
 package management
 

@@ -18,7 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/acemq-go/acemq/internal/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
 

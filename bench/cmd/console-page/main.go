@@ -27,8 +27,8 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
+	"github.com/acemq-go/acemq/console"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/console"
 	"github.com/acemq-go/acemq/transport"
 )
 

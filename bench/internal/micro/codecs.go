@@ -19,7 +19,7 @@ import (
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/encryption"
-	"github.com/acemq-go/acemq/internal/testpb"
+	"github.com/acemq-go/acemq/internal/testing/testpb"
 	"github.com/acemq-go/acemq/schemaregistry"
 )
 

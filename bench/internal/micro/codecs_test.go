@@ -18,7 +18,7 @@ import (
 	"github.com/acemq-go/acemq/codec/xml"
 	"github.com/acemq-go/acemq/codec/yaml"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/testpb"
+	"github.com/acemq-go/acemq/internal/testing/testpb"
 )
 
 // RunCodecs gives a marshal and an unmarshal row per format, in order, each

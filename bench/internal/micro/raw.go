@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/internal/testpb"
+	"github.com/acemq-go/acemq/internal/testing/testpb"
 )
 
 // rawCodec is a format's library called directly, with no AceMQ codec

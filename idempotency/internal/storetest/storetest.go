@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/idempotency"
-	"github.com/acemq-go/acemq/internal/testclock"
+	"github.com/acemq-go/acemq/internal/testing/testclock"
 )
 
 // Target is a store under test.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/postgres"
-	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/internal/testing/dbtest"
 )
 
 // A row the store cannot read (another program's state) makes the claim

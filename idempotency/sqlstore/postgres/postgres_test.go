@@ -9,7 +9,7 @@ import (
 	"github.com/acemq-go/acemq/idempotency/internal/storetest"
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/postgres"
-	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/internal/testing/dbtest"
 )
 
 // The store's contract on the test server, each test in a table of its

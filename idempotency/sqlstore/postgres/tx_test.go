@@ -7,7 +7,7 @@ import (
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/internal/txtest"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/postgres"
-	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/internal/testing/dbtest"
 )
 
 // TxHandler on the test server, each test in tables of its own.

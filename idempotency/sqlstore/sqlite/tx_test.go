@@ -8,7 +8,7 @@ import (
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/internal/txtest"
 	"github.com/acemq-go/acemq/idempotency/sqlstore/sqlite"
-	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/internal/testing/dbtest"
 )
 
 // TxHandler on a database file of the test's own. Foreign keys are on, so

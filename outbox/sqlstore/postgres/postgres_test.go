@@ -8,10 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/internal/testing/dbtest"
 	"github.com/acemq-go/acemq/outbox"
-	"github.com/acemq-go/acemq/outbox/internal/storetest"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
+	"github.com/acemq-go/acemq/outbox/sqlstore/internal/storetest"
 	"github.com/acemq-go/acemq/outbox/sqlstore/postgres"
 )
 

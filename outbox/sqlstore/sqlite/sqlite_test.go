@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/outbox"
-	"github.com/acemq-go/acemq/outbox/internal/storetest"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
+	"github.com/acemq-go/acemq/outbox/sqlstore/internal/storetest"
 	"github.com/acemq-go/acemq/outbox/sqlstore/sqlite"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acemq-go/acemq/internal/dbtest"
+	"github.com/acemq-go/acemq/internal/testing/dbtest"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry/internal/registrytest"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry/postgres"

@@ -16,7 +16,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/idempotency"
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
-	"github.com/acemq-go/acemq/internal/testclock"
+	"github.com/acemq-go/acemq/internal/testing/testclock"
 )
 
 // Target is a database under test.

@@ -1,0 +1,82 @@
+module github.com/acemq-go/acemq/cmd/acemq
+
+go 1.26.8
+
+require (
+	github.com/acemq-go/acemq v0.0.0
+	github.com/acemq-go/acemq/acemqprom v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/actuator v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/console v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/internal/testing/dbtest v0.0.0-00010101000000-000000000000
+	github.com/acemq-go/acemq/schemaregistry/sqlregistry v0.0.0-00010101000000-000000000000
+	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/common v0.74.0
+	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/term v0.44.0
+)
+
+require (
+	github.com/acemq-go/acemq/codec/avro v0.0.0-00010101000000-000000000000 // indirect
+	github.com/acemq-go/acemq/internal/sqldb v0.0.0-00010101000000-000000000000 // indirect
+	github.com/acemq-go/acemq/internal/testing/browsertest v0.0.0-00010101000000-000000000000 // indirect
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/chromedp v0.24.0 // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/expr-lang/expr v1.17.8 // indirect
+	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/hamba/avro/v2 v2.31.0 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.13.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/michaelklishin/rabbit-hole/v2 v2.12.0 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
+	github.com/modern-go/reflect2 v1.0.2 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/pandatix/go-abnf v0.5.5 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/rabbitmq/amqp091-go v1.17.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.63.0 // indirect
+)
+
+// In-repository modules, versioned together: go.work ties them for
+// development; these replaces let the module build on its own.
+replace (
+	github.com/acemq-go/acemq => ../..
+	github.com/acemq-go/acemq/acemqotel => ../../acemqotel
+	github.com/acemq-go/acemq/acemqprom => ../../acemqprom
+	github.com/acemq-go/acemq/actuator => ../../actuator
+	github.com/acemq-go/acemq/codec/avro => ../../codec/avro
+	github.com/acemq-go/acemq/codec/protobuf => ../../codec/protobuf
+	github.com/acemq-go/acemq/console => ../../console
+	github.com/acemq-go/acemq/examples => ../../examples
+	github.com/acemq-go/acemq/idempotency/sqlstore => ../../idempotency/sqlstore
+	github.com/acemq-go/acemq/internal/sqldb => ../../internal/sqldb
+	github.com/acemq-go/acemq/internal/testing/browsertest => ../../internal/testing/browsertest
+	github.com/acemq-go/acemq/internal/testing/chaos => ../../internal/testing/chaos
+	github.com/acemq-go/acemq/internal/testing/dbtest => ../../internal/testing/dbtest
+	github.com/acemq-go/acemq/internal/testing/testpb => ../../internal/testing/testpb
+	github.com/acemq-go/acemq/outbox/sqlstore => ../../outbox/sqlstore
+	github.com/acemq-go/acemq/schemaregistry/sqlregistry => ../../schemaregistry/sqlregistry
+)
