@@ -193,7 +193,7 @@ PART_CONFORMANCE ?= ./transport/rabbitmq/
 test-4.3 test-4.0 test-3.10:
 	@t0=$$SECONDS; s=0; \
 	$(TEST_CHROMIUM) $(PART_NODE) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
-	  $(GO) test -race -count=1 -skip "^TestConformance$$" $(PART_PKGS) || s=1; \
+	  $(GO) test -race -count=1 -timeout 30m -skip "^TestConformance$$" $(PART_PKGS) || s=1; \
 	  $(MAKE) --no-print-directory conformance CONFORMANCE="$(PART_CONFORMANCE)" || s=1; $(PART_MORE) exit $$s' || s=$$?; \
 	echo "make test: RabbitMQ $(@:test-%=%) and PostgreSQL took $$((SECONDS - t0))s"; exit $$s
 

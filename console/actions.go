@@ -286,6 +286,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		defer s.wg.Done()
 		s.runJob(j, a, o)
 		s.auditJobEnd(j)
+		j.end()
 	}()
 	http.Redirect(w, r, "/job?id="+j.ID, http.StatusSeeOther)
 }

@@ -70,6 +70,7 @@ func (s *Server) auditJobStart(r *http.Request, j *job, confirmed int) {
 // moved, left and may have doubled, and how it went.
 func (s *Server) auditJobEnd(j *job) {
 	st := j.state()
+	st.Done = true // finished; shown as done once this line is written
 	j.mu.Lock()
 	c, confirmed := caller{Who: j.Who, Addr: j.Addr}, j.Confirmed
 	j.mu.Unlock()

@@ -61,7 +61,7 @@ type browse struct {
 
 func (b browse) step(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	sctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	sctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 	defer cancel()
 	if err := chromedp.Do(sctx, steps...); err != nil {
 		page, _ := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS("body")))

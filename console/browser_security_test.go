@@ -83,7 +83,7 @@ func browserConsole(t *testing.T, f fixture, c console.Config) (*httptest.Server
 // browserStep runs steps within 20 s, failing the test with the page's text.
 func browserStep(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := chromedp.Do(sctx, steps...); err != nil {
 		page, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))

@@ -65,7 +65,7 @@ func TestBrowserReplayOnRabbitMQ(t *testing.T) {
 
 	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		if err := chromedp.Do(sctx, steps...); err != nil {
 			page, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))

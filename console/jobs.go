@@ -79,10 +79,19 @@ func (j *job) addDoubtful(identity string) {
 	j.mu.Unlock()
 }
 
+// finish records how the job ended. It shows as done only once end is
+// called, after its end is in the audit log: whoever sees it done finds
+// the audit line written.
 func (j *job) finish(p deadletter.Progress, summary string, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.p, j.summary, j.err, j.done, j.ended = p, summary, err, true, time.Now()
+	j.p, j.summary, j.err, j.ended = p, summary, err, time.Now()
+}
+
+func (j *job) end() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.done = true
 }
 
 func (j *job) state() jobState {
