@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -57,9 +56,13 @@ func main() {
 	}
 }
 `)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command: %v", err)
+	}
 	goTool := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
+		cmd := exec.Command(goBin, args...)
 		// The service is a module of its own, outside this repository's go.work.
 		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 		out, err := cmd.CombinedOutput()
