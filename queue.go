@@ -4,8 +4,8 @@ import "context"
 
 // The Conn's operations on a queue, past publishing and consuming: what an
 // operator's tool, a pattern or an example needs to read and tidy queues,
-// without the driver SPI. What changes a queue is told to the Observer and
-// logged. Errors are the transport's, which name the queue; match them with
+// without the driver SPI. What changes a queue is told to the Observer.
+// Errors are the transport's, which name the queue; match them with
 // errors.Is (ErrNotFound, ErrClosed).
 
 // Get takes one message from queue, to be settled (Ack, Nack, Reject); ok is
@@ -39,7 +39,6 @@ func (c *Conn) PurgeQueue(ctx context.Context, queue string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	c.logger.Info("acemq: queue purged", "queue", queue, "messages", n)
 	c.observer.Event(Event{Kind: EventQueuePurged, Conn: c, Queue: queue, Messages: n})
 	return n, nil
 }
@@ -51,7 +50,6 @@ func (c *Conn) DeleteQueue(ctx context.Context, queue string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	c.logger.Info("acemq: queue deleted", "queue", queue, "messages", n)
 	c.observer.Event(Event{Kind: EventQueueDeleted, Conn: c, Queue: queue, Messages: n})
 	return n, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/acemq-go/acemq/actuator"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/retry"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // The demo's names. It purges its own queues at the start, so that its
@@ -213,9 +212,8 @@ func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSum
 		fmt.Fprintf(where, "actuator: %s (%s, %s, %s, %s, %s) while the demo runs\n", metrics.URL(),
 			contract.ActuatorMetricsPath, contract.ActuatorHealthPath, contract.ActuatorInfoPath, actuator.LivenessPath, actuator.ReadinessPath)
 	}
-	t := conn.Transport()
 	topology := acemq.Topology{
-		Exchanges: []acemq.ExchangeSpec{{Name: demoExchange, Type: transport.Topic}},
+		Exchanges: []acemq.ExchangeSpec{{Name: demoExchange, Type: "topic"}},
 		Queues: []acemq.QueueSpec{{Name: demoQueue, DeadLetter: true, Retry: &demoPolicy, Rungs: o.rungs,
 			Bindings: []acemq.BindingSpec{{Exchange: demoExchange, RoutingKey: "order.*"}}}},
 	}
@@ -223,7 +221,7 @@ func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSum
 		return demoSummary{}, err
 	}
 	for _, q := range append([]string{demoQueue, contract.DeadLetterQueue(demoQueue), contract.ParkedQueue(demoQueue)}, demoLadder(o.rungs).Queues()...) {
-		if _, err := t.PurgeQueue(ctx, q); err != nil {
+		if _, err := conn.PurgeQueue(ctx, q); err != nil {
 			return demoSummary{}, err
 		}
 	}
