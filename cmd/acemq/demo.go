@@ -13,7 +13,6 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/actuator"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/retry"
 )
 
 // The demo's names. It purges its own queues at the start, so that its
@@ -131,8 +130,8 @@ func (s demoSummary) progress(waiting int64) string {
 }
 
 // demoLadder is the demo queue's ladder with rungs of kind (a valid one).
-func demoLadder(kind contract.RungKind) retry.Ladder {
-	ladder, err := retry.NewLadder(demoQueue, demoPolicy, kind)
+func demoLadder(kind contract.RungKind) acemq.Ladder {
+	ladder, err := demoPolicy.Ladder(demoQueue, kind)
 	if err != nil {
 		panic(err) // the demo's own policy and a parsed kind
 	}
@@ -140,7 +139,7 @@ func demoLadder(kind contract.RungKind) retry.Ladder {
 }
 
 // explain says what the user just saw, from the counts.
-func (s demoSummary) explain(ladder retry.Ladder) string {
+func (s demoSummary) explain(ladder acemq.Ladder) string {
 	rungs := ladder.Queues()
 	return fmt.Sprintf(`What happened, with the policy %s:
 - Orders ending in 0 to 5 were accepted at once.
