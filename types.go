@@ -26,6 +26,11 @@ type (
 	// Declaration is one exchange, queue or binding to declare, as a
 	// Topology's Plan and a Ladder's Declarations list them.
 	Declaration = transport.Declaration
+	// ExchangeDeclaration, QueueDeclaration and BindingDeclaration are the
+	// three kinds of Declaration, for reading a plan with a type switch.
+	ExchangeDeclaration = transport.Exchange
+	QueueDeclaration    = transport.Queue
+	BindingDeclaration  = transport.Binding
 	// ExchangeType is an exchange's type: "direct", "fanout", "topic" or
 	// "headers".
 	ExchangeType = transport.ExchangeType
