@@ -10,7 +10,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Browse calls visit with the messages of queue in order, at most limit of
@@ -116,7 +115,7 @@ type QueueInfo struct {
 // broker holds it), looking at the message at its head (which goes back to
 // its place, marked redelivered) for its age and reason, when Viewable
 // allows it; otherwise the depth only, and NotRead says why.
-func Describe(ctx context.Context, c *acemq.Conn, q transport.Queue, now time.Time) (QueueInfo, error) {
+func Describe(ctx context.Context, c *acemq.Conn, q acemq.QueueDeclaration, now time.Time) (QueueInfo, error) {
 	queue := q.Name
 	source, _ := Source(queue)
 	info := QueueInfo{Name: queue, Source: source, Oldest: acemq.UnknownAge}
@@ -172,7 +171,7 @@ type RungInfo struct {
 // of each source queue among queues that has rungs but no dead-letter half. A
 // queue deleted since its name was listed is left out, as it would be from
 // a listing made a moment later: on a busy vhost queues come and go.
-func List(ctx context.Context, c *acemq.Conn, queues []transport.Queue, now time.Time) (Listing, error) {
+func List(ctx context.Context, c *acemq.Conn, queues []acemq.QueueDeclaration, now time.Time) (Listing, error) {
 	l := Listing{Queues: []QueueInfo{}, Sources: []SourceInfo{}}
 	sources := map[string]*SourceInfo{}
 	var order []string
