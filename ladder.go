@@ -42,7 +42,7 @@ func (p RetryPolicy) Decide(attempt int, age time.Duration) RetryDecision {
 
 // Ladder is the retry ladder a policy gives a source queue: its rungs, and
 // everything a consumer of the queue declares. It is known before anything
-// is published, and building it touches no broker.
+// is published, and building it (RetryPolicy.Ladder) touches no broker.
 type Ladder struct{ l retry.Ladder }
 
 // Rung is one queue of a ladder. Nothing consumes it: its time-to-live is
@@ -73,9 +73,10 @@ func (l Ladder) Kind() contract.RungKind { return l.l.Kind() }
 
 // Rungs are the ladder's rungs in schedule order.
 func (l Ladder) Rungs() []Rung {
-	rungs := make([]Rung, 0, len(l.l.Rungs()))
-	for _, r := range l.l.Rungs() {
-		rungs = append(rungs, publicRung(r))
+	inner := l.l.Rungs()
+	rungs := make([]Rung, len(inner))
+	for i, r := range inner {
+		rungs[i] = publicRung(r)
 	}
 	return rungs
 }
