@@ -27,6 +27,9 @@ var (
 	ErrPreconditionFailed = transport.ErrPreconditionFailed
 	ErrClosed             = transport.ErrClosed
 	ErrNotConfirmed       = transport.ErrNotConfirmed
+	// ErrStaleDelivery: a RawDelivery's channel is gone, so it can no
+	// longer be settled; the broker delivers the message again.
+	ErrStaleDelivery = transport.ErrStaleDelivery
 )
 
 // Conn is a connection to a broker, shared by publishers and consumers. It
@@ -228,8 +231,12 @@ func (c *Conn) connectionEvent(e transport.Event) {
 	c.observer.Event(Event{Kind: kind, Conn: c, Address: e.Address, Reason: e.Reason, Err: e.Err})
 }
 
-// Transport is the connection's transport, for declaring a Topology
-// (Topology.Apply) or inspecting queues.
+// Transport is the driver underneath the Conn: the escape hatch to the SPI,
+// for what must talk to the driver itself (a transport's conformance suite,
+// a test that breaks the connection on purpose). What goes through it is not
+// observed and does not use the confirmed-publish pipeline: a service uses
+// the Conn's own methods (Publish, Get, Take, InspectQueue, PurgeQueue,
+// DeleteQueue, State) instead.
 func (c *Conn) Transport() transport.Transport { return c.transport }
 
 // String names the broker, without the password.

@@ -75,6 +75,17 @@
 // rejected, dead_lettered, parked, in_progress: [contract.Outcome.Telemetry]),
 // the reason class beside them.
 //
+// # The retry ladder, and queues
+//
+// RetryPolicy.Decide says what a consumer does with a failure, and
+// RetryPolicy.Ladder which rung queues the policy gives a queue and what its
+// consumers declare, without a broker: what the acemq ladder command prints.
+// The Conn reads and tidies queues itself (InspectQueue, Get, Take,
+// PurgeQueue, DeleteQueue: the Observer is told of a purge or a delete);
+// the types they use (Table, RawMessage, RawDelivery, Clock, Declaration)
+// are this package's. Package transport is the driver SPI, for writing a
+// transport.
+//
 // # Interceptors
 //
 // An [Interceptor] sees each message in wire form before it is published

@@ -68,7 +68,7 @@ type Envelope struct {
 	// the x-acemq-correlation header, a conversation's id.
 	CorrelationID string
 	// Headers are the application headers only: never an x-acemq-* one.
-	Headers transport.Table
+	Headers Table
 	// Route is the routing slip in its step form, as the Java library
 	// writes it. Write leaves it out (a republish keeps the headers as they
 	// came); package slip reads it and writes it on.
@@ -103,7 +103,7 @@ func (r Route) Current() (string, bool) {
 // Headers always holds a table, without any x-acemq-* header. A message
 // alone has no routing key, so a missing type reads as "message";
 // readDelivery uses the delivery's routing key first.
-func ReadEnvelope(m transport.Message) Envelope { return readEnvelope(m, "") }
+func ReadEnvelope(m RawMessage) Envelope { return readEnvelope(m, "") }
 
 // readDelivery reads the envelope of d as ReadEnvelope does, except that a
 // missing type reads as d's routing key (then "message"), as a first
@@ -231,7 +231,7 @@ func (e Envelope) Complete(routingKey string, now time.Time) Envelope {
 // (ErrReservedHeader), and an envelope without an id, attempt or version or
 // with a string that is not UTF-8 (ErrInvalidEnvelope), rather than send
 // what no reader could trust. A refused Write leaves m as it was.
-func (e Envelope) Write(m *transport.Message) error {
+func (e Envelope) Write(m *RawMessage) error {
 	if m == nil {
 		return errors.New("acemq: writing an envelope to a nil message")
 	}

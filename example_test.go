@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/transport"
 )
 
 func ExampleParsePolicy() {
@@ -23,7 +22,7 @@ func ExampleParsePolicy() {
 func ExampleTopology_Plan() {
 	retry := acemq.Exponential(6, 10*time.Second, 5*time.Minute)
 	top := acemq.Topology{
-		Exchanges: []acemq.ExchangeSpec{{Name: "orders", Type: transport.Topic}},
+		Exchanges: []acemq.ExchangeSpec{{Name: "orders", Type: "topic"}},
 		Queues: []acemq.QueueSpec{{
 			Name:       "orders.new",
 			DeadLetter: true,

@@ -40,7 +40,7 @@ type Intercepted struct {
 	Queue string
 	// Headers are all the message's headers, never nil; only the
 	// application's may be set, changed or removed.
-	Headers         transport.Table
+	Headers         Table
 	ContentType     string
 	ContentEncoding string
 	Body            []byte

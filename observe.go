@@ -47,7 +47,7 @@ type PublishInfo struct {
 	RoutingKey string
 	// Headers are the message's headers. PublishStart may add to them (W3C
 	// trace context, say); x-acemq-* headers must be left alone.
-	Headers   transport.Table
+	Headers   Table
 	MessageID string
 	Type      string
 	// Correlation is the message's x-acemq-correlation.
@@ -88,7 +88,7 @@ type DeliveryInfo struct {
 	Exchange   string
 	RoutingKey string
 	// Headers are the delivery's headers; read them, do not change them.
-	Headers     transport.Table
+	Headers     Table
 	MessageID   string
 	Type        string
 	Correlation string // x-acemq-correlation
@@ -149,6 +149,10 @@ const (
 	EventConnectionUnblocked
 	// EventConnectionClosed: Close was called (told once).
 	EventConnectionClosed
+	// EventQueuePurged: Conn.PurgeQueue removed Messages from Queue.
+	EventQueuePurged
+	// EventQueueDeleted: Conn.DeleteQueue deleted Queue, which held Messages.
+	EventQueueDeleted
 )
 
 func (k EventKind) String() string {
@@ -175,6 +179,10 @@ func (k EventKind) String() string {
 		return "connection unblocked"
 	case EventConnectionClosed:
 		return "connection closed"
+	case EventQueuePurged:
+		return "queue purged"
+	case EventQueueDeleted:
+		return "queue deleted"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -182,13 +190,16 @@ func (k EventKind) String() string {
 // Event is something that happened to a Conn or one of its consumers.
 type Event struct {
 	Kind EventKind
-	// Queue is the consumer's queue, for consumer events.
+	// Queue is the consumer's queue, for consumer events; the queue
+	// purged or deleted.
 	Queue string
 	// Target is the rung or set-aside queue.
 	Target    string
 	MessageID string
 	Delay     time.Duration
 	CutShort  bool
+	// Messages is how many messages a purged or deleted queue held.
+	Messages int
 	// Class is why a delivery waits (the wait events).
 	Class contract.ReasonClass
 	// Rungs are the queues of the consumer's retry ladder, in schedule

@@ -247,7 +247,7 @@ func WithLogger(l *slog.Logger) Option {
 // (first-seen) and consumers (waits, ages, the drain timeout). Tests on
 // memory:// pass the broker's manual clock (acemqtest does), so that
 // consumer waits and rung expiries move together.
-func WithClock(c transport.Clock) Option {
+func WithClock(c Clock) Option {
 	return option("WithClock", forDialing|forConn, func(o *options) error {
 		if c == nil {
 			return invalid("the clock is nil")

@@ -80,7 +80,7 @@ func WithCausation(id string) MessageOption { return func(e *Envelope) { e.Causa
 func WithClaim(claim string) MessageOption { return func(e *Envelope) { e.Claim = claim } }
 
 // WithHeaders adds application headers; x-acemq-* names are refused.
-func WithHeaders(h transport.Table) MessageOption {
+func WithHeaders(h Table) MessageOption {
 	return func(e *Envelope) {
 		if e.Headers == nil {
 			e.Headers = transport.Table{}
@@ -256,7 +256,7 @@ func withOptions(env Envelope, opts []MessageOption) Envelope {
 // requests and replies, package outbox's records). An error says m was not sent (the broker blocked
 // publishing until ctx ended, say: ErrBlocked; an interceptor refused it: a
 // *PublishError); else Wait on the Pending, once, for the broker's answer.
-func (c *Conn) Publish(ctx context.Context, exchange, routingKey string, m transport.Message) (*Pending, error) {
+func (c *Conn) Publish(ctx context.Context, exchange, routingKey string, m RawMessage) (*Pending, error) {
 	return c.publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: m}, false)
 }
 
@@ -264,7 +264,7 @@ func (c *Conn) Publish(ctx context.Context, exchange, routingKey string, m trans
 // publish interceptors (m was published once already), told to the
 // Observer as a republish (PublishInfo.Republish): package deadletter
 // moves dead letters with it.
-func (c *Conn) Republish(ctx context.Context, queue string, m transport.Message) (*Pending, error) {
+func (c *Conn) Republish(ctx context.Context, queue string, m RawMessage) (*Pending, error) {
 	return c.publish(ctx, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m}, true)
 }
 

@@ -28,7 +28,7 @@ type Topology struct {
 // Transient is set.
 type ExchangeSpec struct {
 	Name      string
-	Type      transport.ExchangeType
+	Type      ExchangeType
 	Transient bool
 }
 
@@ -39,7 +39,7 @@ type QueueSpec struct {
 	Name string
 	// Type is quorum when empty, or classic for an exclusive, auto-delete or
 	// transient queue (those cannot be quorum).
-	Type       transport.QueueType
+	Type       QueueType
 	Transient  bool
 	Exclusive  bool
 	AutoDelete bool
@@ -53,7 +53,7 @@ type QueueSpec struct {
 	// queue must use the same kind (WithRungs).
 	Rungs contract.RungKind
 	// Arguments are further queue arguments, such as x-max-length.
-	Arguments transport.Table
+	Arguments Table
 	Bindings  []BindingSpec
 }
 
@@ -144,7 +144,7 @@ func (t Topology) Warnings() []string {
 // bindings, each in the order the topology first needs it. It is exactly
 // what Apply sends. An invalid topology has no plan: the error is a
 // *ValidationError.
-func (t Topology) Plan() ([]transport.Declaration, error) {
+func (t Topology) Plan() ([]Declaration, error) {
 	plan, problems, _ := t.build()
 	if len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}

@@ -373,11 +373,11 @@ func (m *Metrics) collectRungs(ctx context.Context, ch chan<- prometheus.Metric)
 	for _, t := range targets {
 		// A Conn reconnecting would keep every inspection waiting until
 		// the timeout: the queues are counted as unreadable at once.
-		connected := t.conn.Transport().State().Connected
+		connected := t.conn.State().Connected
 		depth := func(queues ...string) (sum float64, ok bool) {
 			for _, q := range queues {
 				if connected {
-					if st, err := t.conn.Transport().InspectQueue(ctx, q); err == nil {
+					if st, err := t.conn.InspectQueue(ctx, q); err == nil {
 						sum += float64(st.Messages)
 						ok = true
 						continue

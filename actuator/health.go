@@ -22,7 +22,7 @@ type healthHandler struct {
 func (h healthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
 	defer cancel()
-	if !h.conn.Transport().State().Connected {
+	if !h.conn.State().Connected {
 		// The round trip would wait for a reconnect: say down at once.
 		cancel()
 	}

@@ -67,7 +67,8 @@ func moduleVersion() string {
 
 // transportName says which broker conn speaks to: RabbitMQ over AMQP, the
 // in-process broker (whose String is memory://NAME, or "memory broker"), or
-// a transport of the application's own.
+// a transport of the application's own. Which driver it is is the SPI's to
+// say: this is the one place the actuator needs Conn.Transport.
 func transportName(conn *acemq.Conn) string {
 	t := conn.Transport()
 	if _, ok := t.(*rabbitmq.Transport); ok {

@@ -138,7 +138,7 @@ func (s *Server) count(ctx context.Context, a *action, m *deadletter.Matcher) er
 		// Every message: the queue's depth says how many, without a pass
 		// through it (whose requeue of every message would slow the move).
 		var st transport.QueueState
-		if st, err = s.c.Conn.Transport().InspectQueue(ctx, a.Queue); err == nil {
+		if st, err = s.c.Conn.InspectQueue(ctx, a.Queue); err == nil {
 			p.Moved = st.Messages
 		}
 	case a.Op == "import":
@@ -368,7 +368,7 @@ func (s *Server) runJob(j *job, a action, o deadletter.Options) {
 func (s *Server) afterwards(queue string, p deadletter.Progress) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := s.c.Conn.Transport().InspectQueue(ctx, queue)
+	st, err := s.c.Conn.InspectQueue(ctx, queue)
 	if err != nil {
 		return fmt.Sprintf("; what %s holds now is not known: %v", queue, err)
 	}

@@ -76,7 +76,7 @@ func (s *Server) brokerSilent(w http.ResponseWriter, r *http.Request, title stri
 
 // brokerState says in words what the connection knows of the broker.
 func (s *Server) brokerState() string {
-	st := s.c.Conn.Transport().State()
+	st := s.c.Conn.State()
 	switch {
 	case st.Closed:
 		return "The console's connection to the broker is closed."
@@ -94,7 +94,7 @@ func (s *Server) brokerState() string {
 // blockedReason says why a job waits, when the broker blocks the
 // connection's publishes, else "".
 func (s *Server) blockedReason() string {
-	st := s.c.Conn.Transport().State()
+	st := s.c.Conn.State()
 	if st.Connected && st.Blocked {
 		return fmt.Sprintf("Waiting: the broker blocks this connection's publishes (%s), a memory or disk alarm. The job goes on once the alarm clears; nothing is lost meanwhile.", st.BlockedReason)
 	}

@@ -114,7 +114,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, managementFailure(err), err)
 		return
 	}
-	st, err := s.c.Conn.Transport().InspectQueue(ctx, name)
+	st, err := s.c.Conn.InspectQueue(ctx, name)
 	if err != nil {
 		s.failErr(w, r, "No such queue", fmt.Errorf("%s: %w", name, err))
 		return

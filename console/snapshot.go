@@ -201,7 +201,7 @@ func (s *Server) pass(sn *snapshot) {
 		return
 	}
 	defer release()
-	st, err := s.c.Conn.Transport().InspectQueue(pctx, sn.queue)
+	st, err := s.c.Conn.InspectQueue(pctx, sn.queue)
 	if err == nil {
 		sn.begin(st.Messages)
 		err = deadletter.Browse(pctx, s.c.Conn, sn.queue, maxSnapshot, func(m transport.Message) error {

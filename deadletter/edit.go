@@ -69,10 +69,10 @@ type Retried struct {
 // Find returns the message of queue with id, without removing any
 // message: every one taken goes back to its place. It fails with
 // ErrMessageGone or ErrAmbiguousID when there is not exactly one.
-func Find(ctx context.Context, c *acemq.Conn, queue, id string) (transport.Message, error) {
+func Find(ctx context.Context, c *acemq.Conn, queue, id string) (acemq.RawMessage, error) {
 	h, err := takeByID(ctx, c, queue, id)
 	if err != nil {
-		return transport.Message{}, err
+		return acemq.RawMessage{}, err
 	}
 	return h.found.Message, h.putBack(0)
 }
@@ -123,7 +123,7 @@ func RetryEdited(ctx context.Context, c *acemq.Conn, queue string, e Edit) (Retr
 		cancel()
 	}
 	switch {
-	case refused(err) || errors.Is(err, transport.ErrNotFound):
+	case refused(err) || errors.Is(err, acemq.ErrNotFound):
 		return r, fmt.Errorf("retry %s: %s did not take the edited copy, and the original stays in %s: %w", e.ID, source, queue, err)
 	case err != nil:
 		return r, fmt.Errorf("retry %s: the edited copy may or may not be in %s (its confirm was lost), and the original stays in %s: %w", e.ID, source, queue, err)
@@ -141,13 +141,13 @@ func RetryEdited(ctx context.Context, c *acemq.Conn, queue string, e Edit) (Retr
 // EditedCopy is m, a message of queue, edited by e and rewritten as
 // RetryEdited publishes it, with the parts edited; it checks the edit as
 // RetryEdited does, but takes nothing (for a confirmation to show).
-func EditedCopy(queue string, m transport.Message, e Edit) (transport.Message, []string, error) {
+func EditedCopy(queue string, m acemq.RawMessage, e Edit) (acemq.RawMessage, []string, error) {
 	before := Editable(m.Headers)
 	after, err := parseEditable(e.Headers, before)
 	if err != nil {
 		return m, nil, err
 	}
-	if id := acemq.ReadEnvelope(transport.Message{Headers: after, MessageID: m.MessageID}).ID; id != e.ID {
+	if id := acemq.ReadEnvelope(acemq.RawMessage{Headers: after, MessageID: m.MessageID}).ID; id != e.ID {
 		return m, nil, fmt.Errorf("%w: the id (%s) cannot be edited: it is what says the copy is the same message", ErrBadHeaders, contract.HeaderID)
 	}
 	var parts []string
@@ -164,7 +164,7 @@ func EditedCopy(queue string, m transport.Message, e Edit) (transport.Message, [
 	if e.Now != nil {
 		now = e.Now
 	}
-	h := transport.Table{}
+	h := acemq.Table{}
 	for k, v := range m.Headers {
 		if !editable(k) {
 			h[k] = v // the broker's history, and what the retry sets below
@@ -193,8 +193,8 @@ func EditedCopy(queue string, m transport.Message, e Edit) (transport.Message, [
 // held is what takeByID took: the message with the id, the others taken
 // on the way, all unacknowledged.
 type held struct {
-	taker  transport.Taker
-	found  transport.Delivery
+	taker  acemq.Taker
+	found  acemq.RawDelivery
 	others int
 	// putBack closes the taker, which puts back what it holds (removed of
 	// them were acknowledged), and waits until the queue shows them.
@@ -207,16 +207,15 @@ type held struct {
 // the id.
 func takeByID(ctx context.Context, c *acemq.Conn, queue, id string) (held, error) {
 	var h held
-	t := c.Transport()
-	state, err := t.InspectQueue(ctx, queue)
+	state, err := c.InspectQueue(ctx, queue)
 	if err != nil {
 		return h, fmt.Errorf("open %s in %s: %w", id, queue, err)
 	}
-	if h.taker, err = t.Take(ctx, queue); err != nil {
+	if h.taker, err = c.Take(ctx, queue); err != nil {
 		return h, fmt.Errorf("open %s in %s: %w", id, queue, err)
 	}
 	matches, taken := 0, 0
-	h.putBack = func(removed int) error { return handBack(t, h.taker, queue, wantBack(state, taken, removed)) }
+	h.putBack = func(removed int) error { return handBack(c, h.taker, queue, wantBack(state, taken, removed)) }
 	for range state.Messages {
 		d, ok, err := h.taker.Next(ctx)
 		if err != nil {
@@ -247,7 +246,7 @@ func takeByID(ctx context.Context, c *acemq.Conn, queue, id string) (held, error
 
 // Fingerprint identifies a message's content (body, content type and
 // headers) for ErrChanged: the SHA-256 of them, in hex.
-func Fingerprint(m transport.Message) string {
+func Fingerprint(m acemq.RawMessage) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d:%s\n%s\n", len(m.ContentType), m.ContentType, transport.FormatTable(m.Headers))
 	h.Write(m.Body)
@@ -256,8 +255,8 @@ func Fingerprint(m transport.Message) string {
 
 // Editable are the headers of h an edit may change: all but the broker's
 // dead-lettering history and the headers a retry sets itself.
-func Editable(h transport.Table) transport.Table {
-	out := transport.Table{}
+func Editable(h acemq.Table) acemq.Table {
+	out := acemq.Table{}
 	for k, v := range h {
 		if editable(k) {
 			out[k] = v
@@ -281,7 +280,7 @@ func editable(name string) bool {
 // header a line, sorted by name. Strings, integers, booleans, decimals,
 // nested tables (objects) and arrays are JSON's; bytes are a hex string
 // "0x…" and times an RFC 3339 string, which read back as strings if edited.
-func FormatEditable(h transport.Table) string {
+func FormatEditable(h acemq.Table) string {
 	if len(h) == 0 {
 		return "{}"
 	}
@@ -303,7 +302,7 @@ func FormatEditable(h transport.Table) string {
 // jsonValue is v as JSON writes it (FormatEditable).
 func jsonValue(v any) any {
 	switch v := v.(type) {
-	case transport.Table:
+	case acemq.Table:
 		return jsonValue(map[string]any(v))
 	case map[string]any:
 		out := make(map[string]any, len(v))
@@ -331,12 +330,12 @@ func jsonValue(v any) any {
 // was made from: a header whose JSON is as it was keeps its value, and its
 // exact AMQP type; a changed or new one is read as JSON (integers as
 // int64, other numbers as float64, objects as tables).
-func parseEditable(text string, before transport.Table) (transport.Table, error) {
+func parseEditable(text string, before acemq.Table) (acemq.Table, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &raw); err != nil {
 		return nil, fmt.Errorf("%w: want a JSON object, one header a line (\"name\": value): %w", ErrBadHeaders, err)
 	}
-	out := transport.Table{}
+	out := acemq.Table{}
 	for k, r := range raw {
 		if k == "" {
 			return nil, fmt.Errorf("%w: a header has no name", ErrBadHeaders)
@@ -386,7 +385,7 @@ func table(v any) (any, error) {
 		}
 		return v.Float64()
 	case map[string]any:
-		out := transport.Table{}
+		out := acemq.Table{}
 		for k, e := range v {
 			t, err := table(e)
 			if err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/internal/confirm"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // window is how many moves may await their confirms at once: taking goes
@@ -26,7 +25,7 @@ const settleTimeout = 30 * time.Second
 // item is a message taken from a source, the queue it was set aside in
 // (for an import: exported from), and how to remove its original.
 type item struct {
-	msg   transport.Message
+	msg   acemq.RawMessage
 	queue string
 	ack   func() error
 }
@@ -38,7 +37,7 @@ type source func(ctx context.Context) (it item, ok bool, err error)
 type sink interface {
 	// send starts moving m; its answer is nil once m is safely there, or
 	// an error once it certainly is not.
-	send(ctx context.Context, m transport.Message) answer
+	send(ctx context.Context, m acemq.RawMessage) answer
 	// flush asks for everything sent to be made safe: the sink may hold
 	// answers back until then (a file until it is synced).
 	flush()
@@ -170,7 +169,7 @@ func (m *mover) settle(f inFlight) error {
 }
 
 // doubtful counts a message that may now be in both places, and names it.
-func (m *mover) doubtful(msg transport.Message) {
+func (m *mover) doubtful(msg acemq.RawMessage) {
 	m.p.Doubtful++
 	if m.o.Doubtful != nil {
 		m.o.Doubtful(Identity(msg))
@@ -187,15 +186,15 @@ func (m *mover) report() {
 // unroutable, was refused, or broke a rule. Any other failure (a lost
 // connection, no answer in time) leaves it unknown.
 func refused(err error) bool {
-	return errors.Is(err, transport.ErrUnroutable) || errors.Is(err, transport.ErrRefused) ||
-		errors.Is(err, transport.ErrPreconditionFailed) || errors.Is(err, errNotSent)
+	return errors.Is(err, acemq.ErrUnroutable) || errors.Is(err, acemq.ErrRefused) ||
+		errors.Is(err, acemq.ErrPreconditionFailed) || errors.Is(err, errNotSent)
 }
 
 // errNotSent marks a message a sink could not even start to move.
 var errNotSent = errors.New("not sent")
 
 // describe names a message in an error: its id, or that it has none.
-func describe(m transport.Message) string {
+func describe(m acemq.RawMessage) string {
 	if id := acemq.ReadEnvelope(m).ID; id != "" {
 		return id
 	}
@@ -207,12 +206,11 @@ func describe(m transport.Message) string {
 // unacknowledged, and closing it puts them back in their places. With keep,
 // nothing is removed: what the sink has is copied, not moved.
 func fromQueue(ctx context.Context, c *acemq.Conn, queue string, o Options, dst sink, keep bool) (Progress, error) {
-	t := c.Transport() // taking is not publishing: nothing to observe
-	state, err := t.InspectQueue(ctx, queue)
+	state, err := c.InspectQueue(ctx, queue)
 	if err != nil {
 		return Progress{}, err
 	}
-	taker, err := t.Take(ctx, queue)
+	taker, err := c.Take(ctx, queue)
 	if err != nil {
 		return Progress{}, err
 	}
@@ -234,7 +232,7 @@ func fromQueue(ctx context.Context, c *acemq.Conn, queue string, o Options, dst 
 		if !keep && !o.DryRun {
 			removed = p.Moved + p.Doubtful
 		}
-		_ = handBack(t, taker, queue, wantBack(state, p.Taken, removed))
+		_ = handBack(c, taker, queue, wantBack(state, p.Taken, removed))
 	}()
 	p, err = m.run(ctx)
 	return p, err

@@ -35,7 +35,7 @@ type fileSink struct {
 	pending []func(error) // resolves the lines written since the last flush
 }
 
-func (s *fileSink) send(_ context.Context, m transport.Message) answer {
+func (s *fileSink) send(_ context.Context, m acemq.RawMessage) answer {
 	c, resolve := transport.NewConfirmation()
 	if err := s.enc.Encode(Exported{Queue: s.queue, Message: m}); err != nil {
 		resolve(fmt.Errorf("%w: %w", errNotSent, err))
@@ -82,5 +82,5 @@ func importFrom(ctx context.Context, c *acemq.Conn, dec *Decoder, to string, o O
 		}
 		return item{msg: x.Message, queue: x.Queue, ack: func() error { return nil }}, err == nil, err
 	}
-	return newMover(o, src, &brokerSink{c: c, queue: to, rewrite: func(*transport.Message) {}}, -1).run(ctx)
+	return newMover(o, src, &brokerSink{c: c, queue: to, rewrite: func(*acemq.RawMessage) {}}, -1).run(ctx)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq"
 )
 
 // handBackWait bounds how long handBack waits for the queue to show the
@@ -19,14 +19,14 @@ const handBackWait = 3 * time.Second
 // (the next view, a job's count, the next edit) could find them missing.
 // want is 0 when nothing need be waited for: nothing was taken, or
 // consumers may be taking what comes back.
-func handBack(t transport.Transport, taker transport.Taker, queue string, want int) error {
+func handBack(c *acemq.Conn, taker acemq.Taker, queue string, want int) error {
 	if err := taker.Close(); err != nil || want <= 0 {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), handBackWait)
 	defer cancel()
 	for {
-		st, err := t.InspectQueue(ctx, queue)
+		st, err := c.InspectQueue(ctx, queue)
 		if err != nil || st.Messages >= want {
 			return nil // an error here is the next caller's to see
 		}
@@ -40,7 +40,7 @@ func handBack(t transport.Transport, taker transport.Taker, queue string, want i
 
 // wantBack is what handBack waits for after taking taken messages of a
 // queue that held state when it began, and removing removed of them.
-func wantBack(state transport.QueueState, taken, removed int) int {
+func wantBack(state acemq.QueueState, taken, removed int) int {
 	if taken == removed || state.Consumers > 0 {
 		return 0
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Matcher selects messages with an expression (the expr language,
@@ -77,7 +76,7 @@ func (m *Matcher) String() string { return m.source }
 
 // Match says whether the expression holds for msg, found in queue (see
 // ReasonOf). A nil Matcher matches everything.
-func (m *Matcher) Match(queue string, msg transport.Message, now time.Time) (bool, error) {
+func (m *Matcher) Match(queue string, msg acemq.RawMessage, now time.Time) (bool, error) {
 	if m == nil {
 		return true, nil
 	}
@@ -113,7 +112,7 @@ func (m *Matcher) MatchFields(f Fields) (bool, error) {
 }
 
 // FieldsOf reads the fields of msg, found in queue; now gives its age.
-func FieldsOf(queue string, msg transport.Message, now time.Time) Fields {
+func FieldsOf(queue string, msg acemq.RawMessage, now time.Time) Fields {
 	e := acemq.ReadEnvelope(msg)
 	reason := ReasonOf(queue, msg)
 	return Fields{

@@ -76,11 +76,11 @@ func Replay(ctx context.Context, c *acemq.Conn, from, to string, o Options) (Pro
 		to = source
 	}
 	now := o.clock()
-	return move(ctx, c, from, to, o, func(m *transport.Message) {
+	return move(ctx, c, from, to, o, func(m *acemq.RawMessage) {
 		m.Persistent = true
 		h := maps.Clone(m.Headers)
 		if h == nil {
-			h = transport.Table{}
+			h = acemq.Table{}
 		}
 		h[contract.HeaderAttempt] = int64(1)
 		delete(h, contract.HeaderError)
@@ -97,11 +97,11 @@ func Park(ctx context.Context, c *acemq.Conn, from string, o Options) (Progress,
 	if !ok || !IsDeadLetterQueue(from) {
 		return Progress{}, fmt.Errorf("park from %s: only a dead-letter queue (a name ending in .dlq) is parked", from)
 	}
-	return move(ctx, c, from, contract.ParkedQueue(source), o, func(m *transport.Message) { m.Persistent = true })
+	return move(ctx, c, from, contract.ParkedQueue(source), o, func(m *acemq.RawMessage) { m.Persistent = true })
 }
 
 // move moves from's messages to the queue to, rewriting each with rewrite.
-func move(ctx context.Context, c *acemq.Conn, from, to string, o Options, rewrite func(*transport.Message)) (Progress, error) {
+func move(ctx context.Context, c *acemq.Conn, from, to string, o Options, rewrite func(*acemq.RawMessage)) (Progress, error) {
 	if from == to {
 		return Progress{}, fmt.Errorf("move %s to %s: %w", from, to, ErrSameQueue)
 	}
@@ -119,8 +119,8 @@ func move(ctx context.Context, c *acemq.Conn, from, to string, o Options, rewrit
 
 // mustExist fails, saying what to do, when queue does not exist.
 func mustExist(ctx context.Context, c *acemq.Conn, queue string) error {
-	_, err := c.Transport().InspectQueue(ctx, queue)
-	if errors.Is(err, transport.ErrNotFound) {
+	_, err := c.InspectQueue(ctx, queue)
+	if errors.Is(err, acemq.ErrNotFound) {
 		return fmt.Errorf("the queue %s does not exist; declare it first (acemq topology apply): %w", queue, err)
 	}
 	return err
@@ -131,10 +131,10 @@ func mustExist(ctx context.Context, c *acemq.Conn, queue string) error {
 type brokerSink struct {
 	c       *acemq.Conn
 	queue   string
-	rewrite func(*transport.Message)
+	rewrite func(*acemq.RawMessage)
 }
 
-func (s *brokerSink) send(ctx context.Context, m transport.Message) answer {
+func (s *brokerSink) send(ctx context.Context, m acemq.RawMessage) answer {
 	s.rewrite(&m)
 	p, err := s.c.Republish(ctx, s.queue, m)
 	if err != nil {

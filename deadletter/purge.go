@@ -13,7 +13,7 @@ import (
 // Identity names a message for a selection that must be exact (a purge of
 // what a confirmation counted): its id (x-acemq-id, else the message id),
 // else "body-sha256:" and the digest of its content type and body.
-func Identity(m transport.Message) string {
+func Identity(m acemq.RawMessage) string {
 	if id := acemq.ReadEnvelope(m).ID; id != "" {
 		return id
 	}
@@ -56,7 +56,7 @@ func Purge(ctx context.Context, c *acemq.Conn, queue string, o Options) (Progres
 // removal is the whole of a purge.
 type discard struct{}
 
-func (discard) send(context.Context, transport.Message) answer {
+func (discard) send(context.Context, acemq.RawMessage) answer {
 	c, resolve := transport.NewConfirmation()
 	resolve(nil)
 	return c

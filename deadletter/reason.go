@@ -5,7 +5,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Reason is why a message was set aside, and its class.
@@ -38,7 +37,7 @@ type Reason struct {
 // Elsewhere a message without x-acemq-error was not set aside: its
 // x-death, if any, is the history of its hops (a rung's expiry), and
 // ReasonOf gives the zero Reason.
-func ReasonOf(queue string, msg transport.Message) Reason {
+func ReasonOf(queue string, msg acemq.RawMessage) Reason {
 	if text := acemq.ReadEnvelope(msg).Error; text != "" {
 		return Reason{Text: text, Class: classify(queue, text)}
 	}
@@ -77,7 +76,7 @@ var brokerReasons = map[string]struct {
 
 // brokerReason reads the broker's latest dead-lettering of a message from
 // its headers.
-func brokerReason(h transport.Table) Reason {
+func brokerReason(h acemq.Table) Reason {
 	reason, queue := latestDeath(h)
 	if reason == "" {
 		return Reason{Class: contract.ReasonUnknown}
@@ -99,11 +98,11 @@ func brokerReason(h transport.Table) Reason {
 // that a client published (a replay of a newer broker's dead letter) as it
 // is, while putting its own entry first in x-death. x-first-death-* is the
 // last resort.
-func latestDeath(h transport.Table) (reason, queue string) {
+func latestDeath(h acemq.Table) (reason, queue string) {
 	if deaths, ok := h[contract.HeaderDeath].([]any); ok && len(deaths) > 0 {
 		var entry map[string]any
 		switch e := deaths[0].(type) {
-		case transport.Table:
+		case acemq.Table:
 			entry = e
 		case map[string]any:
 			entry = e

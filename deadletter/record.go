@@ -13,9 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acemq-go/acemq"
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/acemq-go/acemq/transport"
 )
 
 // exportFormat tags every line of an export, so that a file of another
@@ -57,18 +56,18 @@ const exportFormat = "acemq-export/1"
 //	binary         []byte           a string, standard base64
 //	timestamp      time.Time        a string, RFC 3339 in UTC and whole seconds
 //	decimal        amqp.Decimal     {"scale":2,"value":12345}
-//	table          transport.Table  an object of such values
+//	table          acemq.Table  an object of such values
 //	array          []any            a list of such values
 //	void           nil              no value
 //
 // What comes back is what a transport would deliver after publishing the
 // message: timestamps (the property and headers) in UTC, cut to the second;
 // a nil body, binary, array or nested table empty (not nil); a
-// map[string]any or an amqp.Table a transport.Table; and every NaN Go's NaN,
+// map[string]any or an amqp.Table a acemq.Table; and every NaN Go's NaN,
 // whatever its payload bits. Top-level headers keep nil apart from empty.
 type Exported struct {
 	Queue   string // the queue it was exported from
-	Message transport.Message
+	Message acemq.RawMessage
 }
 
 // exportRecord is a line of an export file as encoding/json sees it.
@@ -281,7 +280,7 @@ func typedValue(path string, v any) (exportedValue, error) {
 			Scale: json.RawMessage(strconv.Itoa(int(v.Scale))),
 			Value: json.RawMessage(strconv.Itoa(int(v.Value))),
 		})
-	case transport.Table:
+	case acemq.Table:
 		return encodeNested(path, v)
 	case map[string]any:
 		return encodeNested(path, v)
@@ -406,7 +405,7 @@ func (r *exportRecord) exported(decodeErr error) (Exported, error) {
 		return Exported{}, errors.New(`no "body"`)
 	}
 	p := r.Properties
-	m := transport.Message{
+	m := acemq.RawMessage{
 		ContentType:     p.ContentType,
 		ContentEncoding: p.ContentEncoding,
 		MessageID:       p.MessageID,
@@ -462,8 +461,8 @@ func jsonError(err error) error {
 	return fmt.Errorf("%s: JSON %s, want %s", te.Field, te.Value, want)
 }
 
-func decodeTable(path string, m map[string]json.RawMessage) (transport.Table, error) {
-	t := make(transport.Table, len(m))
+func decodeTable(path string, m map[string]json.RawMessage) (acemq.Table, error) {
+	t := make(acemq.Table, len(m))
 	for k, raw := range m {
 		v, err := decodeValue(keyPath(path, k), raw)
 		if err != nil {

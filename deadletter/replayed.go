@@ -4,9 +4,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/lenient"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Replayed records that an operator moved a message back from a dead-letter
@@ -25,7 +25,7 @@ type Replayed struct {
 // ReadReplayed reads the replay headers of h, leniently: acemq-replayed-at
 // may be an RFC 3339 string or epoch milliseconds, and a missing or
 // unreadable value reads as the zero value.
-func ReadReplayed(h transport.Table) Replayed {
+func ReadReplayed(h acemq.Table) Replayed {
 	r := Replayed{
 		From: lenient.String(h[contract.HeaderReplayedFrom]),
 		At:   readReplayedAt(h[contract.HeaderReplayedAt]),
@@ -39,7 +39,7 @@ func ReadReplayed(h transport.Table) Replayed {
 // Write sets the replay headers in h, and removes those whose value is
 // empty (From ""), unknown (At zero) or 0 (Count), so that h describes r
 // exactly. h must not be nil unless r is the zero Replayed.
-func (r Replayed) Write(h transport.Table) {
+func (r Replayed) Write(h acemq.Table) {
 	if r.From != "" {
 		h[contract.HeaderReplayedFrom] = r.From
 	} else {

@@ -10,16 +10,14 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Browse calls visit with the messages of queue in order, at most limit of
 // them (0: every one it held at the start), and removes none: they go back
 // to their places, which RabbitMQ then marks redelivered. An error from
 // visit stops it and is returned.
-func Browse(ctx context.Context, c *acemq.Conn, queue string, limit int, visit func(transport.Message) error) error {
-	t := c.Transport()
-	state, err := t.InspectQueue(ctx, queue)
+func Browse(ctx context.Context, c *acemq.Conn, queue string, limit int, visit func(acemq.RawMessage) error) error {
+	state, err := c.InspectQueue(ctx, queue)
 	if err != nil {
 		return fmt.Errorf("browse %s: %w", queue, err)
 	}
@@ -27,12 +25,12 @@ func Browse(ctx context.Context, c *acemq.Conn, queue string, limit int, visit f
 	if limit > 0 {
 		n = min(n, limit)
 	}
-	taker, err := t.Take(ctx, queue)
+	taker, err := c.Take(ctx, queue)
 	if err != nil {
 		return fmt.Errorf("browse %s: %w", queue, err)
 	}
 	taken := 0
-	defer func() { _ = handBack(t, taker, queue, wantBack(state, taken, 0)) }()
+	defer func() { _ = handBack(c, taker, queue, wantBack(state, taken, 0)) }()
 	for range n {
 		d, ok, err := taker.Next(ctx)
 		if err != nil {
@@ -72,7 +70,7 @@ type ReasonCounts struct {
 // without removing any.
 func Reasons(ctx context.Context, c *acemq.Conn, queue string) (ReasonCounts, error) {
 	reasons, classes := map[Reason]int{}, map[contract.ReasonClass]int{}
-	err := Browse(ctx, c, queue, 0, func(m transport.Message) error {
+	err := Browse(ctx, c, queue, 0, func(m acemq.RawMessage) error {
 		r := ReasonOf(queue, m)
 		reasons[r]++
 		classes[r.Class]++
@@ -117,11 +115,11 @@ type QueueInfo struct {
 // broker holds it), looking at the message at its head (which goes back to
 // its place, marked redelivered) for its age and reason, when Viewable
 // allows it; otherwise the depth only, and NotRead says why.
-func Describe(ctx context.Context, c *acemq.Conn, q transport.Queue, now time.Time) (QueueInfo, error) {
+func Describe(ctx context.Context, c *acemq.Conn, q acemq.QueueDeclaration, now time.Time) (QueueInfo, error) {
 	queue := q.Name
 	source, _ := Source(queue)
 	info := QueueInfo{Name: queue, Source: source, Oldest: acemq.UnknownAge}
-	state, err := c.Transport().InspectQueue(ctx, queue)
+	state, err := c.InspectQueue(ctx, queue)
 	if err != nil {
 		return info, fmt.Errorf("describe %s: %w", queue, err)
 	}
@@ -132,7 +130,7 @@ func Describe(ctx context.Context, c *acemq.Conn, q transport.Queue, now time.Ti
 		}
 		return info, nil
 	}
-	err = Browse(ctx, c, queue, 1, func(m transport.Message) error {
+	err = Browse(ctx, c, queue, 1, func(m acemq.RawMessage) error {
 		info.Oldest = acemq.ReadEnvelope(m).Age(now)
 		info.HeadClass = ReasonOf(queue, m).Class
 		return nil
@@ -173,7 +171,7 @@ type RungInfo struct {
 // of each source queue among queues that has rungs but no dead-letter half. A
 // queue deleted since its name was listed is left out, as it would be from
 // a listing made a moment later: on a busy vhost queues come and go.
-func List(ctx context.Context, c *acemq.Conn, queues []transport.Queue, now time.Time) (Listing, error) {
+func List(ctx context.Context, c *acemq.Conn, queues []acemq.QueueDeclaration, now time.Time) (Listing, error) {
 	l := Listing{Queues: []QueueInfo{}, Sources: []SourceInfo{}}
 	sources := map[string]*SourceInfo{}
 	var order []string
@@ -212,7 +210,7 @@ func List(ctx context.Context, c *acemq.Conn, queues []transport.Queue, now time
 			sources[rung.Source] = &SourceInfo{Source: rung.Source, Rungs: []RungInfo{}}
 			order = append(order, rung.Source)
 		}
-		state, err := c.Transport().InspectQueue(ctx, q)
+		state, err := c.InspectQueue(ctx, q)
 		if errors.Is(err, acemq.ErrNotFound) {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -26,7 +27,7 @@ var ErrNotViewable = errors.New("its messages are not read by a view")
 // classic, but a team may have declared its own otherwise. A live source
 // queue or a rung is never read: its messages belong to its consumers.
 // The type is the broker's (the management API's): AMQP does not tell it.
-func Viewable(q transport.Queue) error {
+func Viewable(q acemq.QueueDeclaration) error {
 	if _, ok := Source(q.Name); !ok {
 		return fmt.Errorf("%s: %w: only a dead-letter or parked queue (a name ending in .dlq or .parked) is read, never a live queue or a retry rung", q.Name, ErrNotViewable)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/lenient"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Message is what a service writes to the outbox in its transaction: an
@@ -58,7 +57,7 @@ type Record struct {
 	RoutingKey string
 	// Message is the message as it is published: body, content type,
 	// headers, the AMQP message-id (the x-acemq-id header) and persistent.
-	Message   transport.Message
+	Message   acemq.RawMessage
 	CreatedAt time.Time
 	// Attempts counts the failed publishes so far.
 	Attempts int
@@ -90,7 +89,7 @@ func Encode(m Message, now time.Time) (Row, error) {
 	if err != nil {
 		return Row{}, fmt.Errorf("outbox: message %s: %w", env.ID, err)
 	}
-	msg := transport.Message{Body: body}
+	msg := acemq.RawMessage{Body: body}
 	if err := env.Write(&msg); err != nil {
 		return Row{}, fmt.Errorf("outbox: message %s: %w", env.ID, err)
 	}
@@ -105,16 +104,16 @@ func Encode(m Message, now time.Time) (Row, error) {
 
 // Message reads the row back into the message a relay publishes. Its
 // errors match ErrBadRecord.
-func (r Row) Message() (transport.Message, error) {
+func (r Row) Message() (acemq.RawMessage, error) {
 	body, err := DecodeBody(r.Body, r.BodyEncoding)
 	if err != nil {
-		return transport.Message{}, err
+		return acemq.RawMessage{}, err
 	}
 	headers, err := DecodeHeaders(r.Headers)
 	if err != nil {
-		return transport.Message{}, err
+		return acemq.RawMessage{}, err
 	}
-	return transport.Message{Headers: headers, ContentType: r.ContentType, Body: body,
+	return acemq.RawMessage{Headers: headers, ContentType: r.ContentType, Body: body,
 		MessageID: lenient.String(headers[contract.HeaderID]), Persistent: true}, nil
 }
 
@@ -149,7 +148,7 @@ func DecodeBody(text, encoding string) ([]byte, error) {
 // string when it is UTF-8; a time as RFC 3339 UTC text with milliseconds.
 // The envelope's own headers are strings and integers, which read back as
 // they were.
-func EncodeHeaders(h transport.Table) (string, error) {
+func EncodeHeaders(h acemq.Table) (string, error) {
 	v, err := jsonValue(map[string]any(h), 0)
 	if err != nil {
 		return "", fmt.Errorf("outbox: headers: %w", err)
@@ -186,7 +185,7 @@ func jsonValue(v any, depth int) (any, error) {
 		return string(x), nil
 	case time.Time:
 		return x.UTC().Format(contract.ReplayedAtLayout), nil
-	case transport.Table:
+	case acemq.Table:
 		return jsonValue(map[string]any(x), depth)
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -214,10 +213,10 @@ func jsonValue(v any, depth int) (any, error) {
 
 // DecodeHeaders reads a headers column back: a JSON object (empty text and
 // null are no headers), whose integers read as int64, other numbers as
-// float64, objects as transport.Table and arrays as []any; a null value is
+// float64, objects as acemq.Table and arrays as []any; a null value is
 // left out, as the envelope never sends one. Its errors match ErrBadRecord.
-func DecodeHeaders(text string) (transport.Table, error) {
-	h := transport.Table{}
+func DecodeHeaders(text string) (acemq.Table, error) {
+	h := acemq.Table{}
 	if strings.TrimSpace(text) == "" {
 		return h, nil
 	}
@@ -241,7 +240,7 @@ func DecodeHeaders(text string) (transport.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: headers: %w", ErrBadRecord, err)
 	}
-	return v.(transport.Table), nil
+	return v.(acemq.Table), nil
 }
 
 func tableValue(v any, depth int) (any, error) {
@@ -259,7 +258,7 @@ func tableValue(v any, depth int) (any, error) {
 		}
 		return f, nil
 	case map[string]any:
-		t := make(transport.Table, len(x))
+		t := make(acemq.Table, len(x))
 		for k, e := range x {
 			if e == nil {
 				continue

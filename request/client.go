@@ -14,7 +14,6 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/lenient"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Errors of a request, matched with errors.Is; a request's error is an
@@ -76,7 +75,7 @@ type ClientStats struct {
 type Client struct {
 	conn    *acemq.Conn
 	queue   string
-	sub     transport.Subscription
+	sub     *acemq.TemporaryConsumer
 	timeout time.Duration
 	codec   acemq.Codec // nil: by type
 	logger  *slog.Logger
@@ -106,10 +105,7 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, 
 	c.logger = c.logger.With("reply_queue", c.queue)
 	// The queue goes with its connection: Setup declares it again on each
 	// new one. A request in flight across a loss times out.
-	q := transport.Queue{Name: c.queue, Type: transport.Classic, Exclusive: true, AutoDelete: true}
-	c.sub, err = conn.Transport().Consume(ctx, c.queue, transport.ConsumeOptions{
-		Setup: func(ctx context.Context, d transport.Declarer) error { return d.DeclareQueue(ctx, q) },
-	})
+	c.sub, err = conn.ConsumeTemporary(ctx, c.queue)
 	if err != nil {
 		return nil, fmt.Errorf("request: new client: consuming its reply queue %s: %w", c.queue, err)
 	}
@@ -131,7 +127,7 @@ func (c *Client) Close(ctx context.Context) error {
 	var err error
 	c.once.Do(func() {
 		close(c.closed)
-		if cerr := c.sub.Cancel(ctx); cerr != nil && !errors.Is(cerr, transport.ErrClosed) {
+		if cerr := c.sub.Close(ctx); cerr != nil {
 			err = fmt.Errorf("request: closing the client of %s: %w", c.queue, cerr)
 		}
 	})
@@ -172,14 +168,14 @@ func (c *Client) receive() {
 // waiter is a request waiting for its reply, under its correlation id and
 // (when they differ) its message id.
 type waiter struct {
-	reply    chan transport.Delivery // one slot
-	answered bool                    // a reply was sent; under Client.mu
+	reply    chan acemq.RawDelivery // one slot
+	answered bool                   // a reply was sent; under Client.mu
 }
 
 // replyCorrelation is what a reply names its request by: the AMQP
 // correlation-id, else the x-acemq-correlation header (Ruby writes only
 // that).
-func replyCorrelation(m transport.Message) string {
+func replyCorrelation(m acemq.RawMessage) string {
 	if id := lenient.Valid(m.CorrelationID); id != "" {
 		return id
 	}
@@ -207,7 +203,7 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 		opt(&env)
 	}
 	if env.Headers == nil {
-		env.Headers = transport.Table{}
+		env.Headers = acemq.Table{}
 	}
 	env.Headers[contract.HeaderReplyTo] = c.queue
 	env.ReplyTo, env.CorrelationID = c.queue, corr
@@ -252,14 +248,14 @@ func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingK
 	if err != nil {
 		return zero, err
 	}
-	msg := transport.Message{Body: body}
+	msg := acemq.RawMessage{Body: body}
 	if err := env.Write(&msg); err != nil {
 		return zero, err
 	}
 
 	// Waiting under the message id too answers .NET's responders, which
 	// reply with the request's message id.
-	w := &waiter{reply: make(chan transport.Delivery, 1)}
+	w := &waiter{reply: make(chan acemq.RawDelivery, 1)}
 	keys := []string{env.CorrelationID}
 	if env.ID != env.CorrelationID {
 		keys = append(keys, env.ID)

@@ -11,7 +11,6 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/lenient"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // ErrNoReplyAddress dead-letters a request that names no reply address:
@@ -122,18 +121,18 @@ func (s *server[Req, Resp]) handle(ctx context.Context, m acemq.Message[Req]) ac
 		}
 	}
 	if err != nil {
-		reply.Headers = transport.Table{contract.HeaderReplyError: err.Error()}
+		reply.Headers = acemq.Table{contract.HeaderReplyError: err.Error()}
 		body = nil
 	}
 	sent := s.send(ctx, address, reply, body)
 	switch {
 	case err != nil:
 		s.r.failed.Add(1)
-		if sent != nil && !errors.Is(sent, transport.ErrUnroutable) {
+		if sent != nil && !errors.Is(sent, acemq.ErrUnroutable) {
 			s.logger.Warn("acemq: telling the requester of a failure failed", "reply_to", address, "error", sent)
 		}
 		return acemq.Reject(err)
-	case errors.Is(sent, transport.ErrUnroutable):
+	case errors.Is(sent, acemq.ErrUnroutable):
 		s.r.unsent.Add(1)
 		s.logger.Warn("acemq: no queue takes the reply (the requester has gone); request acked",
 			"reply_to", address, "correlation_id", corr)
@@ -150,7 +149,7 @@ func (s *server[Req, Resp]) handle(ctx context.Context, m acemq.Message[Req]) ac
 // delivery (so a trace goes on from the request to its reply).
 func (s *server[Req, Resp]) send(ctx context.Context, address string, env acemq.Envelope, body []byte) error {
 	env = env.Complete(address, time.Now())
-	msg := transport.Message{Body: body}
+	msg := acemq.RawMessage{Body: body}
 	if err := env.Write(&msg); err != nil {
 		return err
 	}

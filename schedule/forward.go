@@ -13,7 +13,6 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/lenient"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Defaults of the forwarder's consumer, which WithConsumeOptions overrides.
@@ -165,7 +164,7 @@ func read(env acemq.Envelope) (scheduled, error) {
 
 // text reads a string header that is present: a string or bytes of UTF-8,
 // "" included.
-func text(h transport.Table, name string) (string, bool) {
+func text(h acemq.Table, name string) (string, bool) {
 	switch v := h[name].(type) {
 	case string:
 		return v, utf8.ValidString(v)
@@ -180,13 +179,13 @@ func text(h transport.Table, name string) (string, bool) {
 // attempt back to 1, since it counts the forwarder's tries at this step.
 // A value the envelope lacks (another library's message without an id,
 // say) is filled in as a first publish would.
-func hop(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (transport.Message, error) {
+func hop(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (acemq.RawMessage, error) {
 	env.ContentType = contract.ScheduleHopContentType
 	env.Attempt = 1
 	env = env.Complete(sm.routingKey, now)
-	msg := transport.Message{Body: body}
+	msg := acemq.RawMessage{Body: body}
 	if err := env.Write(&msg); err != nil {
-		return transport.Message{}, acemq.Fatal(err)
+		return acemq.RawMessage{}, acemq.Fatal(err)
 	}
 	writeRoute(env.Route, msg.Headers)
 	return msg, nil
@@ -194,7 +193,7 @@ func hop(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (transpor
 
 // writeRoute writes a step-form routing slip back (CONTRACT.md section 13),
 // so that a scheduled step of a pipeline goes on with its slip.
-func writeRoute(r acemq.Route, h transport.Table) {
+func writeRoute(r acemq.Route, h acemq.Table) {
 	if len(r.Steps) == 0 && r.ID == "" {
 		return
 	}
@@ -210,8 +209,8 @@ func writeRoute(r acemq.Route, h transport.Table) {
 // causation, its origin, claim, reply-to and correlation-id), the
 // original's content type, the application's headers without the
 // scheduler's.
-func delivery(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (transport.Message, error) {
-	headers := make(transport.Table, len(env.Headers))
+func delivery(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (acemq.RawMessage, error) {
+	headers := make(acemq.Table, len(env.Headers))
 	for k, v := range env.Headers {
 		headers[k] = v
 	}
@@ -223,9 +222,9 @@ func delivery(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (tra
 		Origin: env.Origin, Claim: env.Claim, ContentType: sm.contentType, ReplyTo: env.ReplyTo,
 		CorrelationID: env.CorrelationID, Headers: headers}
 	out = out.Complete(sm.routingKey, now)
-	msg := transport.Message{Body: body}
+	msg := acemq.RawMessage{Body: body}
 	if err := out.Write(&msg); err != nil {
-		return transport.Message{}, acemq.Fatal(err)
+		return acemq.RawMessage{}, acemq.Fatal(err)
 	}
 	writeRoute(env.Route, msg.Headers)
 	return msg, nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Option configures a Scheduler (New) or its forwarder (Scheduler.Forward);
@@ -28,14 +27,14 @@ const (
 
 type config struct {
 	exchange string
-	clock    transport.Clock
+	clock    acemq.Clock
 	codec    acemq.Codec
 	logger   *slog.Logger
 	consume  []acemq.Option
 }
 
 func apply(opts []Option, by string, accepts scope) (config, error) {
-	c := config{exchange: contract.ScheduleExchange, clock: transport.SystemClock, logger: slog.New(slog.DiscardHandler)}
+	c := config{exchange: contract.ScheduleExchange, clock: acemq.SystemClock, logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		if o.apply == nil {
 			return config{}, fmt.Errorf("schedule: %s: a zero Option", by)
@@ -72,7 +71,7 @@ func WithExchange(name string) Option {
 // how much of its wait remains (default the system clock). Give it the
 // clock the Conn has (acemq.WithClock), such as a memory:// broker's
 // manual clock in a test. For New.
-func WithClock(clock transport.Clock) Option {
+func WithClock(clock acemq.Clock) Option {
 	return Option{"WithClock", forNew, func(c *config) error {
 		if clock == nil {
 			return errors.New("the clock is nil")

@@ -18,7 +18,7 @@ type Scheduler struct {
 	conn     *acemq.Conn
 	exchange string
 	due      string
-	clock    transport.Clock
+	clock    acemq.Clock
 	codec    acemq.Codec // nil: by the body's type
 }
 
@@ -57,7 +57,7 @@ func topologyOf(exchange string) acemq.Topology {
 	for _, d := range contract.ScheduleRungDelays() {
 		name := contract.ScheduleRungQueue(exchange, d)
 		t.Queues = append(t.Queues, acemq.QueueSpec{Name: name, Type: transport.Classic,
-			Arguments: transport.Table{
+			Arguments: acemq.Table{
 				contract.ArgMessageTTL:           d.Milliseconds(),
 				contract.ArgDeadLetterExchange:   exchange,
 				contract.ArgDeadLetterRoutingKey: due,
@@ -115,7 +115,7 @@ func (s *Scheduler) publish(ctx context.Context, now, t time.Time, exchange, rou
 	for _, opt := range opts {
 		opt(&env)
 	}
-	headers := make(transport.Table, len(env.Headers)+4)
+	headers := make(acemq.Table, len(env.Headers)+4)
 	for k, v := range env.Headers {
 		headers[k] = v
 	}
@@ -126,7 +126,7 @@ func (s *Scheduler) publish(ctx context.Context, now, t time.Time, exchange, rou
 	env.Headers = headers
 	env.ContentType = contract.ScheduleHopContentType
 	env = env.Complete(routingKey, now)
-	msg := transport.Message{Body: data}
+	msg := acemq.RawMessage{Body: data}
 	if err := env.Write(&msg); err != nil {
 		return fmt.Errorf("schedule: the message for %s: %w", target(exchange, routingKey), err)
 	}
@@ -139,7 +139,7 @@ func (s *Scheduler) publish(ctx context.Context, now, t time.Time, exchange, rou
 
 // publish is Conn.Publish, waited for (bounded by the publisher's default
 // confirm timeout when ctx has no deadline).
-func publish(ctx context.Context, conn *acemq.Conn, exchange, key string, msg transport.Message) error {
+func publish(ctx context.Context, conn *acemq.Conn, exchange, key string, msg acemq.RawMessage) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, acemq.DefaultConfirmTimeout)

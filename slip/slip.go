@@ -34,7 +34,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // ErrInvalid is matched by a slip that does not parse, or that could not be
@@ -274,7 +273,7 @@ func (s Slip) check() error {
 // Write sets the slip's headers on h, in its form, and removes the other
 // form's: the JSON form as one compact JSON text, the step form as the
 // route, the position (an integer) and the run id (left out when "").
-func (s Slip) Write(h transport.Table) error {
+func (s Slip) Write(h acemq.Table) error {
 	if h == nil {
 		return errors.New("slip: writing to a nil table")
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/actuator"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/retry"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // The demo's names. It purges its own queues at the start, so that its
@@ -132,8 +130,8 @@ func (s demoSummary) progress(waiting int64) string {
 }
 
 // demoLadder is the demo queue's ladder with rungs of kind (a valid one).
-func demoLadder(kind contract.RungKind) retry.Ladder {
-	ladder, err := retry.NewLadder(demoQueue, demoPolicy, kind)
+func demoLadder(kind contract.RungKind) acemq.Ladder {
+	ladder, err := demoPolicy.Ladder(demoQueue, kind)
 	if err != nil {
 		panic(err) // the demo's own policy and a parsed kind
 	}
@@ -141,7 +139,7 @@ func demoLadder(kind contract.RungKind) retry.Ladder {
 }
 
 // explain says what the user just saw, from the counts.
-func (s demoSummary) explain(ladder retry.Ladder) string {
+func (s demoSummary) explain(ladder acemq.Ladder) string {
 	rungs := ladder.Queues()
 	return fmt.Sprintf(`What happened, with the policy %s:
 - Orders ending in 0 to 5 were accepted at once.
@@ -213,9 +211,8 @@ func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSum
 		fmt.Fprintf(where, "actuator: %s (%s, %s, %s, %s, %s) while the demo runs\n", metrics.URL(),
 			contract.ActuatorMetricsPath, contract.ActuatorHealthPath, contract.ActuatorInfoPath, actuator.LivenessPath, actuator.ReadinessPath)
 	}
-	t := conn.Transport()
 	topology := acemq.Topology{
-		Exchanges: []acemq.ExchangeSpec{{Name: demoExchange, Type: transport.Topic}},
+		Exchanges: []acemq.ExchangeSpec{{Name: demoExchange, Type: "topic"}},
 		Queues: []acemq.QueueSpec{{Name: demoQueue, DeadLetter: true, Retry: &demoPolicy, Rungs: o.rungs,
 			Bindings: []acemq.BindingSpec{{Exchange: demoExchange, RoutingKey: "order.*"}}}},
 	}
@@ -223,7 +220,7 @@ func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSum
 		return demoSummary{}, err
 	}
 	for _, q := range append([]string{demoQueue, contract.DeadLetterQueue(demoQueue), contract.ParkedQueue(demoQueue)}, demoLadder(o.rungs).Queues()...) {
-		if _, err := t.PurgeQueue(ctx, q); err != nil {
+		if _, err := conn.PurgeQueue(ctx, q); err != nil {
 			return demoSummary{}, err
 		}
 	}

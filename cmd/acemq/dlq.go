@@ -584,7 +584,7 @@ export the queue first to keep a copy.`,
 				return err
 			}
 			defer conn.Close()
-			n, err := conn.Transport().PurgeQueue(cmd.Context(), args[0])
+			n, err := conn.PurgeQueue(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -105,13 +104,13 @@ func runLadder(w io.Writer, o ladderOptions) error {
 	if o.threshold != nil {
 		policy = policy.WaitInBrokerFrom(*o.threshold)
 	}
-	ladder, err := retry.NewLadder(o.queue, policy, o.rungs)
+	ladder, err := policy.Ladder(o.queue, o.rungs)
 	if err != nil {
 		return err
 	}
-	var decision *retry.Decision
+	var decision *acemq.RetryDecision
 	if o.attempt > 0 {
-		d := retry.Decide(policy, o.attempt, o.age)
+		d := policy.Decide(o.attempt, o.age)
 		decision = &d
 	}
 	if o.json {
@@ -122,21 +121,21 @@ func runLadder(w io.Writer, o ladderOptions) error {
 
 // ladderReport is the JSON of acemq ladder.
 type ladderReport struct {
-	Source          string                  `json:"source"`
-	Policy          string                  `json:"policy"`
-	ThresholdMillis int64                   `json:"thresholdMillis"`
-	ScheduleMillis  []int64                 `json:"scheduleMillis"`
-	RungKind        contract.RungKind       `json:"rungKind"`
-	Rungs           []rungReport            `json:"rungs"`
-	Declarations    []transport.Declaration `json:"declarations"`
-	Warnings        []string                `json:"warnings"`
-	Decision        *decisionReport         `json:"decision,omitempty"`
+	Source          string              `json:"source"`
+	Policy          string              `json:"policy"`
+	ThresholdMillis int64               `json:"thresholdMillis"`
+	ScheduleMillis  []int64             `json:"scheduleMillis"`
+	RungKind        contract.RungKind   `json:"rungKind"`
+	Rungs           []rungReport        `json:"rungs"`
+	Declarations    []acemq.Declaration `json:"declarations"`
+	Warnings        []string            `json:"warnings"`
+	Decision        *decisionReport     `json:"decision,omitempty"`
 }
 
 type rungReport struct {
-	Queue       string          `json:"queue"`
-	DelayMillis int64           `json:"delayMillis"`
-	Arguments   transport.Table `json:"arguments"`
+	Queue       string      `json:"queue"`
+	DelayMillis int64       `json:"delayMillis"`
+	Arguments   acemq.Table `json:"arguments"`
 }
 
 type decisionReport struct {
@@ -155,7 +154,7 @@ type decisionReport struct {
 	Reason        string   `json:"reason,omitempty"`
 }
 
-func newLadderReport(p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decision) ladderReport {
+func newLadderReport(p acemq.RetryPolicy, l acemq.Ladder, decision *acemq.RetryDecision) ladderReport {
 	r := ladderReport{
 		Source:          l.Source(),
 		Policy:          p.String(),
@@ -170,19 +169,19 @@ func newLadderReport(p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decisi
 		r.ScheduleMillis = append(r.ScheduleMillis, d.Milliseconds())
 	}
 	for _, rung := range l.Rungs() {
-		r.Rungs = append(r.Rungs, rungReport{Queue: rung.Queue, DelayMillis: rung.Delay.Milliseconds(), Arguments: rung.Declaration().Arguments})
+		r.Rungs = append(r.Rungs, rungReport{Queue: rung.Queue, DelayMillis: rung.Delay.Milliseconds(), Arguments: rung.Arguments})
 	}
 	if decision != nil {
-		d := &decisionReport{Attempt: decision.Attempt, Outcome: decision.Outcome.Settled(), ReasonClass: decision.Outcome.Class(), Retries: !decision.GivesUp()}
+		d := &decisionReport{Attempt: decision.Attempt, Outcome: decision.Outcome, ReasonClass: decision.Class, Retries: !decision.GivesUp()}
 		if decision.GivesUp() {
-			d.Reason = decision.Reason()
+			d.Reason = decision.Reason
 		} else {
 			ms := decision.Delay.Milliseconds()
-			lo, hi := waitRange(l, *decision)
+			lo, hi := l.WaitRange(decision.Delay)
 			minMs, maxMs := millis(lo), millis(hi)
 			d.DelayMillis, d.MinWaitMillis, d.MaxWaitMillis = &ms, &minMs, &maxMs
 			d.WaitsIn = "consumer"
-			if decision.Outcome == retry.OnRung {
+			if decision.Outcome == contract.RetriedOnRung {
 				d.WaitsIn = "rung"
 				if rung, ok := l.RungFor(decision.Delay); ok {
 					d.Rung = rung.Queue
@@ -195,7 +194,7 @@ func newLadderReport(p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decisi
 }
 
 // writeLadder is the human output of acemq ladder.
-func writeLadder(w io.Writer, p acemq.RetryPolicy, l retry.Ladder, decision *retry.Decision, age time.Duration) error {
+func writeLadder(w io.Writer, p acemq.RetryPolicy, l acemq.Ladder, decision *acemq.RetryDecision, age time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "queue:     %s\n", l.Source())
 	fmt.Fprintf(&b, "policy:    %s\n", p)
@@ -221,13 +220,13 @@ func writeLadder(w io.Writer, p acemq.RetryPolicy, l retry.Ladder, decision *ret
 	}
 
 	b.WriteString("\nrungs:")
-	if l.Empty() {
+	if len(l.Rungs()) == 0 {
 		b.WriteString(" none; every wait is the consumer's\n")
 	} else {
 		fmt.Fprintf(&b, " %s\n", rungKindText[l.Kind()])
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, r := range l.Rungs() {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Queue, contract.FormatDuration(r.Delay), transport.FormatTable(r.Declaration().Arguments))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Queue, contract.FormatDuration(r.Delay), transport.FormatTable(r.Arguments))
 		}
 		_ = tw.Flush()
 	}
@@ -248,16 +247,15 @@ func writeLadder(w io.Writer, p acemq.RetryPolicy, l retry.Ladder, decision *ret
 			ageText = "age " + contract.FormatDuration(age)
 		}
 		fmt.Fprintf(&b, "\ndecision for a failure at attempt %d (%s):\n", decision.Attempt, ageText)
-		fmt.Fprintf(&b, "  outcome: %s (%s)\n", decision.Outcome.Settled(), decision.Outcome.Class())
-		switch decision.Outcome {
-		case retry.OnRung, retry.InConsumer:
+		fmt.Fprintf(&b, "  outcome: %s (%s)\n", decision.Outcome, decision.Class)
+		if decision.GivesUp() {
+			fmt.Fprintf(&b, "  reason:  %s\n", decision.Reason)
+		} else {
 			fmt.Fprintf(&b, "  delay:   %s (scheduled)\n", contract.FormatDuration(decision.Delay))
-			fmt.Fprintf(&b, "  waits:   %s\n", waitText(l, *decision))
+			fmt.Fprintf(&b, "  waits:   %s\n", waitText(p, l, decision.Delay))
 			if rung, ok := l.RungFor(decision.Delay); ok {
 				fmt.Fprintf(&b, "  rung:    %s\n", rung.Queue)
 			}
-		default:
-			fmt.Fprintf(&b, "  reason:  %s\n", decision.Reason())
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -271,31 +269,22 @@ var rungKindText = map[contract.RungKind]string{
 }
 
 // waitsIn says who holds a wait of d: "consumer", or the rung's name.
-func waitsIn(l retry.Ladder, d time.Duration) string {
+func waitsIn(l acemq.Ladder, d time.Duration) string {
 	if rung, ok := l.RungFor(d); ok {
 		return rung.Queue
 	}
 	return "consumer"
 }
 
-// waitRange is the shortest and longest wait that follows a retry, as the
-// consumer settles it: a rung's TTL, exact; else the consumer's wait,
-// jittered, never below contract.MinConsumerWait.
-func waitRange(l retry.Ladder, d retry.Decision) (time.Duration, time.Duration) {
-	if rung, ok := l.RungFor(d.Delay); ok {
-		return rung.Delay, rung.Delay
-	}
-	return retry.JitterRange(l.Policy(), d.Delay)
-}
-
-// waitText says how long a retry waits, and why in that range.
-func waitText(l retry.Ladder, d retry.Decision) string {
-	lo, hi := waitRange(l, d)
-	if _, ok := l.RungFor(d.Delay); ok {
+// waitText says how long a retry scheduled to wait d waits, and why in
+// that range.
+func waitText(p acemq.RetryPolicy, l acemq.Ladder, d time.Duration) string {
+	lo, hi := l.WaitRange(d)
+	if _, ok := l.RungFor(d); ok {
 		return contract.FormatDuration(lo) + " (the rung's TTL: exact)"
 	}
 	var notes []string
-	if f := l.Policy().JitterFactor(); f > 0 {
+	if f := p.JitterFactor(); f > 0 {
 		notes = append(notes, "jittered ±"+strconv.FormatFloat(f*100, 'g', -1, 64)+"%")
 	} else {
 		notes = append(notes, "no jitter")
@@ -315,7 +304,7 @@ func waitText(l retry.Ladder, d retry.Decision) string {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // writeNumbered writes declarations one a line, numbered from 1.
-func writeNumbered(w io.Writer, ds []transport.Declaration) {
+func writeNumbered(w io.Writer, ds []acemq.Declaration) {
 	width := len(fmt.Sprint(len(ds)))
 	for i, d := range ds {
 		fmt.Fprintf(w, "  %*d. %s\n", width, i+1, d)

@@ -22,7 +22,6 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/schedule"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Reminder is what is sent later.
@@ -89,10 +88,10 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	}
 
 	// A message no scheduler sent, put straight into the due queue.
-	confirm, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: sched.DueQueue(), Mandatory: true,
-		Message: transport.Message{Body: []byte(`{}`), ContentType: contract.ContentTypeJSON, Persistent: true}})
+	sent, err := conn.Publish(ctx, "", sched.DueQueue(),
+		acemq.RawMessage{Body: []byte(`{}`), ContentType: contract.ContentTypeJSON, Persistent: true})
 	if err == nil {
-		err = confirm.Wait(ctx)
+		err = sent.Wait(ctx)
 	}
 	if err != nil {
 		return err
@@ -105,7 +104,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	d, ok, err := conn.Transport().Get(ctx, parked)
+	d, ok, err := conn.Get(ctx, parked)
 	if err != nil || !ok {
 		return fmt.Errorf("reading %s: %v (a message: %v)", parked, err, ok)
 	}

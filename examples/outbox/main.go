@@ -115,7 +115,7 @@ func run(ctx context.Context, brokerURL, dbURL string) error {
 		return err
 	}
 	for {
-		d, ok, err := conn.Transport().Get(ctx, queue)
+		d, ok, err := conn.Get(ctx, queue)
 		if err != nil {
 			return err
 		}

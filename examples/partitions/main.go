@@ -117,7 +117,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 		fmt.Printf("  %s: %s\n", c, strings.Join(handled[c], " "))
 	}
 	dlq := contract.DeadLetterQueue(set.Queue(set.Of("dev")))
-	d, ok, err := conn.Transport().Get(ctx, dlq)
+	d, ok, err := conn.Get(ctx, dlq)
 	if err != nil || !ok {
 		return fmt.Errorf("reading %s: %v, %t", dlq, err, ok)
 	}
@@ -141,7 +141,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	if err != nil {
 		return err
 	}
-	state, err := conn.Transport().InspectQueue(ctx, tasks)
+	state, err := conn.InspectQueue(ctx, tasks)
 	if err != nil {
 		return err
 	}

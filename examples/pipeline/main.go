@@ -28,7 +28,6 @@ import (
 	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/pipeline"
 	"github.com/acemq-go/acemq/slip"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Order goes through the pipeline.
@@ -130,11 +129,11 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	show := func(s string) string { return strings.ReplaceAll(s, orders.Name, "orders") }
 	for _, from := range []struct {
 		library string
-		slip    transport.Table
+		slip    acemq.Table
 	}{
-		{"Java (step form)", transport.Table{contract.HeaderRoute: "validate,price,store", contract.HeaderRoutePosition: int32(0),
+		{"Java (step form)", acemq.Table{contract.HeaderRoute: "validate,price,store", contract.HeaderRoutePosition: int32(0),
 			contract.HeaderRouteID: "0b7f3c52-9e1d-4c8a-a4f0-5d6e7f8091a2"}},
-		{"Python (JSON form)", transport.Table{contract.HeaderRoutingSlip: fmt.Sprintf(`{"steps": [{"exchange": %q, "routingKey": "validate", "name": "validate"}, `+
+		{"Python (JSON form)", acemq.Table{contract.HeaderRoutingSlip: fmt.Sprintf(`{"steps": [{"exchange": %q, "routingKey": "validate", "name": "validate"}, `+
 			`{"exchange": %q, "routingKey": "price", "name": "price"}, {"exchange": %q, "routingKey": "store", "name": "store"}]}`,
 			orders.Name, orders.Name, orders.Name)}},
 	} {
@@ -156,7 +155,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	}
 
 	fmt.Println("== a message with no slip")
-	if err := publish(ctx, conn, orders.Name, "validate", Order{ID: "order-5", SKU: "sku-1", Qty: 1}, transport.Table{contract.HeaderType: orders.Name}); err != nil {
+	if err := publish(ctx, conn, orders.Name, "validate", Order{ID: "order-5", SKU: "sku-1", Qty: 1}, acemq.Table{contract.HeaderType: orders.Name}); err != nil {
 		return err
 	}
 	d, err := take(ctx, conn, contract.DeadLetterQueue(orders.Queue("validate")))
@@ -229,13 +228,13 @@ func (f *finishes) await(ctx context.Context, n int) ([]pipeline.Finished, error
 
 // publish sends an order into a step as another library would, with the
 // headers h (its slip) as that library writes them.
-func publish(ctx context.Context, conn *acemq.Conn, exchange, key string, o Order, h transport.Table) error {
+func publish(ctx context.Context, conn *acemq.Conn, exchange, key string, o Order, h acemq.Table) error {
 	body, err := acemq.JSON.Marshal(o)
 	if err != nil {
 		return err
 	}
 	h[contract.HeaderID] = o.ID
-	sent, err := conn.Publish(ctx, exchange, key, transport.Message{Body: body, ContentType: contract.ContentTypeJSON, Headers: h, Persistent: true})
+	sent, err := conn.Publish(ctx, exchange, key, acemq.RawMessage{Body: body, ContentType: contract.ContentTypeJSON, Headers: h, Persistent: true})
 	if err != nil {
 		return err
 	}
@@ -243,9 +242,9 @@ func publish(ctx context.Context, conn *acemq.Conn, exchange, key string, o Orde
 }
 
 // take waits for a message in queue and acks it.
-func take(ctx context.Context, conn *acemq.Conn, queue string) (transport.Delivery, error) {
+func take(ctx context.Context, conn *acemq.Conn, queue string) (acemq.RawDelivery, error) {
 	for {
-		d, ok, err := conn.Transport().Get(ctx, queue)
+		d, ok, err := conn.Get(ctx, queue)
 		if err != nil || ok {
 			if ok {
 				err = d.Ack()

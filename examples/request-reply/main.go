@@ -106,7 +106,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	fmt.Printf("responder: %d answered, %d failed\n", rs.Answered, rs.Failed)
 	// The failed request was dead-lettered; the one that timed out waits.
 	for _, q := range []struct{ shown, name string }{{contract.DeadLetterQueue("quotes"), contract.DeadLetterQueue(quotes)}, {"idle", idle}} {
-		state, err := conn.Transport().InspectQueue(ctx, q.name)
+		state, err := conn.InspectQueue(ctx, q.name)
 		if err != nil {
 			return err
 		}

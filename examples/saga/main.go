@@ -73,7 +73,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	}
 	s := consumer.Stats()
 	fmt.Printf("== %d accepted, %d parked\n", s.Accepted, s.Parked)
-	parked, ok, err := conn.Transport().Get(ctx, contract.ParkedQueue(trips))
+	parked, ok, err := conn.Get(ctx, contract.ParkedQueue(trips))
 	if err != nil || !ok {
 		return fmt.Errorf("the parked trip: %v, found %v", err, ok)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/examples/internal/example"
 	"github.com/acemq-go/acemq/stream"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Event is one event of the stream.
@@ -45,9 +44,10 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	// Redeclaring with another retention is refused by every RabbitMQ
 	// version (the message goes on to name both values, as text up to 4.2,
 	// in milliseconds from 4.3: docs/streams.md).
-	err := conn.Transport().DeclareQueue(ctx, transport.Queue{Name: name, Type: transport.Stream, Durable: true,
-		Arguments: transport.Table{contract.ArgMaxAge: "86400s", contract.ArgMaxLengthBytes: int64(1 << 30)}})
-	if !errors.Is(err, transport.ErrPreconditionFailed) {
+	retention := acemq.Topology{Queues: []acemq.QueueSpec{{Name: name, Type: "stream",
+		Arguments: acemq.Table{contract.ArgMaxAge: "86400s", contract.ArgMaxLengthBytes: int64(1 << 30)}}}}
+	err := retention.Apply(ctx, conn)
+	if !errors.Is(err, acemq.ErrPreconditionFailed) {
 		return fmt.Errorf("redeclaring with 86400s: want PRECONDITION_FAILED, got %v", err)
 	}
 	refusal := err.Error()[strings.Index(err.Error(), "PRECONDITION_FAILED"):]
@@ -141,7 +141,7 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 		return err
 	}
 	fmt.Printf("skip: %s\n", skipped)
-	d, ok, err := conn.Transport().Get(ctx, contract.DeadLetterQueue(name))
+	d, ok, err := conn.Get(ctx, contract.DeadLetterQueue(name))
 	if err != nil || !ok {
 		return fmt.Errorf("reading events.dlq: %v, %t", err, ok)
 	}

@@ -34,7 +34,6 @@ import (
 	"github.com/acemq-go/acemq/console/internal/sample"
 	"github.com/acemq-go/acemq/console/preview"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // vhost is where the screenshots' queues live; made, then deleted.
@@ -134,13 +133,14 @@ func run(out, fixtures string, width int) error {
 // fill declares two source queues with their dead-letter and parked
 // queues and rungs, and sets the sample dead letters aside in them.
 func fill(ctx context.Context, conn *acemq.Conn, fixtures string) (sample.Set, error) {
-	tr := conn.Transport()
 	orders, payments := "orders.placed", "payments.captured"
+	var queues acemq.Topology
 	for _, q := range []string{orders, contract.DeadLetterQueue(orders), contract.ParkedQueue(orders), contract.RungQueue(orders, 10*time.Second, contract.ContractRungs),
 		contract.RungQueue(orders, time.Minute, contract.ContractRungs), payments, contract.DeadLetterQueue(payments), contract.ParkedQueue(payments)} {
-		if err := tr.DeclareQueue(ctx, transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
-			return sample.Set{}, err
-		}
+		queues.Queues = append(queues.Queues, acemq.QueueSpec{Name: q, Type: "classic"})
+	}
+	if err := queues.Apply(ctx, conn); err != nil {
+		return sample.Set{}, err
 	}
 	set, err := sample.DeadLetters(fixtures, orders, time.Now())
 	if err != nil {
@@ -150,11 +150,11 @@ func fill(ctx context.Context, conn *acemq.Conn, fixtures string) (sample.Set, e
 	if err != nil {
 		return set, err
 	}
-	publish := func(queue string, msgs []transport.Message) error {
+	publish := func(queue string, msgs []acemq.RawMessage) error {
 		for _, m := range msgs {
-			c, err := tr.Publish(ctx, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m})
+			sent, err := conn.Publish(ctx, "", queue, m)
 			if err == nil {
-				err = c.Wait(ctx)
+				err = sent.Wait(ctx)
 			}
 			if err != nil {
 				return err

@@ -19,7 +19,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
 
@@ -83,7 +82,7 @@ func Queues(topology acemq.Topology) []string {
 	ds, _ := topology.Plan()
 	var names []string
 	for _, d := range ds {
-		if q, ok := d.(transport.Queue); ok {
+		if q, ok := d.(acemq.QueueDeclaration); ok {
 			names = append(names, q.Name)
 		}
 	}
@@ -96,7 +95,7 @@ func DeleteQueues(conn *acemq.Conn, queues ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, q := range queues {
-		if _, err := conn.Transport().DeleteQueue(ctx, q); err != nil && !errors.Is(err, transport.ErrNotFound) {
+		if _, err := conn.DeleteQueue(ctx, q); err != nil && !errors.Is(err, acemq.ErrNotFound) {
 			fmt.Fprintf(os.Stderr, "%s: deleting the example's queue %s: %v\n", program(), q, err)
 		}
 	}
