@@ -32,7 +32,7 @@ type OrderPlaced struct {
 
 func (x *OrderPlaced) Reset() {
 	*x = OrderPlaced{}
-	mi := &file_internal_testpb_orderplaced_proto_msgTypes[0]
+	mi := &file_internal_testing_testpb_orderplaced_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -44,7 +44,7 @@ func (x *OrderPlaced) String() string {
 func (*OrderPlaced) ProtoMessage() {}
 
 func (x *OrderPlaced) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_testpb_orderplaced_proto_msgTypes[0]
+	mi := &file_internal_testing_testpb_orderplaced_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -57,7 +57,7 @@ func (x *OrderPlaced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderPlaced.ProtoReflect.Descriptor instead.
 func (*OrderPlaced) Descriptor() ([]byte, []int) {
-	return file_internal_testpb_orderplaced_proto_rawDescGZIP(), []int{0}
+	return file_internal_testing_testpb_orderplaced_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *OrderPlaced) GetOrderId() string {
@@ -81,35 +81,35 @@ func (x *OrderPlaced) GetTenant() string {
 	return ""
 }
 
-var File_internal_testpb_orderplaced_proto protoreflect.FileDescriptor
+var File_internal_testing_testpb_orderplaced_proto protoreflect.FileDescriptor
 
-const file_internal_testpb_orderplaced_proto_rawDesc = "" +
+const file_internal_testing_testpb_orderplaced_proto_rawDesc = "" +
 	"\n" +
-	"!internal/testing/testpb/orderplaced.proto\x12\n" +
+	")internal/testing/testpb/orderplaced.proto\x12\n" +
 	"acemq.test\"a\n" +
 	"\vOrderPlaced\x12\x19\n" +
 	"\border_id\x18\x01 \x01(\tR\aorderId\x12\x1f\n" +
 	"\vtotal_cents\x18\x02 \x01(\x03R\n" +
 	"totalCents\x12\x16\n" +
-	"\x06tenant\x18\x03 \x01(\tR\x06tenantB+Z)github.com/acemq-go/acemq/internal/testpbb\x06proto3"
+	"\x06tenant\x18\x03 \x01(\tR\x06tenantB3Z1github.com/acemq-go/acemq/internal/testing/testpbb\x06proto3"
 
 var (
-	file_internal_testpb_orderplaced_proto_rawDescOnce sync.Once
-	file_internal_testpb_orderplaced_proto_rawDescData []byte
+	file_internal_testing_testpb_orderplaced_proto_rawDescOnce sync.Once
+	file_internal_testing_testpb_orderplaced_proto_rawDescData []byte
 )
 
-func file_internal_testpb_orderplaced_proto_rawDescGZIP() []byte {
-	file_internal_testpb_orderplaced_proto_rawDescOnce.Do(func() {
-		file_internal_testpb_orderplaced_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_testpb_orderplaced_proto_rawDesc), len(file_internal_testpb_orderplaced_proto_rawDesc)))
+func file_internal_testing_testpb_orderplaced_proto_rawDescGZIP() []byte {
+	file_internal_testing_testpb_orderplaced_proto_rawDescOnce.Do(func() {
+		file_internal_testing_testpb_orderplaced_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_testing_testpb_orderplaced_proto_rawDesc), len(file_internal_testing_testpb_orderplaced_proto_rawDesc)))
 	})
-	return file_internal_testpb_orderplaced_proto_rawDescData
+	return file_internal_testing_testpb_orderplaced_proto_rawDescData
 }
 
-var file_internal_testpb_orderplaced_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
-var file_internal_testpb_orderplaced_proto_goTypes = []any{
+var file_internal_testing_testpb_orderplaced_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_internal_testing_testpb_orderplaced_proto_goTypes = []any{
 	(*OrderPlaced)(nil), // 0: acemq.test.OrderPlaced
 }
-var file_internal_testpb_orderplaced_proto_depIdxs = []int32{
+var file_internal_testing_testpb_orderplaced_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
 	0, // [0:0] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
@@ -117,26 +117,26 @@ var file_internal_testpb_orderplaced_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_internal_testpb_orderplaced_proto_init() }
-func file_internal_testpb_orderplaced_proto_init() {
-	if File_internal_testpb_orderplaced_proto != nil {
+func init() { file_internal_testing_testpb_orderplaced_proto_init() }
+func file_internal_testing_testpb_orderplaced_proto_init() {
+	if File_internal_testing_testpb_orderplaced_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_testpb_orderplaced_proto_rawDesc), len(file_internal_testpb_orderplaced_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_testing_testpb_orderplaced_proto_rawDesc), len(file_internal_testing_testpb_orderplaced_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   1,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_internal_testpb_orderplaced_proto_goTypes,
-		DependencyIndexes: file_internal_testpb_orderplaced_proto_depIdxs,
-		MessageInfos:      file_internal_testpb_orderplaced_proto_msgTypes,
+		GoTypes:           file_internal_testing_testpb_orderplaced_proto_goTypes,
+		DependencyIndexes: file_internal_testing_testpb_orderplaced_proto_depIdxs,
+		MessageInfos:      file_internal_testing_testpb_orderplaced_proto_msgTypes,
 	}.Build()
-	File_internal_testpb_orderplaced_proto = out.File
-	file_internal_testpb_orderplaced_proto_goTypes = nil
-	file_internal_testpb_orderplaced_proto_depIdxs = nil
+	File_internal_testing_testpb_orderplaced_proto = out.File
+	file_internal_testing_testpb_orderplaced_proto_goTypes = nil
+	file_internal_testing_testpb_orderplaced_proto_depIdxs = nil
 }
