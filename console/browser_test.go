@@ -102,7 +102,12 @@ func TestBrowserReplayOnRabbitMQ(t *testing.T) {
 
 	// The overview lists the source queue, with its dead letters.
 	row := fmt.Sprintf(`tr[data-source=%q]`, source)
-	step("the overview", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(row)))
+	// Auto-refresh off (the checkbox's stored choice): a reload between
+	// finding the row's link and clicking it would lose the link, on a
+	// machine slow enough to take 10 s over the steps below.
+	step("the overview", chromedp.Navigate(srv.URL+"/"),
+		void(chromedp.Evaluate[bool](`localStorage.setItem("acemq-console-auto-refresh:/", "off"), true`)),
+		chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(row)))
 	if got := text(row + " a.dlq"); got != "100" {
 		t.Errorf("the overview shows %q dead letters of %s, want 100", got, source)
 	}
