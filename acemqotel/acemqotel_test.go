@@ -451,7 +451,7 @@ func TestRequestReplyIsOneTrace(t *testing.T) {
 
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := request.Do[string, string](short, c, "", "idle", "sku-2"); !errors.Is(err, request.ErrTimeout) {
+	if _, err := request.Do[string, string](short, c, "", "idle", "sku-2"); !errors.Is(err, acemq.ErrTimeout) {
 		t.Fatalf("a request nobody answers: %v", err)
 	}
 	if _, err := request.Do[string, string](ctx, c, "", "nowhere", "sku-3"); !errors.Is(err, acemq.ErrUnroutable) {
