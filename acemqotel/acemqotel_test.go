@@ -488,7 +488,7 @@ func TestDeadLetteredIsAnError(t *testing.T) {
 		{contract.DeadLettered, contract.ReasonExhausted, "dead_lettered", codes.Error},
 		{contract.Parked, contract.ReasonUndecodable, "parked", codes.Unset},
 		{contract.Requeued, contract.ReasonShutdown, "rejected", codes.Unset},
-		{contract.Requeued, contract.ReasonRequeue, "in_progress", codes.Unset},
+		{contract.PutBack, contract.ReasonRequeue, "in_progress", codes.Unset},
 	} {
 		d := &acemq.DeliveryInfo{Queue: "orders"}
 		tracer.DeliveryEnd(tracer.DeliveryStart(context.Background(), d), d, acemq.SettleResult{Outcome: c.outcome, ReasonClass: c.class, Reason: "why"})
