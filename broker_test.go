@@ -467,7 +467,7 @@ func TestFailedSetAsidesOutlastTheDeliveryLimit(t *testing.T) {
 	if env.Error != "no" || env.Attempt != 1 || d.Headers["x-death"] != nil || d.Headers["tenant"] != "acme" {
 		t.Errorf("in Q.dlq: error %q, attempt %d, headers %v; want the handler's reason, attempt 1, no x-death", env.Error, env.Attempt, d.Headers)
 	}
-	if st := c.Stats(); st.Requeued < 30 || st.Accepted != 0 {
+	if st := c.Stats(); st.PutBack < 30 || st.Accepted != 0 {
 		t.Errorf("stats %+v", st)
 	}
 	if n := depth(t, conn, q); n != 0 {

@@ -51,7 +51,10 @@ type Stats struct {
 	RetriedOnRung     int64
 	DeadLettered      int64
 	Parked            int64
-	Requeued          int64
+	// Requeued were handed back to the broker unsettled (contract.Requeued).
+	Requeued int64
+	// PutBack went back to their queue as a copy (contract.PutBack).
+	PutBack int64
 	// RungMissing counts broker waits that fell back to the consumer because
 	// their rung was missing or returned the message.
 	RungMissing int64
@@ -115,7 +118,7 @@ type Consumer struct {
 
 // outcomeCounts counts the consumer's settlements by outcome, for Stats.
 type outcomeCounts struct {
-	accepted, retriedInConsumer, retriedOnRung, deadLettered, parked, requeued atomic.Int64
+	accepted, retriedInConsumer, retriedOnRung, deadLettered, parked, requeued, putBack atomic.Int64
 }
 
 func (c *outcomeCounts) of(o contract.Outcome) *atomic.Int64 {
@@ -130,6 +133,8 @@ func (c *outcomeCounts) of(o contract.Outcome) *atomic.Int64 {
 		return &c.deadLettered
 	case contract.Parked:
 		return &c.parked
+	case contract.PutBack:
+		return &c.putBack
 	}
 	return &c.requeued
 }
@@ -403,7 +408,7 @@ func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 	}
 	c.logger.Error("acemq: republish failed; the message goes back to its queue",
 		"message_id", h.info.MessageID, "target", s.Target, "outcome", string(s.Outcome), "error", err)
-	c.hold(h, settlement{Outcome: contract.Requeued, Wait: c.backoff, Reason: err.Error(), Class: contract.ReasonRepublishFailed})
+	c.hold(h, settlement{Outcome: contract.PutBack, Wait: c.backoff, Reason: err.Error(), Class: contract.ReasonRepublishFailed})
 }
 
 // putBack returns h to its queue once the pause after a failed republish is
@@ -414,12 +419,12 @@ func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 // republish may have just failed; a copy's count starts again. If even
 // the copy fails, the broker gets the delivery back as a failure (reject).
 func (c *Consumer) putBack(h inHand, class contract.ReasonClass) {
-	if err := c.republish(h, settlement{Outcome: contract.Requeued, Target: c.queue, Class: class}); err != nil {
+	if err := c.republish(h, settlement{Outcome: contract.PutBack, Target: c.queue, Class: class}); err != nil {
 		c.logger.Warn("acemq: putting the message back on its queue failed; requeueing it", "message_id", h.info.MessageID, "error", err)
 		c.handBack(h, class, h.Reject)
 		return
 	}
-	c.ack(h, settlement{Outcome: contract.Requeued, Target: c.queue, Class: class})
+	c.ack(h, settlement{Outcome: contract.PutBack, Target: c.queue, Class: class})
 }
 
 func (c *Consumer) ack(h inHand, s settlement) {
@@ -499,7 +504,7 @@ func (c *Consumer) endWait(w *wait) {
 	delete(c.waits, w)
 	c.mu.Unlock()
 	c.observer.Event(c.event(EventWaitEnded, w))
-	if w.s.Outcome == contract.Requeued {
+	if w.s.Outcome == contract.PutBack {
 		c.putBack(w.d, w.s.Class)
 		return
 	}
@@ -518,7 +523,7 @@ func (c *Consumer) Stats() Stats {
 	return Stats{
 		Accepted: c.counts.accepted.Load(), RetriedInConsumer: c.counts.retriedInConsumer.Load(),
 		RetriedOnRung: c.counts.retriedOnRung.Load(), DeadLettered: c.counts.deadLettered.Load(),
-		Parked: c.counts.parked.Load(), Requeued: c.counts.requeued.Load(),
+		Parked: c.counts.parked.Load(), Requeued: c.counts.requeued.Load(), PutBack: c.counts.putBack.Load(),
 		RungMissing: c.rungMissing.Load(), SetAsideFailed: c.setAsideFailures.Load(), Waiting: waiting,
 	}
 }

@@ -264,7 +264,7 @@ func TestConsumerPutsAMessageBackAfterAFailedSetAside(t *testing.T) {
 	if got := next(t, settled); got != "m ack" {
 		t.Fatalf("settled with %q, want an ack once the copy is confirmed", got)
 	}
-	waitStats(t, c, Stats{SetAsideFailed: 1, Requeued: 1})
+	waitStats(t, c, Stats{SetAsideFailed: 1, PutBack: 1})
 	pubs := f.publishes()
 	if len(pubs) != 2 || pubs[0].RoutingKey != "orders.dlq" || pubs[1].RoutingKey != "orders" {
 		t.Fatalf("published %v, want orders.dlq then orders", pubs)

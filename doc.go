@@ -68,7 +68,8 @@
 //	report, err := consumer.Close(ctx) // hands back what it holds
 //
 // Each delivery ends in one outcome of package contract (accepted,
-// retried_in_consumer, retried_on_rung, dead_lettered, parked, requeued),
+// retried_in_consumer, retried_on_rung, dead_lettered, parked, requeued,
+// put_back),
 // with a reason class: the words [Stats], the [Observer], the logs and the
 // acemq command all use. The metrics and spans of packages acemqprom and
 // acemqotel say them in the AceMQ family's fewer words (acked, retried,

@@ -957,7 +957,7 @@ func TestRepublicationKeepsRoute(t *testing.T) {
 		{Outcome: contract.RetriedOnRung, Target: "orders.new.retry.40s", Attempt: 2},
 		{Outcome: contract.DeadLettered, Target: "orders.new.dlq", Reason: "exhausted 3 attempts: boom"},
 		{Outcome: contract.Parked, Target: "orders.new.parked", Reason: "could not be decoded: x"},
-		{Outcome: contract.Requeued, Target: "orders.new"},
+		{Outcome: contract.PutBack, Target: "orders.new"},
 	} {
 		m := transport.Message{Headers: maps.Clone(route), Body: []byte("{}")}
 		m.Headers[contract.HeaderID] = "a"

@@ -12,8 +12,9 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// ErrTimeout is matched by a publish the broker did not confirm in time.
-var ErrTimeout = errors.New("timed out waiting for the broker's confirm")
+// ErrTimeout is matched by what ran out of time: a publish the broker did
+// not confirm in time, a request no reply came to (package request).
+var ErrTimeout = errors.New("timed out")
 
 // DefaultConfirmTimeout bounds a publish whose context has no deadline.
 const DefaultConfirmTimeout = 30 * time.Second
@@ -293,9 +294,9 @@ func confirmErr(ctx context.Context, tr transport.Transport, err error) error {
 		return err
 	}
 	if st := tr.State(); st.Blocked {
-		return fmt.Errorf("%w: %w: %s (%w)", ErrTimeout, transport.ErrBlocked, st.BlockedReason, err)
+		return fmt.Errorf("%w waiting for the broker's confirm: %w: %s (%w)", ErrTimeout, transport.ErrBlocked, st.BlockedReason, err)
 	}
-	return fmt.Errorf("%w: %w", ErrTimeout, err)
+	return fmt.Errorf("%w waiting for the broker's confirm: %w", ErrTimeout, err)
 }
 
 func (p *Publisher[T]) fail(exchange, routingKey, id string, err error) *PublishError {

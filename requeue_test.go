@@ -42,7 +42,7 @@ func TestRequeuePutsBackUnchanged(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		acemqtest.WaitFor(t, c, "the wait before putting it back", func(s acemq.Stats) bool { return s.Waiting == 1 })
 		b.Advance(contract.RequeueDelay)
-		acemqtest.WaitFor(t, c, "the put back", func(s acemq.Stats) bool { return s.Requeued == int64(i) })
+		acemqtest.WaitFor(t, c, "the put back", func(s acemq.Stats) bool { return s.PutBack == int64(i) })
 	}
 	acemqtest.WaitFor(t, c, "the accept", func(s acemq.Stats) bool { return s.Accepted == 1 })
 	close(attempts)

@@ -76,7 +76,7 @@ func settle(in delivered, policy RetryPolicy, ladder retry.Ladder, random func()
 	case d.verdict == requeued:
 		// Held, then put back as a copy with its headers as they were
 		// (putBack): no attempt spent, no x-acemq-error written.
-		return settlement{Outcome: contract.Requeued, Target: in.Source, Reason: d.err.Error(),
+		return settlement{Outcome: contract.PutBack, Target: in.Source, Reason: d.err.Error(),
 			Class: contract.ReasonRequeue, Wait: contract.RequeueDelay, Delay: contract.RequeueDelay}
 	case in.Panicked:
 		return deadLetter(d.err.Error(), contract.ReasonPanicked)

@@ -38,7 +38,7 @@ func TestSettle(t *testing.T) {
 		{"park parks", delivered{Decision: Park(boom), Attempt: 2},
 			settlement{Outcome: contract.Parked, Target: "orders.parked", Reason: "boom", Class: contract.ReasonParked}},
 		{"requeue puts it back unchanged after a pause", delivered{Decision: Requeue(boom), Attempt: 3, Age: minute},
-			settlement{Outcome: contract.Requeued, Target: "orders", Reason: "boom", Class: contract.ReasonRequeue, Wait: contract.RequeueDelay, Delay: contract.RequeueDelay}},
+			settlement{Outcome: contract.PutBack, Target: "orders", Reason: "boom", Class: contract.ReasonRequeue, Wait: contract.RequeueDelay, Delay: contract.RequeueDelay}},
 		{"no decision dead-letters", delivered{Decision: Decision{}, Attempt: 1},
 			settlement{Outcome: contract.DeadLettered, Target: "orders.dlq", Reason: "the handler returned no decision", Class: contract.ReasonNoDecision}},
 		{"first retry waits in the consumer", delivered{Decision: Retry(boom), Attempt: 1, Age: UnknownAge},

@@ -124,7 +124,7 @@ func (q QueueSpec) declaration(deadLetterExchange string) transport.Queue {
 // Validate reports every problem of the topology at once, or nil. What is
 // valid but can lose messages is reported by Warnings instead.
 func (t Topology) Validate() error {
-	_, problems, _ := t.build()
+	_, problems, _ := t.checked()
 	if len(problems) > 0 {
 		return &ValidationError{Problems: problems}
 	}
@@ -136,7 +136,7 @@ func (t Topology) Validate() error {
 // whose messages due home while the broker restarts or the queue's leader
 // fails over are dropped. Each names its queue, as a problem does.
 func (t Topology) Warnings() []string {
-	_, _, warnings := t.build()
+	_, warnings := t.validate()
 	return warnings
 }
 
@@ -145,7 +145,7 @@ func (t Topology) Warnings() []string {
 // what Apply sends. An invalid topology has no plan: the error is a
 // *ValidationError.
 func (t Topology) Plan() ([]Declaration, error) {
-	plan, problems, _ := t.build()
+	plan, problems, _ := t.checked()
 	if len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
@@ -162,136 +162,194 @@ func (t Topology) Apply(ctx context.Context, c *Conn) error {
 	return transport.DeclareAll(ctx, c.transport, plan)
 }
 
-// build makes the plan and collects every problem and warning on the way.
-func (t Topology) build() (plan []transport.Declaration, problems, warnings []string) {
-	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+// checked is the plan with every problem and warning of the topology: the
+// problems validate finds, then the conflicts building the plan finds.
+func (t Topology) checked() (plan []Declaration, problems, warnings []string) {
+	problems, warnings = t.validate()
+	plan, conflicts := t.build()
+	return plan, append(problems, conflicts...), warnings
+}
 
-	var all []transport.Declaration
+// build makes the plan: each declaration the topology needs, once,
+// exchanges first, then queues, then bindings. Two declarations of one
+// name that disagree are conflicts.
+func (t Topology) build() (plan []Declaration, conflicts []string) {
+	var all []Declaration
+	exchanges := map[string]bool{}
+	for _, x := range t.Exchanges {
+		if !exchanges[x.Name] {
+			exchanges[x.Name] = true
+			all = append(all, transport.Exchange{Name: x.Name, Type: x.Type, Durable: !x.Transient})
+		}
+	}
+	dlx := t.deadLetterExchange()
+	queues := map[string]bool{}
+	for _, q := range t.Queues {
+		if queues[q.Name] {
+			continue
+		}
+		queues[q.Name] = true
+		all = append(all, q.declaration(dlx))
+		for _, b := range q.Bindings {
+			all = append(all, transport.Binding{Queue: q.Name, Exchange: b.Exchange, RoutingKey: b.RoutingKey})
+		}
+		if q.DeadLetter {
+			all = append(all, retry.DeadLetterDeclarations(q.Name, dlx)...)
+		}
+		if q.Retry != nil {
+			if ladder, err := retry.NewLadder(q.Name, *q.Retry, q.Rungs); err == nil {
+				all = append(all, ladder.Declarations()...)
+			}
+		}
+	}
+	plan, conflicts = dedupe(all)
+	slices.SortStableFunc(plan, func(a, b Declaration) int { return kindOrder(a) - kindOrder(b) })
+	return plan, conflicts
+}
+
+// validate finds every problem of the topology, in the order of its
+// fields, and what is valid but can lose messages (the warnings).
+func (t Topology) validate() (problems, warnings []string) {
+	v := &validation{}
 	declared := map[string]bool{} // exchange names the topology declares
 	for i, x := range t.Exchanges {
 		subject := fmt.Sprintf("exchange %d (%q)", i+1, x.Name)
-		checkName(subject, x.Name, problem)
+		checkName(subject, x.Name, v.problem)
 		if declared[x.Name] {
-			problem("%s: the name is listed twice", subject)
+			v.problem("%s: the name is listed twice", subject)
 			continue
 		}
 		switch x.Type {
 		case transport.Direct, transport.Fanout, transport.Topic, transport.Headers:
 		case "":
-			problem("%s: the type is missing; it must be direct, fanout, topic or headers", subject)
+			v.problem("%s: the type is missing; it must be direct, fanout, topic or headers", subject)
 		default:
-			problem("%s: the type %q is not one of direct, fanout, topic or headers", subject, x.Type)
+			v.problem("%s: the type %q is not one of direct, fanout, topic or headers", subject, x.Type)
 		}
 		declared[x.Name] = true
-		all = append(all, transport.Exchange{Name: x.Name, Type: x.Type, Durable: !x.Transient})
 	}
 
-	dlx := t.deadLetterExchange()
 	if t.DeadLetterExchange != "" {
-		checkName("the dead-letter exchange", t.DeadLetterExchange, problem)
+		checkName("the dead-letter exchange", t.DeadLetterExchange, v.problem)
 		if t.DeadLetterExchange == contract.RetryExchange {
-			problem("the dead-letter exchange cannot be %s, which routes retries home", contract.RetryExchange)
+			v.problem("the dead-letter exchange cannot be %s, which routes retries home", contract.RetryExchange)
 		}
 	}
 
 	queues := map[string]bool{}
 	for i, q := range t.Queues {
 		subject := fmt.Sprintf("queue %d (%q)", i+1, q.Name)
-		checkName(subject, q.Name, problem)
+		checkName(subject, q.Name, v.problem)
 		if queues[q.Name] {
-			problem("%s: the name is listed twice", subject)
+			v.problem("%s: the name is listed twice", subject)
 			continue
 		}
 		queues[q.Name] = true
-		typ := q.queueType()
-		switch typ {
-		case transport.Classic, transport.Quorum, transport.Stream:
-		default:
-			problem("%s: the type %q is not one of classic, quorum or stream", subject, q.Type)
-		}
-		if typ != transport.Classic {
-			flags := []struct {
-				name string
-				set  bool
-			}{{"exclusive", q.Exclusive}, {"auto-delete", q.AutoDelete}, {"transient", q.Transient}}
-			for _, f := range flags {
-				if f.set {
-					problem("%s: a %s queue cannot be %s; make it classic or drop %s", subject, typ, f.name, f.name)
-				}
-			}
-		}
-		if q.Transient && !q.Exclusive {
-			warnings = append(warnings, transientWarning(subject))
-		}
-		if typ == transport.Stream && (q.DeadLetter || q.Retry != nil) {
-			problem("%s: a stream cannot dead-letter or retry messages; use a quorum or classic queue", subject)
-		}
-		if _, ok := q.Arguments[transport.QueueTypeArgument]; ok {
-			problem("%s: set the queue type with type, not the %s argument", subject, transport.QueueTypeArgument)
-		}
-		if q.DeadLetter {
-			for _, arg := range []string{contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey} {
-				if _, ok := q.Arguments[arg]; ok {
-					problem("%s: the argument %s conflicts with deadLetter, which sets it; remove one of them", subject, arg)
-				}
-			}
-		}
+		v.queue(subject, q, declared)
+	}
+	return v.problems, v.warnings
+}
 
-		all = append(all, q.declaration(dlx))
-		for j, b := range q.Bindings {
-			bsubject := fmt.Sprintf("%s, binding %d", subject, j+1)
-			if slices.Contains(q.Bindings[:j], b) {
-				problem("%s: the binding to %q under %q is listed twice", bsubject, b.Exchange, b.RoutingKey)
-			}
-			switch {
-			case b.Exchange == "":
-				problem("%s: the exchange is blank; the default exchange routes by queue name and cannot be bound", bsubject)
-			case !declared[b.Exchange] && !predeclaredExchanges[b.Exchange]:
-				problem("%s: the exchange %q is not declared in this topology", bsubject, b.Exchange)
-			}
-			all = append(all, transport.Binding{Queue: q.Name, Exchange: b.Exchange, RoutingKey: b.RoutingKey})
-		}
-		if q.DeadLetter {
-			all = append(all, retry.DeadLetterDeclarations(q.Name, dlx)...)
-		}
-		if q.Retry == nil && q.Rungs != "" {
-			problem("%s: rungs is %q but the queue has no retry policy, so it has no rungs; set retry or drop rungs", subject, q.Rungs)
-		}
-		if q.Retry != nil {
-			ladder, err := retry.NewLadder(q.Name, *q.Retry, q.Rungs)
-			if err != nil {
-				problem("%s: %v", subject, err)
-				continue
-			}
-			for _, w := range q.Retry.Warnings() {
-				problem("%s: %s", subject, w)
-			}
-			if !ladder.Empty() && ladder.Kind() == contract.ContractRungs {
-				checkOverflow(subject, q, problem)
-				if typ == transport.Quorum {
-					warnings = append(warnings, fmt.Sprintf("%s: a quorum queue with contract rungs, which RabbitMQ dead-letters from at most once: "+
-						"a message due home while the broker restarts (the classic rungs recover before the queue has a leader) "+
-						"or while the queue's leader fails over is dropped without a word; rungs: %s keeps it", subject, contract.AtLeastOnceRungs))
-				}
-			}
-			for _, r := range ladder.Rungs() {
-				if len(r.Queue) > maxNameBytes {
-					problem("%s: the rung name %q is longer than %d bytes", subject, r.Queue, maxNameBytes)
-				}
-			}
-			all = append(all, ladder.Declarations()...)
-		}
-		for _, name := range []string{contract.DeadLetterQueue(q.Name), contract.ParkedQueue(q.Name)} {
-			if (q.DeadLetter || q.Retry != nil) && len(name) > maxNameBytes {
-				problem("%s: the queue name %q is longer than %d bytes", subject, name, maxNameBytes)
+// validation collects a topology's problems and warnings.
+type validation struct {
+	problems, warnings []string
+}
+
+func (v *validation) problem(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+// queue checks q, the topology's queue named by subject, whose bindings
+// may name the exchanges declared.
+func (v *validation) queue(subject string, q QueueSpec, declared map[string]bool) {
+	typ := q.queueType()
+	switch typ {
+	case transport.Classic, transport.Quorum, transport.Stream:
+	default:
+		v.problem("%s: the type %q is not one of classic, quorum or stream", subject, q.Type)
+	}
+	if typ != transport.Classic {
+		flags := []struct {
+			name string
+			set  bool
+		}{{"exclusive", q.Exclusive}, {"auto-delete", q.AutoDelete}, {"transient", q.Transient}}
+		for _, f := range flags {
+			if f.set {
+				v.problem("%s: a %s queue cannot be %s; make it classic or drop %s", subject, typ, f.name, f.name)
 			}
 		}
 	}
+	if q.Transient && !q.Exclusive {
+		v.warnings = append(v.warnings, transientWarning(subject))
+	}
+	if typ == transport.Stream && (q.DeadLetter || q.Retry != nil) {
+		v.problem("%s: a stream cannot dead-letter or retry messages; use a quorum or classic queue", subject)
+	}
+	if _, ok := q.Arguments[transport.QueueTypeArgument]; ok {
+		v.problem("%s: set the queue type with type, not the %s argument", subject, transport.QueueTypeArgument)
+	}
+	if q.DeadLetter {
+		for _, arg := range []string{contract.ArgDeadLetterExchange, contract.ArgDeadLetterRoutingKey} {
+			if _, ok := q.Arguments[arg]; ok {
+				v.problem("%s: the argument %s conflicts with deadLetter, which sets it; remove one of them", subject, arg)
+			}
+		}
+	}
+	v.bindings(subject, q, declared)
+	if q.Retry == nil && q.Rungs != "" {
+		v.problem("%s: rungs is %q but the queue has no retry policy, so it has no rungs; set retry or drop rungs", subject, q.Rungs)
+	}
+	if q.Retry != nil && !v.ladder(subject, q, typ) {
+		return
+	}
+	for _, name := range []string{contract.DeadLetterQueue(q.Name), contract.ParkedQueue(q.Name)} {
+		if (q.DeadLetter || q.Retry != nil) && len(name) > maxNameBytes {
+			v.problem("%s: the queue name %q is longer than %d bytes", subject, name, maxNameBytes)
+		}
+	}
+}
 
-	plan, conflicts := dedupe(all)
-	problems = append(problems, conflicts...)
-	slices.SortStableFunc(plan, func(a, b transport.Declaration) int { return kindOrder(a) - kindOrder(b) })
-	return plan, problems, warnings
+// bindings checks q's bindings: each once, to an exchange that exists.
+func (v *validation) bindings(subject string, q QueueSpec, declared map[string]bool) {
+	for j, b := range q.Bindings {
+		bsubject := fmt.Sprintf("%s, binding %d", subject, j+1)
+		if slices.Contains(q.Bindings[:j], b) {
+			v.problem("%s: the binding to %q under %q is listed twice", bsubject, b.Exchange, b.RoutingKey)
+		}
+		switch {
+		case b.Exchange == "":
+			v.problem("%s: the exchange is blank; the default exchange routes by queue name and cannot be bound", bsubject)
+		case !declared[b.Exchange] && !predeclaredExchanges[b.Exchange]:
+			v.problem("%s: the exchange %q is not declared in this topology", bsubject, b.Exchange)
+		}
+	}
+}
+
+// ladder checks the retry ladder of q, a queue of type typ; false when
+// there is none to check further.
+func (v *validation) ladder(subject string, q QueueSpec, typ transport.QueueType) bool {
+	ladder, err := retry.NewLadder(q.Name, *q.Retry, q.Rungs)
+	if err != nil {
+		v.problem("%s: %v", subject, err)
+		return false
+	}
+	for _, w := range q.Retry.Warnings() {
+		v.problem("%s: %s", subject, w)
+	}
+	if !ladder.Empty() && ladder.Kind() == contract.ContractRungs {
+		checkOverflow(subject, q, v.problem)
+		if typ == transport.Quorum {
+			v.warnings = append(v.warnings, fmt.Sprintf("%s: a quorum queue with contract rungs, which RabbitMQ dead-letters from at most once: "+
+				"a message due home while the broker restarts (the classic rungs recover before the queue has a leader) "+
+				"or while the queue's leader fails over is dropped without a word; rungs: %s keeps it", subject, contract.AtLeastOnceRungs))
+		}
+	}
+	for _, r := range ladder.Rungs() {
+		if len(r.Queue) > maxNameBytes {
+			v.problem("%s: the rung name %q is longer than %d bytes", subject, r.Queue, maxNameBytes)
+		}
+	}
+	return true
 }
 
 // transientWarning warns of a transient queue that is not exclusive: a
@@ -338,7 +396,7 @@ func checkName(subject, name string, problem func(string, ...any)) {
 }
 
 // identity is what makes two declarations the same object on a broker.
-func identity(d transport.Declaration) string {
+func identity(d Declaration) string {
 	switch d := d.(type) {
 	case transport.Binding:
 		return "binding\x00" + d.Queue + "\x00" + d.Exchange + "\x00" + d.RoutingKey
@@ -353,10 +411,10 @@ func identity(d transport.Declaration) string {
 // dedupe keeps the first of identical declarations (a dead-letter exchange
 // many queues share, say) and reports two different declarations of one
 // exchange or queue.
-func dedupe(all []transport.Declaration) ([]transport.Declaration, []string) {
-	var plan []transport.Declaration
+func dedupe(all []Declaration) ([]Declaration, []string) {
+	var plan []Declaration
 	var conflicts []string
-	first := map[string]transport.Declaration{}
+	first := map[string]Declaration{}
 	for _, d := range all {
 		id := identity(d)
 		prev, seen := first[id]
@@ -372,7 +430,7 @@ func dedupe(all []transport.Declaration) ([]transport.Declaration, []string) {
 	return plan, conflicts
 }
 
-func kindOrder(d transport.Declaration) int {
+func kindOrder(d Declaration) int {
 	switch d.Kind() {
 	case "exchange":
 		return 0

@@ -451,7 +451,7 @@ func TestRequestReplyIsOneTrace(t *testing.T) {
 
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := request.Do[string, string](short, c, "", "idle", "sku-2"); !errors.Is(err, request.ErrTimeout) {
+	if _, err := request.Do[string, string](short, c, "", "idle", "sku-2"); !errors.Is(err, acemq.ErrTimeout) {
 		t.Fatalf("a request nobody answers: %v", err)
 	}
 	if _, err := request.Do[string, string](ctx, c, "", "nowhere", "sku-3"); !errors.Is(err, acemq.ErrUnroutable) {
@@ -488,7 +488,7 @@ func TestDeadLetteredIsAnError(t *testing.T) {
 		{contract.DeadLettered, contract.ReasonExhausted, "dead_lettered", codes.Error},
 		{contract.Parked, contract.ReasonUndecodable, "parked", codes.Unset},
 		{contract.Requeued, contract.ReasonShutdown, "rejected", codes.Unset},
-		{contract.Requeued, contract.ReasonRequeue, "in_progress", codes.Unset},
+		{contract.PutBack, contract.ReasonRequeue, "in_progress", codes.Unset},
 	} {
 		d := &acemq.DeliveryInfo{Queue: "orders"}
 		tracer.DeliveryEnd(tracer.DeliveryStart(context.Background(), d), d, acemq.SettleResult{Outcome: c.outcome, ReasonClass: c.class, Reason: "why"})

@@ -496,7 +496,7 @@ func (m *Metrics) DeliveryEnd(_ context.Context, d *acemq.DeliveryInfo, s acemq.
 	case contract.DeadLettered, contract.Parked:
 		m.deadLettered.WithLabelValues(d.Queue, s.Target, class).Inc()
 	}
-	if s.HandlerDuration > 0 || s.Outcome != contract.Requeued && s.ReasonClass != contract.ReasonUndecodable {
+	if s.HandlerDuration > 0 || s.Outcome != contract.Requeued && s.Outcome != contract.PutBack && s.ReasonClass != contract.ReasonUndecodable {
 		m.consumeDuration.WithLabelValues(d.Queue).Observe(s.HandlerDuration.Seconds())
 	}
 }

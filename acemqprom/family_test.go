@@ -141,7 +141,7 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := request.Do[string, string](short, client, "", "idle", "b"); !errors.Is(err, request.ErrTimeout) {
+	if _, err := request.Do[string, string](short, client, "", "idle", "b"); !errors.Is(err, acemq.ErrTimeout) {
 		t.Fatalf("a request nobody answers: %v, want ErrTimeout", err)
 	}
 	if _, err := request.Do[string, string](ctx, client, "", "nowhere", "c"); !errors.Is(err, acemq.ErrUnroutable) {

@@ -68,112 +68,145 @@ func (r Report) Conflicts() []Finding {
 // holds. Exclusive queues are left out, with their bindings: they live only
 // as long as the connection that declared them.
 func Diff(plan []transport.Declaration, live State) Report {
-	liveExchanges := map[string]Exchange{}
-	for _, e := range live.Exchanges {
-		liveExchanges[e.Name] = e
-	}
-	liveQueues := map[string]transport.Queue{}
-	for _, q := range live.Queues {
-		liveQueues[q.Name] = q
-	}
-	liveBindings := map[transport.Binding]bool{}
-	for _, b := range live.Bindings {
-		liveBindings[b] = true
-	}
-
-	planned := map[string]transport.Queue{}
-	exclusive := map[string]bool{}
-	rungSources := map[string]bool{} // source queues bound to acemq.retry
-	for _, d := range plan {
-		switch d := d.(type) {
-		case transport.Queue:
-			planned[d.Name] = d
-			exclusive[d.Name] = d.Exclusive
-		case transport.Binding:
-			if d.Exchange == contract.RetryExchange && d.RoutingKey == d.Queue {
-				rungSources[d.Queue] = true
-			}
-		}
-	}
-
+	d := newDiffer(plan, live)
 	var r Report
-	add := func(f Finding) { r.Findings = append(r.Findings, f) }
-	for _, d := range plan {
-		switch d := d.(type) {
-		case transport.Exchange:
-			got, ok := liveExchanges[d.Name]
-			if !ok {
-				add(Finding{Kind: MissingExchange, Object: "exchange " + d.Name,
-					Meaning: "nothing can be published to it, and queues bound to it receive nothing from it",
-					Action:  "apply the topology to declare it"})
-				continue
-			}
-			if diffs := exchangeDifferences(d, got); len(diffs) > 0 {
-				add(Finding{Kind: ExchangeDrift, Object: "exchange " + d.Name, Differences: diffs,
-					Meaning: "redeclaring it will fail with PRECONDITION_FAILED, so the topology cannot be applied as it is",
-					Action:  "change the file to match the broker, or delete the exchange (its bindings go with it) and apply the topology"})
-			}
-		case transport.Queue:
-			if d.Exclusive {
-				continue
-			}
-			got, ok := liveQueues[d.Name]
-			if !ok {
-				add(missingQueue(d.Name, planned, rungSources))
-				continue
-			}
-			diffs := queueDifferences(d, got)
-			if len(diffs) == 0 {
-				continue
-			}
-			if rung, ok := rungOf(d.Name, rungSources); ok && rungTargetDiffers(d, got) {
-				source := rung.Source
-				add(Finding{Kind: RungDrift, Object: "queue " + d.Name, Differences: diffs,
-					Meaning: fmt.Sprintf("this rung of %s does not hold its messages for the wait the contract gives it, or does not send them home through %s under %q; redeclaring it will fail with PRECONDITION_FAILED, so consumers of %s cannot declare their ladder",
-						source, contract.RetryExchange, source, source),
-					Action: "drain the rung (let its messages expire home), delete it and apply the topology"})
-				continue
-			}
-			add(Finding{Kind: QueueDrift, Object: "queue " + d.Name, Differences: diffs,
-				Meaning: "redeclaring it will fail with PRECONDITION_FAILED: the service that declares it cannot consume at all",
-				Action:  "change the file to match the broker, or move the queue's messages away, delete it and apply the topology"})
-		case transport.Binding:
-			if exclusive[d.Queue] || liveBindings[d] {
-				continue
-			}
-			if rungSources[d.Queue] && d.Exchange == contract.RetryExchange && d.RoutingKey == d.Queue {
-				add(Finding{Kind: MissingRetryBinding, Object: "binding " + bindingName(d),
-					Meaning: fmt.Sprintf("every message that expires from a rung of %s is dropped without a word", d.Queue),
-					Action:  "apply the topology now; a consumer of the queue declares this binding too when it starts"})
-				continue
-			}
-			add(Finding{Kind: MissingBinding, Object: "binding " + bindingName(d),
-				Meaning: fmt.Sprintf("messages published to %s under %q do not reach %s", d.Exchange, d.RoutingKey, d.Queue),
-				Action:  "apply the topology to bind it"})
+	for _, decl := range plan {
+		if f, ok := d.finding(decl); ok {
+			r.Findings = append(r.Findings, f)
 		}
 	}
-
-	for _, q := range live.Queues {
-		if _, ok := planned[q.Name]; ok {
-			continue
-		}
-		rung, ok := rungOf(q.Name, planned)
-		if !ok {
-			continue
-		}
-		if plannedCounterpart(rung, planned) {
-			add(otherKindRung(rung))
-			continue
-		}
-		add(Finding{Kind: LeftoverRung, Object: "queue " + q.Name,
-			Meaning: fmt.Sprintf("a rung of %s that no retry policy in the file produces: consumers no longer send messages to it, but what it holds still comes home to %s when it expires", rung.Source, rung.Source),
-			Action:  "once it is empty (its messages expired home), delete it"})
-	}
+	r.Findings = append(r.Findings, d.unplannedRungs(live.Queues)...)
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
 		// Unplanned rungs after everything the plan declares; the rest stay in plan order.
 		return boolOrder(a.Unplanned()) - boolOrder(b.Unplanned())
 	})
 	return r
+}
+
+// differ holds a plan and the broker's state, indexed by name.
+type differ struct {
+	liveExchanges map[string]Exchange
+	liveQueues    map[string]transport.Queue
+	liveBindings  map[transport.Binding]bool
+	planned       map[string]transport.Queue
+	exclusive     map[string]bool
+	rungSources   map[string]bool // source queues bound to acemq.retry
+}
+
+func newDiffer(plan []transport.Declaration, live State) *differ {
+	d := &differ{liveExchanges: map[string]Exchange{}, liveQueues: map[string]transport.Queue{}, liveBindings: map[transport.Binding]bool{},
+		planned: map[string]transport.Queue{}, exclusive: map[string]bool{}, rungSources: map[string]bool{}}
+	for _, e := range live.Exchanges {
+		d.liveExchanges[e.Name] = e
+	}
+	for _, q := range live.Queues {
+		d.liveQueues[q.Name] = q
+	}
+	for _, b := range live.Bindings {
+		d.liveBindings[b] = true
+	}
+	for _, decl := range plan {
+		switch decl := decl.(type) {
+		case transport.Queue:
+			d.planned[decl.Name] = decl
+			d.exclusive[decl.Name] = decl.Exclusive
+		case transport.Binding:
+			if decl.Exchange == contract.RetryExchange && decl.RoutingKey == decl.Queue {
+				d.rungSources[decl.Queue] = true
+			}
+		}
+	}
+	return d
+}
+
+// finding is what is wrong on the broker with one declaration of the
+// plan, if anything.
+func (d *differ) finding(decl transport.Declaration) (Finding, bool) {
+	switch decl := decl.(type) {
+	case transport.Exchange:
+		return d.exchange(decl)
+	case transport.Queue:
+		return d.queue(decl)
+	case transport.Binding:
+		return d.binding(decl)
+	}
+	return Finding{}, false
+}
+
+func (d *differ) exchange(x transport.Exchange) (Finding, bool) {
+	got, ok := d.liveExchanges[x.Name]
+	if !ok {
+		return Finding{Kind: MissingExchange, Object: "exchange " + x.Name,
+			Meaning: "nothing can be published to it, and queues bound to it receive nothing from it",
+			Action:  "apply the topology to declare it"}, true
+	}
+	if diffs := exchangeDifferences(x, got); len(diffs) > 0 {
+		return Finding{Kind: ExchangeDrift, Object: "exchange " + x.Name, Differences: diffs,
+			Meaning: "redeclaring it will fail with PRECONDITION_FAILED, so the topology cannot be applied as it is",
+			Action:  "change the file to match the broker, or delete the exchange (its bindings go with it) and apply the topology"}, true
+	}
+	return Finding{}, false
+}
+
+func (d *differ) queue(q transport.Queue) (Finding, bool) {
+	if q.Exclusive {
+		return Finding{}, false
+	}
+	got, ok := d.liveQueues[q.Name]
+	if !ok {
+		return missingQueue(q.Name, d.planned, d.rungSources), true
+	}
+	diffs := queueDifferences(q, got)
+	if len(diffs) == 0 {
+		return Finding{}, false
+	}
+	if rung, ok := rungOf(q.Name, d.rungSources); ok && rungTargetDiffers(q, got) {
+		source := rung.Source
+		return Finding{Kind: RungDrift, Object: "queue " + q.Name, Differences: diffs,
+			Meaning: fmt.Sprintf("this rung of %s does not hold its messages for the wait the contract gives it, or does not send them home through %s under %q; redeclaring it will fail with PRECONDITION_FAILED, so consumers of %s cannot declare their ladder",
+				source, contract.RetryExchange, source, source),
+			Action: "drain the rung (let its messages expire home), delete it and apply the topology"}, true
+	}
+	return Finding{Kind: QueueDrift, Object: "queue " + q.Name, Differences: diffs,
+		Meaning: "redeclaring it will fail with PRECONDITION_FAILED: the service that declares it cannot consume at all",
+		Action:  "change the file to match the broker, or move the queue's messages away, delete it and apply the topology"}, true
+}
+
+func (d *differ) binding(b transport.Binding) (Finding, bool) {
+	if d.exclusive[b.Queue] || d.liveBindings[b] {
+		return Finding{}, false
+	}
+	if d.rungSources[b.Queue] && b.Exchange == contract.RetryExchange && b.RoutingKey == b.Queue {
+		return Finding{Kind: MissingRetryBinding, Object: "binding " + bindingName(b),
+			Meaning: fmt.Sprintf("every message that expires from a rung of %s is dropped without a word", b.Queue),
+			Action:  "apply the topology now; a consumer of the queue declares this binding too when it starts"}, true
+	}
+	return Finding{Kind: MissingBinding, Object: "binding " + bindingName(b),
+		Meaning: fmt.Sprintf("messages published to %s under %q do not reach %s", b.Exchange, b.RoutingKey, b.Queue),
+		Action:  "apply the topology to bind it"}, true
+}
+
+// unplannedRungs are the broker's rungs of a planned queue that the plan
+// does not declare: of the other kind, or left over from an older policy.
+func (d *differ) unplannedRungs(live []transport.Queue) []Finding {
+	var out []Finding
+	for _, q := range live {
+		if _, ok := d.planned[q.Name]; ok {
+			continue
+		}
+		rung, ok := rungOf(q.Name, d.planned)
+		if !ok {
+			continue
+		}
+		if plannedCounterpart(rung, d.planned) {
+			out = append(out, otherKindRung(rung))
+			continue
+		}
+		out = append(out, Finding{Kind: LeftoverRung, Object: "queue " + q.Name,
+			Meaning: fmt.Sprintf("a rung of %s that no retry policy in the file produces: consumers no longer send messages to it, but what it holds still comes home to %s when it expires", rung.Source, rung.Source),
+			Action:  "once it is empty (its messages expired home), delete it"})
+	}
+	return out
 }
 
 func boolOrder(b bool) int {

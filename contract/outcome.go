@@ -16,10 +16,14 @@ const (
 	DeadLettered Outcome = "dead_lettered"
 	// Parked: set aside in Q.parked.
 	Parked Outcome = "parked"
-	// Requeued: back on its queue to be delivered again, its attempt
-	// unchanged: handed back unsettled (a shutdown), or, after a failed
-	// set-aside, published to its queue again and then acknowledged.
+	// Requeued: handed back to the broker unsettled, which delivers it
+	// again, its attempt unchanged: a nack or reject with requeue (a
+	// shutdown, a put-back whose copy failed too) or a failed ack.
 	Requeued Outcome = "requeued"
+	// PutBack: a copy published to its own queue, its attempt unchanged,
+	// confirmed, then the original acknowledged (acemq.Requeue, a failed
+	// set-aside): a quorum queue's delivery count starts again.
+	PutBack Outcome = "put_back"
 )
 
 // PublishOutcome is how a publish ended.

@@ -200,10 +200,11 @@ func (o PublishOutcome) Telemetry() TelemetryOutcome {
 }
 
 // Telemetry is the family's word for how a delivery ended, for its reason
-// class: both retries are retried, and a delivery back on its queue is
-// rejected (handed back: at shutdown, after a failed republish or ack, a
-// failed set-aside), unless its handler put it back (ReasonRequeue: another
-// consumer holds it), which is in_progress.
+// class: both retries are retried, and a delivery back on its queue
+// (Requeued: handed back at shutdown or after a failed ack or put-back;
+// PutBack: copied back after a failed set-aside) is rejected, unless its
+// handler put it back (ReasonRequeue: another consumer holds it), which is
+// in_progress.
 func (o Outcome) Telemetry(class ReasonClass) TelemetryOutcome {
 	switch o {
 	case Accepted:

@@ -100,7 +100,7 @@ func TestHeldElsewhereIsPutBackThenTakenOver(t *testing.T) {
 	publish(t, p, "order-1")
 	acemqtest.WaitFor(t, c, "the put back's wait", func(s acemq.Stats) bool { return s.Waiting == 1 })
 	b.Advance(contract.RequeueDelay)
-	acemqtest.WaitFor(t, c, "the put back", func(s acemq.Stats) bool { return s.Requeued == 1 })
+	acemqtest.WaitFor(t, c, "the put back", func(s acemq.Stats) bool { return s.PutBack == 1 })
 	if len(attempts) != 0 {
 		t.Fatal("the handler ran while another consumer held the message")
 	}
@@ -111,7 +111,7 @@ func TestHeldElsewhereIsPutBackThenTakenOver(t *testing.T) {
 			break
 		}
 		b.Advance(contract.RequeueDelay)
-		acemqtest.WaitFor(t, c, "the put back", func(s acemq.Stats) bool { return s.Requeued == int64(i) || s.Accepted == 1 })
+		acemqtest.WaitFor(t, c, "the put back", func(s acemq.Stats) bool { return s.PutBack == int64(i) || s.Accepted == 1 })
 		if i > int(contract.DefaultClaimTimeout/contract.RequeueDelay)+2 {
 			t.Fatalf("still put back after %d tries", i)
 		}
@@ -120,7 +120,7 @@ func TestHeldElsewhereIsPutBackThenTakenOver(t *testing.T) {
 	if a := <-attempts; a != 1 {
 		t.Errorf("the handler saw attempt %d; the put backs spend none", a)
 	}
-	if s := c.Stats(); s.RetriedInConsumer != 0 || s.DeadLettered != 0 || s.Requeued < int64(contract.DefaultClaimTimeout/contract.RequeueDelay)-1 {
+	if s := c.Stats(); s.RetriedInConsumer != 0 || s.DeadLettered != 0 || s.PutBack < int64(contract.DefaultClaimTimeout/contract.RequeueDelay)-1 {
 		t.Errorf("stats %+v", s)
 	}
 }

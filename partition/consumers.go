@@ -31,6 +31,7 @@ func (c *Consumers) Stats() acemq.Stats {
 		sum.DeadLettered += s.DeadLettered
 		sum.Parked += s.Parked
 		sum.Requeued += s.Requeued
+		sum.PutBack += s.PutBack
 		sum.RungMissing += s.RungMissing
 		sum.SetAsideFailed += s.SetAsideFailed
 		sum.Waiting += s.Waiting

@@ -19,18 +19,20 @@ import (
 // Errors of a request, matched with errors.Is; a request's error is an
 // *Error naming it.
 var (
-	// ErrTimeout: no reply came before the deadline (ctx's, else the
-	// client's timeout). The error matches context.DeadlineExceeded too.
-	ErrTimeout = errors.New("no reply before the deadline; " + contract.RequestMayStillBeHandled)
 	// ErrClientClosed: the client was closed before the reply came.
 	ErrClientClosed = errors.New("the request client is closed; " + contract.RequestMayStillBeHandled)
 )
+
+// errNoReply: no reply came before the deadline (ctx's, else the client's
+// timeout). It matches acemq.ErrTimeout, the one timeout of the library,
+// and the request's error matches context.DeadlineExceeded too.
+var errNoReply = fmt.Errorf("%w: no reply before the deadline; %s", acemq.ErrTimeout, contract.RequestMayStillBeHandled)
 
 // DefaultTimeout bounds a request whose context has no deadline, as the
 // family's libraries do.
 const DefaultTimeout = contract.DefaultRequestTimeout
 
-// Error says which request failed and why: errors.Is matches ErrTimeout,
+// Error says which request failed and why: errors.Is matches acemq.ErrTimeout,
 // ErrClientClosed, the publish's errors (acemq.ErrUnroutable when no queue
 // takes the request, ...) or the codec's; errors.As finds a
 // *ResponderError when the responder failed.
@@ -228,7 +230,7 @@ func requestOutcome(err error) contract.TelemetryOutcome {
 	switch {
 	case err == nil:
 		return contract.TelemetryAnswered
-	case errors.Is(err, ErrTimeout):
+	case errors.Is(err, errNoReply): // not a publish's acemq.ErrTimeout
 		return contract.TelemetryTimedOut
 	}
 	return contract.TelemetryFailed
@@ -298,10 +300,10 @@ func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingK
 	}
 }
 
-// waitErr marks a deadline as ErrTimeout, keeping the cause matchable.
+// waitErr marks a deadline as acemq.ErrTimeout, keeping the cause matchable.
 func waitErr(ctx context.Context, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w (%w)", ErrTimeout, err)
+		return fmt.Errorf("%w (%w)", errNoReply, err)
 	}
 	return err
 }

@@ -16,7 +16,7 @@
 // or failed.
 //
 // A reply that comes too late is no proof that the request was not
-// handled: a timeout (ErrTimeout, matching context.DeadlineExceeded too)
+// handled: a timeout (acemq.ErrTimeout, matching context.DeadlineExceeded too)
 // says so, and a request is safe to send again only to an idempotent
 // responder.
 package request

@@ -103,7 +103,7 @@ func TestRequestsAndRepliesObserved(t *testing.T) {
 		// too late at times, and the publish was told timed_out).
 		short, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		if _, err := request.Do[Quote, Price](short, c, "", idle, Quote{}, acemq.WithMessageType("late")); !errors.Is(err, request.ErrTimeout) {
+		if _, err := request.Do[Quote, Price](short, c, "", idle, Quote{}, acemq.WithMessageType("late")); !errors.Is(err, acemq.ErrTimeout) {
 			t.Fatalf("error %v, want ErrTimeout", err)
 		}
 		// A reply's publish ends (and is told) before its request is settled.

@@ -124,7 +124,7 @@ func TestRequestOnTheWire(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	_, err := request.Do[Quote, Price](ctx, c, "", "quotes", Quote{SKU: "sku-1"}, acemq.WithMessageType("quote.requested"))
-	if !errors.Is(err, request.ErrTimeout) {
+	if !errors.Is(err, acemq.ErrTimeout) {
 		t.Fatalf("error %v, want a timeout", err)
 	}
 	msgs := mb.Messages(t, "quotes")
@@ -198,7 +198,7 @@ func TestTimeoutWithNoResponder(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
 		_, err := request.Do[Quote, Price](ctx, c, "", b.queue, Quote{SKU: "sku-1"})
-		if !errors.Is(err, request.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		if !errors.Is(err, acemq.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("error %v, want ErrTimeout and context.DeadlineExceeded", err)
 		}
 		if !strings.Contains(err.Error(), "the request may still be handled: resend it only if the responder is idempotent") {
@@ -212,7 +212,7 @@ func TestClientTimeoutBoundsAContextWithoutDeadline(t *testing.T) {
 	declare(t, b.conn, b.queue, true)
 	c := client(t, b, request.WithTimeout(20*time.Millisecond))
 	_, err := request.Do[Quote, Price](context.Background(), c, "", b.queue, Quote{})
-	if !errors.Is(err, request.ErrTimeout) {
+	if !errors.Is(err, acemq.ErrTimeout) {
 		t.Fatalf("error %v, want ErrTimeout", err)
 	}
 }

@@ -30,12 +30,13 @@ type demoOrder struct {
 	Total float64 `json:"total"`
 }
 
-// demoSummary is the demo's final count (and its --json output).
+// demoSummary is the demo's final count (and its --json output), in the
+// words of Stats and the contract's outcomes.
 type demoSummary struct {
 	Published         int64 `json:"published"`
 	Accepted          int64 `json:"accepted"`
 	RetriedInConsumer int64 `json:"retriedInConsumer"`
-	RetriedOnRungs    int64 `json:"retriedOnRungs"`
+	RetriedOnRung     int64 `json:"retriedOnRung"`
 	DeadLettered      int64 `json:"deadLettered"`
 	Parked            int64 `json:"parked"`
 	Lost              int64 `json:"lost"`
@@ -120,13 +121,13 @@ The family's address is ` + contract.DefaultActuatorAddress + `.`,
 
 func (s demoSummary) String() string {
 	return fmt.Sprintf("published %d, accepted %d, retried in consumer %d, retried on rungs %d, dead-lettered %d, parked %d, lost %d",
-		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRungs, s.DeadLettered, s.Parked, s.Lost)
+		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRung, s.DeadLettered, s.Parked, s.Lost)
 }
 
 // progress is the live line: what is not settled yet is in flight, not lost.
 func (s demoSummary) progress(waiting int64) string {
 	return fmt.Sprintf("published %d, accepted %d, retried in consumer %d, retried on rungs %d, dead-lettered %d, parked %d, in flight %d (%d waiting in the consumer)",
-		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRungs, s.DeadLettered, s.Parked, s.Lost, waiting)
+		s.Published, s.Accepted, s.RetriedInConsumer, s.RetriedOnRung, s.DeadLettered, s.Parked, s.Lost, waiting)
 }
 
 // demoLadder is the demo queue's ladder with rungs of kind (a valid one).
@@ -157,7 +158,7 @@ func (s demoSummary) explain(ladder acemq.Ladder) string {
 In all: %d retries in the consumer, %d on rungs, %d accepted, %d dead-lettered,
 %d parked, of %d published. Lost: %d.
 `, demoPolicy, rungs[0], strings.Join(rungs, " and "), contract.DeadLetterQueue(demoQueue), contract.ParkedQueue(demoQueue),
-		s.RetriedInConsumer, s.RetriedOnRungs, s.Accepted, s.DeadLettered, s.Parked, s.Published, s.Lost)
+		s.RetriedInConsumer, s.RetriedOnRung, s.Accepted, s.DeadLettered, s.Parked, s.Published, s.Lost)
 }
 
 // flakyHandler accepts 6 orders in 10, fails 2 for one or two attempts, 1
@@ -237,7 +238,7 @@ func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSum
 	report := func() demoSummary {
 		s := consumer.Stats()
 		summary = demoSummary{Published: published, Accepted: s.Accepted, RetriedInConsumer: s.RetriedInConsumer,
-			RetriedOnRungs: s.RetriedOnRung, DeadLettered: s.DeadLettered, Parked: s.Parked}
+			RetriedOnRung: s.RetriedOnRung, DeadLettered: s.DeadLettered, Parked: s.Parked}
 		summary.Lost = summary.Published - summary.Accepted - summary.DeadLettered - summary.Parked
 		return summary
 	}

@@ -26,7 +26,7 @@ func TestDemo(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatalf("--rungs %s: %v: %s", rungs, err, r.stdout)
 		}
-		want := demoSummary{Published: 50, Accepted: 40, RetriedInConsumer: 15, RetriedOnRungs: 15, DeadLettered: 5, Parked: 5}
+		want := demoSummary{Published: 50, Accepted: 40, RetriedInConsumer: 15, RetriedOnRung: 15, DeadLettered: 5, Parked: 5}
 		if got != want {
 			t.Errorf("--rungs %s: summary %+v, want %+v", rungs, got, want)
 		}

@@ -83,8 +83,8 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 	_, err = request.Do[Quote, Price](short, client, "", idle, Quote{SKU: "sku-2", Qty: 1})
 	cancelShort()
-	if !errors.Is(err, request.ErrTimeout) {
-		return fmt.Errorf("a request nobody serves: want request.ErrTimeout, got %v", err)
+	if !errors.Is(err, acemq.ErrTimeout) {
+		return fmt.Errorf("a request nobody serves: want acemq.ErrTimeout, got %v", err)
 	}
 	fmt.Printf("to a queue nobody serves: %v\n", cause(err))
 

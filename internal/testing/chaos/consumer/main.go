@@ -158,12 +158,14 @@ func failOnPurpose(m acemq.Message[item]) error {
 }
 
 // printStats writes the line the harness reads (internal/testing/chaos parses it),
-// with the idempotent consumer's counts when it is one.
+// with the idempotent consumer's counts when it is one. Its requeued counts
+// every delivery back on its queue, handed back or put back as a copy, as
+// the reports in docs/reliability.md do.
 func printStats(st acemq.Stats, idem *idempotentCounts) {
 	extra := ""
 	if idem != nil {
 		extra = fmt.Sprintf(" duplicates-absorbed=%d put-back=%d", idem.absorbed.Load(), idem.putBack.Load())
 	}
 	fmt.Fprintf(os.Stderr, "stats waiting=%d accepted=%d retried-in-consumer=%d retried-on-rung=%d dead-lettered=%d parked=%d requeued=%d rung-missing=%d set-aside-failed=%d%s\n",
-		st.Waiting, st.Accepted, st.RetriedInConsumer, st.RetriedOnRung, st.DeadLettered, st.Parked, st.Requeued, st.RungMissing, st.SetAsideFailed, extra)
+		st.Waiting, st.Accepted, st.RetriedInConsumer, st.RetriedOnRung, st.DeadLettered, st.Parked, st.Requeued+st.PutBack, st.RungMissing, st.SetAsideFailed, extra)
 }
