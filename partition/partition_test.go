@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/internal/testing/conntest"
 	"github.com/acemq-go/acemq/partition"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // fnv1a is FNV-1a 32 written out from the contract's parameters, to hold
@@ -171,10 +171,19 @@ func TestSet(t *testing.T) {
 	}
 }
 
-// each runs test on memory:// and on the test broker.
+// each runs test on memory:// and on the test broker. The memory broker
+// keeps real time, as RabbitMQ does: a partition's retries wait in place
+// on the Conn's clock.
 func each(t *testing.T, test func(t *testing.T, conn *acemq.Conn, name string)) {
 	t.Run("memory", func(t *testing.T) {
-		test(t, acemqtest.NewBroker(t).Connect(t), "orders")
+		b := memory.NewBroker()
+		t.Cleanup(b.Close)
+		conn, err := acemq.New(b.Connect())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		test(t, conn, "orders")
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
 		test(t, conntest.Connect(t, brokertest.URL(t), t.Name()), brokertest.UniqueName(t, "partition"))
