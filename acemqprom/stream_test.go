@@ -43,11 +43,11 @@ func TestStreamConsumeCounted(t *testing.T) {
 	if err := raw.Publish(t.Context(), name, []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[item]) error {
+	c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[item]) acemq.Decision {
 		if m.Body.Do == "reject" {
-			return errors.New("rejected by the script")
+			return acemq.Reject(errors.New("rejected by the script"))
 		}
-		return nil
+		return acemq.Accept()
 	}, stream.Options{Offset: stream.First(), OnFailure: stream.Skip})
 	if err != nil {
 		t.Fatal(err)

@@ -41,9 +41,9 @@ func TestExhaustedPartitionMessage(t *testing.T) {
 		s := partition.Set{Name: name, Partitions: 1}
 		declare(t, conn, s)
 		var tries atomic.Int32
-		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) error {
+		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) acemq.Decision {
 			tries.Add(1)
-			return errors.New("not yet")
+			return acemq.Retry(errors.New("not yet"))
 		}, partition.Ordering{Policy: acemq.Fixed(2, time.Millisecond)})
 		if err != nil {
 			t.Fatal(err)

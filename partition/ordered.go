@@ -8,11 +8,6 @@ import (
 	"github.com/acemq-go/acemq"
 )
 
-// Handler handles one message of a partition: nil is done; an error is a
-// failure, tried again in place under the Ordering's policy, or at once
-// dead-lettered when marked acemq.Fatal.
-type Handler[T any] func(ctx context.Context, m acemq.Message[T]) error
-
 // Ordering says which partitions a consumer takes and how it retries.
 type Ordering struct {
 	// Partitions are the partitions to take (Set.Assigned shares them out
@@ -27,15 +22,16 @@ type Ordering struct {
 
 // Consume takes the partitions of s that o names, each with a consumer of
 // its own (acemq.Consume with opts) at concurrency 1, so that a partition's
-// messages are handled one at a time, in the order they were published. A
-// failure is tried again at once in the same place, after the policy's
-// wait (jittered as the contract jitters consumer waits), the attempt one
-// higher on the Envelope the handler sees, while the rest of the
-// partition waits behind it. When the policy gives up (or the error is
-// acemq.Fatal), the message is dead-lettered to N.p<k>.dlq with the
-// contract's reason (exhausted N attempts: <err>, or the maximum age), and
-// the partition goes on with the next. A body that does not decode is
-// parked, as every consumer parks one.
+// messages are handled one at a time, in the order they were published. h
+// is a consumer's handler. A retry (acemq.Retry) is tried again at once in
+// the same place, after the policy's wait (jittered as the contract jitters
+// consumer waits), the attempt one higher on the Envelope the handler sees,
+// while the rest of the partition waits behind it. When the policy gives up
+// (or the error is acemq.Fatal, or the handler rejects it), the message is
+// dead-lettered to N.p<k>.dlq with the contract's reason (exhausted N
+// attempts: <err>, or the maximum age), and the partition goes on with the
+// next. A body that does not decode is parked, as every consumer parks
+// one. acemq.Requeue puts the message behind the others: its order is lost.
 //
 // opts are acemq.Consume's; Consume adds WithConcurrency(1),
 // WithPolicy(o.Policy) and WithRetryInPlace() after them, which override
@@ -45,7 +41,7 @@ type Ordering struct {
 // that outlasts Close's drain timeout is cut short and the message handed
 // back to the broker (a requeue): nothing is lost, and RabbitMQ 4.0 puts it
 // back at the head of its partition, but 3.10 at the end, out of order.
-func Consume[T any](ctx context.Context, c *acemq.Conn, s Set, h Handler[T], o Ordering, opts ...acemq.Option) (*Consumers, error) {
+func Consume[T any](ctx context.Context, c *acemq.Conn, s Set, h acemq.Handler[T], o Ordering, opts ...acemq.Option) (*Consumers, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -76,19 +72,7 @@ func Consume[T any](ctx context.Context, c *acemq.Conn, s Set, h Handler[T], o O
 		queues[i] = s.Queue(k)
 	}
 	opts = append(slices.Clip(opts), acemq.WithConcurrency(1), acemq.WithPolicy(policy), acemq.WithRetryInPlace())
-	handle := asDecision(h)
 	return start(ctx, queues, func(_ int, queue string) (*acemq.Consumer, error) {
-		return acemq.Consume(ctx, c, queue, handle, opts...)
+		return acemq.Consume(ctx, c, queue, h, opts...)
 	})
-}
-
-// asDecision is h as a consumer's handler: an error asks for a retry,
-// which the consumer's policy grants in place or turns into a dead letter.
-func asDecision[T any](h Handler[T]) acemq.Handler[T] {
-	return func(ctx context.Context, m acemq.Message[T]) acemq.Decision {
-		if err := h(ctx, m); err != nil {
-			return acemq.Retry(err)
-		}
-		return acemq.Accept()
-	}
 }

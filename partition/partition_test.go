@@ -224,7 +224,7 @@ func TestOrderPerKey(t *testing.T) {
 			done   = make(chan struct{})
 			total  int
 		)
-		handle := func(_ context.Context, m acemq.Message[event]) error {
+		handle := func(_ context.Context, m acemq.Message[event]) acemq.Decision {
 			mu.Lock()
 			defer mu.Unlock()
 			e := m.Body
@@ -233,13 +233,13 @@ func TestOrderPerKey(t *testing.T) {
 			}
 			if e == poison || e.Seq%5 == 0 && failed[e] < 2 {
 				failed[e]++
-				return errors.New("not yet")
+				return acemq.Retry(errors.New("not yet"))
 			}
 			seen[e.Key] = append(seen[e.Key], e.Seq)
 			if total++; total == nKeys*perKey-1 {
 				close(done)
 			}
-			return nil
+			return acemq.Accept()
 		}
 		policy := acemq.Fixed(3, 5*time.Millisecond)
 		var members []*partition.Consumers
@@ -330,12 +330,12 @@ func TestSingleActiveConsumer(t *testing.T) {
 		by := map[int]int{}
 		got := make(chan struct{}, 100)
 		for i := range 2 {
-			cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) error {
+			cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) acemq.Decision {
 				mu.Lock()
 				by[i]++
 				mu.Unlock()
 				got <- struct{}{}
-				return nil
+				return acemq.Accept()
 			}, partition.Ordering{})
 			if err != nil {
 				t.Fatal(err)
@@ -458,7 +458,7 @@ func TestConsumeFailingPartitionClosesTheOthers(t *testing.T) {
 		if _, err := conn.Transport().DeleteQueue(t.Context(), s.Queue(2)); err != nil {
 			t.Fatal(err)
 		}
-		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) error { return nil }, partition.Ordering{})
+		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) acemq.Decision { return acemq.Accept() }, partition.Ordering{})
 		if err == nil {
 			_, _ = cs.Close(context.Background())
 			t.Fatal("Consume started with a partition's queue missing")

@@ -62,9 +62,14 @@ type Message[T any] struct {
 	RoutingKey string
 }
 
-// Handler handles one message: nil is done, an error a failure (see
-// Failure). A panic is a failure too.
-type Handler[T any] func(ctx context.Context, m Message[T]) error
+// Handler handles one message and says what becomes of it, as an
+// acemq.Handler does: acemq.Accept is done; any other decision is a
+// failure (see Failure), and so is a panic. With Skip, Reject(err) copies
+// the message to S.dlq and Park(err) to S.parked, err its reason; a stream
+// has no retries, so Retry(err) goes to S.dlq at once (exhausted 1
+// attempts: err). Requeue stops the consumer whatever Failure says: a
+// stream cannot take a message back.
+type Handler[T any] func(ctx context.Context, m Message[T]) acemq.Decision
 
 // StoppedError is why a consumer stopped: the message at Offset failed.
 type StoppedError struct {
@@ -142,10 +147,10 @@ func Consume[T any](ctx context.Context, c *acemq.Conn, stream string, h Handler
 	return cons, nil
 }
 
-// handler is h as the consumer's: a failure is a rejection, which Skip
-// sets aside with the error as its reason and Stop stops at. A delivery
-// without its offset stops the consumer whatever OnFailure says (acemq's
-// append-only consumer halts at a Requeue).
+// handler is h as the consumer's, with the delivery's offset; it keeps a
+// failure's error for the StoppedError. A delivery without its offset
+// stops the consumer whatever OnFailure says (acemq's append-only
+// consumer halts at a Requeue).
 func handler[T any](c *Consumer, h Handler[T]) acemq.Handler[T] {
 	return func(ctx context.Context, m acemq.Message[T]) acemq.Decision {
 		offset, ok := lenient.Int(m.Envelope.Headers[contract.ArgStreamOffset])
@@ -153,15 +158,14 @@ func handler[T any](c *Consumer, h Handler[T]) acemq.Handler[T] {
 			return acemq.Requeue(fmt.Errorf("stream: %s: a delivery without a readable %s header (%v)",
 				c.stream, contract.ArgStreamOffset, m.Envelope.Headers[contract.ArgStreamOffset]))
 		}
-		err := h(ctx, Message[T]{Body: m.Body, Envelope: m.Envelope, Offset: int64(offset), Raw: m.Raw,
+		d := h(ctx, Message[T]{Body: m.Body, Envelope: m.Envelope, Offset: int64(offset), Raw: m.Raw,
 			Exchange: m.Exchange, RoutingKey: m.RoutingKey})
-		if err == nil {
-			return acemq.Accept()
+		if err := d.Err(); err != nil {
+			c.mu.Lock()
+			c.failed = failure{offset: int64(offset), err: err}
+			c.mu.Unlock()
 		}
-		c.mu.Lock()
-		c.failed = failure{offset: int64(offset), err: err}
-		c.mu.Unlock()
-		return acemq.Reject(err)
+		return d
 	}
 }
 
@@ -195,7 +199,7 @@ func (c *Consumer) settled(d *acemq.DeliveryInfo, s acemq.SettleResult) {
 	if !ok {
 		c.err = err
 	} else {
-		if c.failed.err != nil && c.failed.offset == int64(offset) && s.ReasonClass == contract.ReasonRejected {
+		if c.failed.err != nil && c.failed.offset == int64(offset) && s.ReasonClass != contract.ReasonRepublishFailed {
 			err = c.failed.err // the handler's own, for errors.Is
 		}
 		c.err = &StoppedError{Stream: c.stream, Offset: int64(offset), Err: err}

@@ -89,11 +89,11 @@ func TestStreamDeliveriesAreObserved(t *testing.T) {
 			}
 		}
 		failed := errors.New("no stock")
-		s, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) error {
+		s, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) acemq.Decision {
 			if m.Body.N == 1 {
-				return failed
+				return acemq.Reject(failed)
 			}
-			return nil
+			return acemq.Accept()
 		}, stream.Options{Offset: stream.First(), OnFailure: stream.Skip})
 		if err != nil {
 			t.Fatal(err)
@@ -119,11 +119,11 @@ func TestStreamDeliveriesAreObserved(t *testing.T) {
 			t.Errorf("Counts = %d handled, %d skipped; want 1 and 2", handled, skipped)
 		}
 
-		stopping, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) error {
+		stopping, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) acemq.Decision {
 			if m.Body.N == 1 {
-				return failed
+				return acemq.Reject(failed)
 			}
-			return nil
+			return acemq.Accept()
 		}, stream.Options{Offset: stream.First(), Tag: "stopping"})
 		if err != nil {
 			t.Fatal(err)
