@@ -100,6 +100,11 @@ type Consumer struct {
 	backoff   time.Duration // before requeueing after a failed republish
 	clock     transport.Clock
 	observer  Observer
+	// appendOnly is set for a consumer of a stream (WithAppendOnly);
+	// halted once it stopped at a failure.
+	appendOnly *AppendOnly
+	halted     atomic.Bool
+	inPlace    bool // WithRetryInPlace
 
 	handlerCtx    context.Context // cancelled when the drain timeout ends
 	stopHandlers  context.CancelFunc
@@ -171,16 +176,23 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	if h == nil {
 		return nil, errors.New("acemq: consume " + queue + ": the handler is nil")
 	}
-	ladder, err := retry.NewLadder(queue, o.policy, o.rungs)
+	ladderPolicy := o.policy
+	if o.inPlace || o.appendOnly != nil {
+		ladderPolicy = NoRetry() // no rung: every wait is the consumer's
+	}
+	ladder, err := retry.NewLadder(queue, ladderPolicy, o.rungs)
 	if err != nil {
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
 	cons := &Consumer{
 		conn: c, queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
 		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
-		observer: c.observer, waits: map[*wait]struct{}{},
+		observer: c.observer, waits: map[*wait]struct{}{}, appendOnly: o.appendOnly, inPlace: o.inPlace,
 	}
-	if err := cons.checkOtherRungs(ctx, o.rungs != ""); err != nil {
+	subscription := transport.ConsumeOptions{Tag: o.tag, Prefetch: o.prefetch, Setup: cons.declareLadder}
+	if o.appendOnly != nil {
+		subscription.Setup, subscription.Arguments = cons.appendOnlySetup(), o.appendOnly.Arguments
+	} else if err := cons.checkOtherRungs(ctx, o.rungs != ""); err != nil {
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
 	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.Background())
@@ -188,9 +200,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
 		return handleDelivery(ctx, queue, o.codec, chain, h, d, c.clock.Now())
 	}
-	cons.sub, err = c.transport.Consume(ctx, queue, transport.ConsumeOptions{
-		Tag: o.tag, Prefetch: o.prefetch, Setup: cons.declareLadder,
-	})
+	cons.sub, err = c.transport.Consume(ctx, queue, subscription)
 	if err != nil {
 		cons.stopHandlers()
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
@@ -334,7 +344,7 @@ func readsWhat(codec Codec) string {
 func (c *Consumer) work() {
 	for d := range c.sub.Deliveries() {
 		h := c.start(d)
-		if c.stopping.Load() {
+		if c.stopping.Load() || c.halted.Load() {
 			c.requeue(h, contract.ReasonShutdown)
 			c.requeuedAtEnd.Add(1)
 			continue
@@ -347,11 +357,24 @@ func (c *Consumer) work() {
 		if in.DecodeErr == nil && !in.Refused {
 			h.handled = time.Since(began)
 		}
-		c.running.Add(-1)
-		if panicErr != nil {
-			c.logger.Error("acemq: handler panicked", "message_id", d.MessageID, "error", panicErr)
+		c.logPanic(d, panicErr)
+		s, waited := settle(in, c.policy, c.ladder, c.random), true
+		if c.inPlace {
+			in, s, waited = c.retryInPlace(&h, d, in, s)
 		}
-		c.execute(h, in, settle(in, c.policy, c.ladder, c.random))
+		c.running.Add(-1)
+		if !waited {
+			c.requeue(h, contract.ReasonShutdown) // Close cut its wait short
+			c.requeuedAtEnd.Add(1)
+			continue
+		}
+		c.execute(h, in, s)
+	}
+}
+
+func (c *Consumer) logPanic(d transport.Delivery, panicErr error) {
+	if panicErr != nil {
+		c.logger.Error("acemq: handler panicked", "message_id", d.MessageID, "error", panicErr)
 	}
 }
 
@@ -370,6 +393,8 @@ func (c *Consumer) start(d transport.Delivery) inHand {
 // delivery for an in-process wait.
 func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 	switch {
+	case c.appendOnly != nil && c.halts(s):
+		c.halt(h, s)
 	case s.Target == "":
 		c.ack(h, s)
 	case s.Wait > 0 || s.Outcome == contract.RetriedInConsumer:
@@ -405,6 +430,10 @@ func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {
 	if s.Outcome == contract.DeadLettered || s.Outcome == contract.Parked {
 		c.setAsideFailures.Add(1)
 		c.observer.Event(Event{Kind: EventSetAsideFailed, Conn: c.conn, Queue: c.queue, Target: s.Target, MessageID: h.info.MessageID, Err: err})
+	}
+	if c.appendOnly != nil { // a copy put back would be appended to the log
+		c.halt(h, settlement{Reason: fmt.Sprintf("setting it aside in %s failed: %v (the failure: %s)", s.Target, err, s.Reason), Class: contract.ReasonRepublishFailed})
+		return
 	}
 	c.logger.Error("acemq: republish failed; the message goes back to its queue",
 		"message_id", h.info.MessageID, "target", s.Target, "outcome", string(s.Outcome), "error", err)
@@ -444,7 +473,13 @@ func (c *Consumer) ack(h inHand, s settlement) {
 // requeue hands h back to the broker unhandled, for class: a nack, which
 // says it was not processed (RabbitMQ 4.3 no longer counts a nack towards a
 // quorum queue's delivery limit; earlier versions do).
-func (c *Consumer) requeue(h inHand, class contract.ReasonClass) { c.handBack(h, class, h.Nack) }
+func (c *Consumer) requeue(h inHand, class contract.ReasonClass) {
+	if c.appendOnly != nil {
+		c.handBack(h, class, ackUnhandled(h.Ack))
+		return
+	}
+	c.handBack(h, class, h.Nack)
+}
 
 // handBack settles h with requeue through settle: a nack, or a reject for
 // a message that could be neither set aside nor put back. Every version
@@ -468,9 +503,13 @@ func (c *Consumer) settled(h inHand, outcome contract.Outcome, s settlement) {
 	if attempt == 0 {
 		attempt = h.info.Attempt
 	}
-	c.observer.DeliveryEnd(h.ctx, h.info, SettleResult{Outcome: outcome, Attempt: attempt, Delay: s.Delay,
-		Target: s.Target, Reason: s.Reason, ReasonClass: s.Class, HandlerDuration: h.handled})
+	r := SettleResult{Outcome: outcome, Attempt: attempt, Delay: s.Delay,
+		Target: s.Target, Reason: s.Reason, ReasonClass: s.Class, HandlerDuration: h.handled}
+	c.observer.DeliveryEnd(h.ctx, h.info, r)
 	c.counts.of(outcome).Add(1)
+	if c.appendOnly != nil && c.appendOnly.Settled != nil {
+		c.appendOnly.Settled(h.info, r)
+	}
 }
 
 // hold keeps h until s.Wait has passed, without a goroutine while it

@@ -94,6 +94,8 @@ type consumeOptions struct {
 	random       func() float64
 	backoff      time.Duration
 	chain        []Interceptor
+	appendOnly   *AppendOnly // WithAppendOnly
+	inPlace      bool        // WithRetryInPlace
 }
 
 // apply applies opts to o for the constructor named by, which takes the

@@ -114,6 +114,7 @@ func republication(m transport.Message, s settlement) transport.Publishing {
 		m.Headers = transport.Table{}
 	}
 	delete(m.Headers, contract.HeaderDeliveryCount)
+	delete(m.Headers, contract.ArgStreamOffset) // the broker's, of the stream it was read from
 	switch {
 	case s.Reason != "":
 		m.Headers[contract.HeaderError] = s.Reason

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/internal/testing/conntest"
 	"github.com/acemq-go/acemq/partition"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // fnv1a is FNV-1a 32 written out from the contract's parameters, to hold
@@ -171,10 +171,19 @@ func TestSet(t *testing.T) {
 	}
 }
 
-// each runs test on memory:// and on the test broker.
+// each runs test on memory:// and on the test broker. The memory broker
+// keeps real time, as RabbitMQ does: a partition's retries wait in place
+// on the Conn's clock.
 func each(t *testing.T, test func(t *testing.T, conn *acemq.Conn, name string)) {
 	t.Run("memory", func(t *testing.T) {
-		test(t, acemqtest.NewBroker(t).Connect(t), "orders")
+		b := memory.NewBroker()
+		t.Cleanup(b.Close)
+		conn, err := acemq.New(b.Connect())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		test(t, conn, "orders")
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
 		test(t, conntest.Connect(t, brokertest.URL(t), t.Name()), brokertest.UniqueName(t, "partition"))
@@ -215,7 +224,7 @@ func TestOrderPerKey(t *testing.T) {
 			done   = make(chan struct{})
 			total  int
 		)
-		handle := func(_ context.Context, m acemq.Message[event]) error {
+		handle := func(_ context.Context, m acemq.Message[event]) acemq.Decision {
 			mu.Lock()
 			defer mu.Unlock()
 			e := m.Body
@@ -224,13 +233,13 @@ func TestOrderPerKey(t *testing.T) {
 			}
 			if e == poison || e.Seq%5 == 0 && failed[e] < 2 {
 				failed[e]++
-				return errors.New("not yet")
+				return acemq.Retry(errors.New("not yet"))
 			}
 			seen[e.Key] = append(seen[e.Key], e.Seq)
 			if total++; total == nKeys*perKey-1 {
 				close(done)
 			}
-			return nil
+			return acemq.Accept()
 		}
 		policy := acemq.Fixed(3, 5*time.Millisecond)
 		var members []*partition.Consumers
@@ -321,12 +330,12 @@ func TestSingleActiveConsumer(t *testing.T) {
 		by := map[int]int{}
 		got := make(chan struct{}, 100)
 		for i := range 2 {
-			cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) error {
+			cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) acemq.Decision {
 				mu.Lock()
 				by[i]++
 				mu.Unlock()
 				got <- struct{}{}
-				return nil
+				return acemq.Accept()
 			}, partition.Ordering{})
 			if err != nil {
 				t.Fatal(err)
@@ -449,7 +458,7 @@ func TestConsumeFailingPartitionClosesTheOthers(t *testing.T) {
 		if _, err := conn.Transport().DeleteQueue(t.Context(), s.Queue(2)); err != nil {
 			t.Fatal(err)
 		}
-		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) error { return nil }, partition.Ordering{})
+		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) acemq.Decision { return acemq.Accept() }, partition.Ordering{})
 		if err == nil {
 			_, _ = cs.Close(context.Background())
 			t.Fatal("Consume started with a partition's queue missing")

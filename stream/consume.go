@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"runtime/debug"
 	"sync"
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/lenient"
-	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -65,9 +62,14 @@ type Message[T any] struct {
 	RoutingKey string
 }
 
-// Handler handles one message: nil is done, an error a failure (see
-// Failure). A panic is a failure too.
-type Handler[T any] func(ctx context.Context, m Message[T]) error
+// Handler handles one message and says what becomes of it, as an
+// acemq.Handler does: acemq.Accept is done; any other decision is a
+// failure (see Failure), and so is a panic. With Skip, Reject(err) copies
+// the message to S.dlq and Park(err) to S.parked, err its reason; a stream
+// has no retries, so Retry(err) goes to S.dlq at once (exhausted 1
+// attempts: err). Requeue stops the consumer whatever Failure says: a
+// stream cannot take a message back.
+type Handler[T any] func(ctx context.Context, m Message[T]) acemq.Decision
 
 // StoppedError is why a consumer stopped: the message at Offset failed.
 type StoppedError struct {
@@ -82,19 +84,25 @@ func (e *StoppedError) Error() string {
 
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// Consumer reads one stream until Close, or until a failure stops it.
+// Consumer reads one stream until Close, or until a failure stops it. It is
+// an acemq.Consumer underneath (acemq.WithAppendOnly): its deliveries are
+// observed, counted and logged as any consumer's.
 type Consumer struct {
-	conn   *acemq.Conn
 	stream string
-	sub    transport.Subscription
+	cons   *acemq.Consumer
 	done   chan struct{}
+	once   sync.Once
 
 	mu       sync.Mutex
 	position int64 // the last offset handled (or skipped); -1 for none
 	err      error
-	handled  int64
-	skipped  int64
-	closing  bool
+	failed   failure // the handler's last error, for the StoppedError
+}
+
+// failure is a handler's error at an offset.
+type failure struct {
+	offset int64
+	err    error
 }
 
 // Consume reads stream with h from o.Offset. Each delivery is handled, then
@@ -122,24 +130,43 @@ func Consume[T any](ctx context.Context, c *acemq.Conn, stream string, h Handler
 	if o.Codec == nil {
 		o.Codec = acemq.JSON
 	}
-	cons := &Consumer{conn: c, stream: stream, done: make(chan struct{}), position: -1}
-	opts := transport.ConsumeOptions{Tag: o.Tag, Prefetch: o.Prefetch, Arguments: func() transport.Table {
-		return transport.Table{contract.ArgStreamOffset: cons.resumeFrom(o.Offset).argument()}
-	}}
-	if o.OnFailure == Skip {
-		opts.Setup = func(ctx context.Context, d transport.Declarer) error {
-			return transport.DeclareAll(ctx, d, retry.DeadLetterDeclarations(stream, contract.DeadLetterExchange))
-		}
-	}
-	sub, err := c.Transport().Consume(ctx, stream, opts)
+	cons := &Consumer{stream: stream, done: make(chan struct{}), position: -1}
+	opts := []acemq.Option{acemq.WithConcurrency(1), acemq.WithPrefetch(o.Prefetch), acemq.WithConsumerTag(o.Tag), acemq.WithCodec(o.Codec),
+		acemq.WithAppendOnly(acemq.AppendOnly{
+			Arguments: func() transport.Table {
+				return transport.Table{contract.ArgStreamOffset: cons.resumeFrom(o.Offset).argument()}
+			},
+			SetAside: o.OnFailure == Skip,
+			Settled:  cons.settled,
+		})}
+	inner, err := acemq.Consume(ctx, c, stream, handler(cons, h), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("stream: consume %s: %w", stream, err)
 	}
-	cons.sub = sub
-	go cons.run(o, func(ctx context.Context, d transport.Delivery, offset int64) (undecodable bool, err error) {
-		return handle(ctx, o.Codec, h, d, offset)
-	})
+	cons.cons = inner
 	return cons, nil
+}
+
+// handler is h as the consumer's, with the delivery's offset; it keeps a
+// failure's error for the StoppedError. A delivery without its offset
+// stops the consumer whatever OnFailure says (acemq's append-only
+// consumer halts at a Requeue).
+func handler[T any](c *Consumer, h Handler[T]) acemq.Handler[T] {
+	return func(ctx context.Context, m acemq.Message[T]) acemq.Decision {
+		offset, ok := lenient.Int(m.Envelope.Headers[contract.ArgStreamOffset])
+		if !ok {
+			return acemq.Requeue(fmt.Errorf("stream: %s: a delivery without a readable %s header (%v)",
+				c.stream, contract.ArgStreamOffset, m.Envelope.Headers[contract.ArgStreamOffset]))
+		}
+		d := h(ctx, Message[T]{Body: m.Body, Envelope: m.Envelope, Offset: int64(offset), Raw: m.Raw,
+			Exchange: m.Exchange, RoutingKey: m.RoutingKey})
+		if err := d.Err(); err != nil {
+			c.mu.Lock()
+			c.failed = failure{offset: int64(offset), err: err}
+			c.mu.Unlock()
+		}
+		return d
+	}
 }
 
 // resumeFrom is where the next subscription starts: after the last offset
@@ -153,98 +180,35 @@ func (c *Consumer) resumeFrom(first Offset) Offset {
 	return first
 }
 
-// handle decodes d and runs h, a panic counting as a failure.
-func handle[T any](ctx context.Context, codec acemq.Codec, h Handler[T], d transport.Delivery, offset int64) (undecodable bool, err error) {
-	m := Message[T]{Envelope: acemq.ReadEnvelope(d.Message), Offset: offset, Raw: d.Body, Exchange: d.Exchange, RoutingKey: d.RoutingKey}
-	if !codec.Reads(d.ContentType) {
-		return true, fmt.Errorf("the content type %q is not one the codec (%s) reads", d.ContentType, codec.ContentType())
-	}
-	if err := codec.Unmarshal(d.ContentType, d.Body, &m.Body); err != nil {
-		return true, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s%v\n%s", contract.ReasonTextPanicked, r, debug.Stack())
-		}
-	}()
-	return false, h(ctx, m)
-}
-
-func (c *Consumer) run(o Options, handle func(context.Context, transport.Delivery, int64) (bool, error)) {
-	defer close(c.done)
-	ctx := context.Background()
-	for d := range c.sub.Deliveries() {
-		c.mu.Lock()
-		over := c.closing || c.err != nil
-		c.mu.Unlock()
-		if over {
-			_ = d.Ack() // never handled; the stream keeps it, and the position says where to resume
-			continue
-		}
-		offset, ok := lenient.Int(d.Headers[contract.ArgStreamOffset])
-		if !ok {
-			c.stop(fmt.Errorf("stream: %s: a delivery without a readable %s header (%v)", c.stream, contract.ArgStreamOffset, d.Headers[contract.ArgStreamOffset]))
-			_ = d.Ack()
-			continue
-		}
-		undecodable, err := handle(ctx, d, int64(offset))
-		if err != nil && o.OnFailure == Skip {
-			if err = c.setAside(ctx, d, undecodable, err); err == nil {
-				c.mu.Lock()
-				c.skipped++
-				c.mu.Unlock()
-			}
-		} else if err == nil {
-			c.mu.Lock()
-			c.handled++
-			c.mu.Unlock()
-		}
-		if err != nil {
-			c.stop(&StoppedError{Stream: c.stream, Offset: int64(offset), Err: err})
-			_ = d.Ack()
-			continue
-		}
-		c.mu.Lock()
-		c.position = int64(offset)
-		c.mu.Unlock()
-		_ = d.Ack() // a lost ack: the next subscription starts after the position anyway
-	}
-}
-
-// setAside copies d to S.dlq, or S.parked when it did not decode, with the
-// reason; confirmed.
-func (c *Consumer) setAside(ctx context.Context, d transport.Delivery, undecodable bool, cause error) error {
-	target, reason := contract.DeadLetterQueue(c.stream), cause.Error()
-	if undecodable {
-		target, reason = contract.ParkedQueue(c.stream), contract.ReasonTextUndecodable+cause.Error()
-	}
-	m := d.Message
-	m.Headers = maps.Clone(m.Headers)
-	if m.Headers == nil {
-		m.Headers = transport.Table{}
-	}
-	delete(m.Headers, contract.ArgStreamOffset) // the broker's, of this stream
-	m.Headers[contract.HeaderError] = reason
-	ctx, cancel := context.WithTimeout(ctx, acemq.DefaultConfirmTimeout)
-	defer cancel()
-	p, err := c.conn.Republish(ctx, target, m)
-	if err == nil {
-		err = p.Wait(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("copying the failed message to %s: %w (the failure: %w)", target, err, cause)
-	}
-	return nil
-}
-
-// stop ends the subscription for err; the deliveries already sent are
-// acknowledged unhandled.
-func (c *Consumer) stop(err error) {
+// settled follows the consumer's settlements: a message accepted or set
+// aside moves the position; the first other failure is where it stopped.
+func (c *Consumer) settled(d *acemq.DeliveryInfo, s acemq.SettleResult) {
+	offset, ok := lenient.Int(d.Headers[contract.ArgStreamOffset])
 	c.mu.Lock()
-	c.err = err
-	c.mu.Unlock()
-	_ = c.sub.Cancel(context.Background())
+	defer c.mu.Unlock()
+	switch {
+	case c.err != nil || s.ReasonClass == contract.ReasonShutdown:
+		return // sent ahead, acknowledged unhandled
+	case s.Outcome != contract.Requeued, s.ReasonClass == contract.ReasonAckFailed:
+		// Handled or set aside (a lost ack: the next subscription
+		// starts after the position anyway).
+		c.position = int64(offset)
+		return
+	}
+	err := errors.New(s.Reason)
+	if !ok {
+		c.err = err
+	} else {
+		if c.failed.err != nil && c.failed.offset == int64(offset) && s.ReasonClass != contract.ReasonRepublishFailed {
+			err = c.failed.err // the handler's own, for errors.Is
+		}
+		c.err = &StoppedError{Stream: c.stream, Offset: int64(offset), Err: err}
+	}
+	c.finish()
 }
+
+// finish closes Done, once.
+func (c *Consumer) finish() { c.once.Do(func() { close(c.done) }) }
 
 // Done is closed once the consumer has stopped: Close, or a failure (Err).
 func (c *Consumer) Done() <-chan struct{} { return c.done }
@@ -267,26 +231,25 @@ func (c *Consumer) Position() (offset int64, ok bool) {
 
 // Counts are how many messages were handled and how many skipped.
 func (c *Consumer) Counts() (handled, skipped int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.handled, c.skipped
+	s := c.cons.Stats()
+	return s.Accepted, s.DeadLettered + s.Parked
 }
+
+// Stats are the underlying acemq.Consumer's: a message stopped at, or
+// acknowledged unhandled, is Requeued (it stays in the stream).
+func (c *Consumer) Stats() acemq.Stats { return c.cons.Stats() }
 
 // Close stops reading: the message being handled finishes, the others
 // sent ahead are acknowledged unhandled (the stream keeps them; start again
 // At(Position()+1)). It waits for that, or for ctx.
 func (c *Consumer) Close(ctx context.Context) error {
-	c.mu.Lock()
-	c.closing = true
-	c.mu.Unlock()
-	err := c.sub.Cancel(ctx)
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-	if errors.Is(err, transport.ErrClosed) {
+	_, err := c.cons.Close(ctx)
+	c.finish()
+	if errors.Is(err, acemq.ErrClosed) { // the subscription ended at a stop, or closed before
 		err = nil
+	}
+	if err == nil && ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
 	return err
 }

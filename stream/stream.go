@@ -18,7 +18,10 @@
 // connection, resumes after the last offset handled. A stream has no retry
 // ladder: a failure stops the consumer (Stop, the default), or is copied
 // to S.dlq and passed over (Skip). It never nacks: RabbitMQ 3.10 closes the
-// whole connection on a stream's nack or reject (540 NOT_IMPLEMENTED).
+// whole connection on a stream's nack or reject (540 NOT_IMPLEMENTED). The
+// consumer is an acemq consumer underneath (acemq.WithAppendOnly), its
+// handler returns an acemq.Decision, and the Conn's observer, metrics and
+// logs see its deliveries as any consumer's.
 //
 // memory:// has streams as RabbitMQ has them (the same tests run on both).
 package stream

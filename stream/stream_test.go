@@ -57,7 +57,7 @@ func TestSpec(t *testing.T) {
 
 func TestConsumeRefusesBadOptions(t *testing.T) {
 	conn := acemqtest.NewBroker(t).Connect(t)
-	h := func(context.Context, stream.Message[string]) error { return nil }
+	h := func(context.Context, stream.Message[string]) acemq.Decision { return acemq.Accept() }
 	for _, c := range []struct {
 		o    stream.Options
 		want string
@@ -175,10 +175,10 @@ func read(t *testing.T, conn *acemq.Conn, name string, o stream.Options, want in
 	t.Helper()
 	var mu sync.Mutex
 	enough := make(chan struct{})
-	c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) error {
+	c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) acemq.Decision {
 		if h != nil {
 			if err := h(m); err != nil {
-				return err
+				return acemq.Reject(err)
 			}
 		}
 		mu.Lock()
@@ -187,7 +187,7 @@ func read(t *testing.T, conn *acemq.Conn, name string, o stream.Options, want in
 		if len(offsets) == want {
 			close(enough)
 		}
-		return nil
+		return acemq.Accept()
 	}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -232,12 +232,12 @@ func TestOffsets(t *testing.T) {
 		var mu sync.Mutex
 		var got []int64
 		arrived := make(chan struct{}, 10)
-		c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) error {
+		c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) acemq.Decision {
 			mu.Lock()
 			got = append(got, m.Offset)
 			mu.Unlock()
 			arrived <- struct{}{}
-			return nil
+			return acemq.Accept()
 		}, stream.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -264,14 +264,14 @@ func TestStopOnFailure(t *testing.T) {
 		publish(t, conn, name, 0, 5)
 		var mu sync.Mutex
 		var seen []int64
-		c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) error {
+		c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) acemq.Decision {
 			mu.Lock()
 			defer mu.Unlock()
 			seen = append(seen, m.Offset)
 			if m.Offset == 2 {
-				return errors.New("no stock")
+				return acemq.Reject(errors.New("no stock"))
 			}
-			return nil
+			return acemq.Accept()
 		}, stream.Options{Offset: stream.First()})
 		if err != nil {
 			t.Fatal(err)
@@ -346,12 +346,12 @@ func TestResumeAfterLostConnection(t *testing.T) {
 	var mu sync.Mutex
 	var seen []int64
 	arrived := make(chan struct{}, 100)
-	c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) error {
+	c, err := stream.Consume(t.Context(), conn, name, func(_ context.Context, m stream.Message[event]) acemq.Decision {
 		mu.Lock()
 		seen = append(seen, m.Offset)
 		mu.Unlock()
 		arrived <- struct{}{}
-		return nil
+		return acemq.Accept()
 	}, stream.Options{Offset: stream.First()})
 	if err != nil {
 		t.Fatal(err)

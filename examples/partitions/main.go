@@ -59,19 +59,19 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	var mu sync.Mutex
 	handled := map[string][]string{}
 	left := make(chan struct{}, 100)
-	handle := func(_ context.Context, m acemq.Message[Order]) error {
+	handle := func(_ context.Context, m acemq.Message[Order]) acemq.Decision {
 		o := m.Body
 		switch {
 		case o.Customer == "dev" && o.N == 2:
-			return errors.New("card declined")
+			return acemq.Retry(errors.New("card declined"))
 		case o.Customer == "ben" && o.N == 3 && m.Envelope.Attempt < 3:
-			return fmt.Errorf("stock service busy (attempt %d)", m.Envelope.Attempt)
+			return acemq.Retry(fmt.Errorf("stock service busy (attempt %d)", m.Envelope.Attempt))
 		}
 		mu.Lock()
 		handled[o.Customer] = append(handled[o.Customer], fmt.Sprintf("%d@%d", o.N, m.Envelope.Attempt))
 		mu.Unlock()
 		left <- struct{}{}
-		return nil
+		return acemq.Accept()
 	}
 	var members []*partition.Consumers
 	for member := range 2 {

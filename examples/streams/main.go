@@ -113,11 +113,11 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 
 	// Stop: event 2 fails, the consumer ends there; reading again from its
 	// offset starts with it.
-	c, err := stream.Consume(ctx, conn, name, func(_ context.Context, m stream.Message[Event]) error {
+	c, err := stream.Consume(ctx, conn, name, func(_ context.Context, m stream.Message[Event]) acemq.Decision {
 		if m.Body.N == 2 {
-			return errors.New("no stock")
+			return acemq.Reject(errors.New("no stock"))
 		}
-		return nil
+		return acemq.Accept()
 	}, stream.Options{Offset: stream.First()})
 	if err != nil {
 		return err
@@ -157,10 +157,10 @@ func read(ctx context.Context, conn *acemq.Conn, name string, o stream.Options, 
 	var mu sync.Mutex
 	var got []string
 	enough := make(chan struct{})
-	c, err := stream.Consume(ctx, conn, name, func(_ context.Context, m stream.Message[Event]) error {
+	c, err := stream.Consume(ctx, conn, name, func(_ context.Context, m stream.Message[Event]) acemq.Decision {
 		for _, f := range fail {
 			if m.Body.N == f {
-				return errors.New("no stock")
+				return acemq.Reject(errors.New("no stock"))
 			}
 		}
 		mu.Lock()
@@ -168,7 +168,7 @@ func read(ctx context.Context, conn *acemq.Conn, name string, o stream.Options, 
 		if got = append(got, fmt.Sprintf("%d:%d", m.Offset, m.Body.N)); len(got) == n-len(fail) {
 			close(enough)
 		}
-		return nil
+		return acemq.Accept()
 	}, o)
 	if err != nil {
 		return "", err

@@ -77,7 +77,7 @@ func (a *AceMQ) Ordered(ctx context.Context, b *Broker, q string, n int) (err er
 		if err != nil {
 			return err
 		}
-		cs, err := partition.Consume(ctx, a.conn, set, func(_ context.Context, m acemq.Message[Payload]) error {
+		cs, err := partition.Consume(ctx, a.conn, set, func(_ context.Context, m acemq.Message[Payload]) acemq.Decision {
 			if err := check.see(m.Body.Seq); err != nil {
 				select {
 				case failed <- err:
@@ -85,7 +85,7 @@ func (a *AceMQ) Ordered(ctx context.Context, b *Broker, q string, n int) (err er
 				}
 			}
 			finished.Tick()
-			return nil
+			return acemq.Accept()
 		}, partition.Ordering{Partitions: ks}, acemq.WithPrefetch(prefetch))
 		if err != nil {
 			return err
