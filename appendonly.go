@@ -30,7 +30,7 @@ type AppendOnly struct {
 	// Arguments are the subscription's basic.consume arguments, asked for
 	// again at every subscription (after a lost connection too): a stream
 	// consumer's x-stream-offset, resuming after the last offset handled.
-	Arguments func() transport.Table
+	Arguments func() Table
 	// SetAside sets a failure aside and goes on, instead of halting.
 	SetAside bool
 	// Settled, when set, is told each delivery's settlement, after the

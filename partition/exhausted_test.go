@@ -59,7 +59,7 @@ func TestExhaustedPartitionMessage(t *testing.T) {
 		dlq := contract.DeadLetterQueue(s.Queue(0))
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			d, ok, err := conn.Transport().Get(t.Context(), dlq)
+			d, ok, err := conn.Get(t.Context(), dlq)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -198,7 +198,7 @@ func declare(t *testing.T, conn *acemq.Conn, s partition.Set) {
 	}
 	for _, q := range s.Queues() {
 		for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q)} {
-			t.Cleanup(func() { _, _ = conn.Transport().DeleteQueue(context.Background(), name) })
+			t.Cleanup(func() { _, _ = conn.DeleteQueue(context.Background(), name) })
 		}
 	}
 }
@@ -293,7 +293,7 @@ func TestOrderPerKey(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			var ok bool
-			d, ok, err = conn.Transport().Get(t.Context(), dlq)
+			d, ok, err = conn.Get(t.Context(), dlq)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,7 +373,7 @@ func TestConsumeGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range []string{name, contract.DeadLetterQueue(name), contract.ParkedQueue(name)} {
-			t.Cleanup(func() { _, _ = conn.Transport().DeleteQueue(context.Background(), q) })
+			t.Cleanup(func() { _, _ = conn.DeleteQueue(context.Background(), q) })
 		}
 		var mu sync.Mutex
 		handled := map[int]int{}
@@ -390,7 +390,7 @@ func TestConsumeGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _, _ = g.Close(context.Background()) })
-		st, err := conn.Transport().InspectQueue(t.Context(), name)
+		st, err := conn.InspectQueue(t.Context(), name)
 		if err != nil || st.Consumers != 3 {
 			t.Errorf("InspectQueue(%s) = %+v, %v; want 3 consumers", name, st, err)
 		}
@@ -455,7 +455,7 @@ func TestConsumeFailingPartitionClosesTheOthers(t *testing.T) {
 	each(t, func(t *testing.T, conn *acemq.Conn, name string) {
 		s := partition.Set{Name: name, Partitions: 4}
 		declare(t, conn, s)
-		if _, err := conn.Transport().DeleteQueue(t.Context(), s.Queue(2)); err != nil {
+		if _, err := conn.DeleteQueue(t.Context(), s.Queue(2)); err != nil {
 			t.Fatal(err)
 		}
 		cs, err := partition.Consume(t.Context(), conn, s, func(context.Context, acemq.Message[event]) acemq.Decision { return acemq.Accept() }, partition.Ordering{})
@@ -467,7 +467,7 @@ func TestConsumeFailingPartitionClosesTheOthers(t *testing.T) {
 			t.Errorf("Consume: %v, want it to name %s", err, s.Queue(2))
 		}
 		for _, k := range []int{0, 1, 3} {
-			if st, err := conn.Transport().InspectQueue(t.Context(), s.Queue(k)); err != nil || st.Consumers != 0 {
+			if st, err := conn.InspectQueue(t.Context(), s.Queue(k)); err != nil || st.Consumers != 0 {
 				t.Errorf("InspectQueue(%s) = %+v, %v; want no consumer left", s.Queue(k), st, err)
 			}
 		}

@@ -52,7 +52,7 @@ func declare(t *testing.T, conn *acemq.Conn, p pipeline.Pipeline) {
 	for _, s := range p.Steps {
 		q := p.Queue(s)
 		for _, name := range []string{q, contract.DeadLetterQueue(q), contract.ParkedQueue(q), contract.RungQueue(q, time.Second, contract.DefaultRungKind)} {
-			t.Cleanup(func() { _, _ = conn.Transport().DeleteQueue(context.Background(), name) })
+			t.Cleanup(func() { _, _ = conn.DeleteQueue(context.Background(), name) })
 		}
 	}
 }
@@ -280,7 +280,7 @@ func TestEndedEarly(t *testing.T) {
 			t.Errorf("validate's runs %+v", got)
 		}
 		acemqtest.WaitFor(t, validate.Consumer, "the run's end", func(s acemq.Stats) bool { return s.Accepted == 1 })
-		if st, err := conn.Transport().InspectQueue(t.Context(), p.Queue("enrich")); err != nil || st.Messages != 0 {
+		if st, err := conn.InspectQueue(t.Context(), p.Queue("enrich")); err != nil || st.Messages != 0 {
 			t.Errorf("enrich holds %d messages (%v), want none", st.Messages, err)
 		}
 	})
@@ -403,7 +403,7 @@ func take(t *testing.T, conn *acemq.Conn, queue string) transport.Delivery {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
-		d, ok, err := conn.Transport().Get(t.Context(), queue)
+		d, ok, err := conn.Get(t.Context(), queue)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -473,7 +473,7 @@ func TestForwardRefused(t *testing.T) {
 	eachBroker(t, func(t *testing.T, conn *acemq.Conn, name string) {
 		p := pipeline.Pipeline{Name: name, Steps: []string{"a", "b"}}
 		declare(t, conn, p)
-		if _, err := conn.Transport().DeleteQueue(t.Context(), p.Queue("b")); err != nil {
+		if _, err := conn.DeleteQueue(t.Context(), p.Queue("b")); err != nil {
 			t.Fatal(err)
 		}
 		a := run(t, conn, p, "a", func(_ context.Context, m acemq.Message[Order]) pipeline.Result { return pipeline.Next(m.Body) },

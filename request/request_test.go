@@ -50,7 +50,7 @@ func declare(t *testing.T, conn *acemq.Conn, queue string, deadLetter bool) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{queue, contract.DeadLetterQueue(queue), contract.ParkedQueue(queue)} {
-		t.Cleanup(func() { _, _ = conn.Transport().DeleteQueue(context.Background(), q) })
+		t.Cleanup(func() { _, _ = conn.DeleteQueue(context.Background(), q) })
 	}
 }
 
@@ -359,7 +359,7 @@ func TestRequestWithoutReplyAddressDeadLettered(t *testing.T) {
 		if s := r.Replies(); s.Unanswerable != 1 {
 			t.Fatalf("responder counts %+v, want 1 unanswerable", s)
 		}
-		m, ok, err := b.conn.Transport().Get(t.Context(), contract.DeadLetterQueue(b.queue))
+		m, ok, err := b.conn.Get(t.Context(), contract.DeadLetterQueue(b.queue))
 		if err != nil || !ok {
 			t.Fatalf("no dead letter: %v", err)
 		}

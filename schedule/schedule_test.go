@@ -77,7 +77,7 @@ func TestDeclarationsPinned(t *testing.T) {
 			}
 		}
 		for _, q := range []string{"acemq.schedule.1h", "acemq.schedule.10m", "acemq.schedule.1m", "acemq.schedule.10s", "acemq.schedule.1s", "acemq.schedule.due"} {
-			t.Cleanup(func() { _, _ = b.conn.Transport().DeleteQueue(context.Background(), q) })
+			t.Cleanup(func() { _, _ = b.conn.DeleteQueue(context.Background(), q) })
 		}
 		if b.url == "" {
 			if err := transport.DeclareAll(t.Context(), b.conn.Transport(), want); err != nil {
@@ -146,7 +146,7 @@ func (b target) scheduler(t *testing.T) *schedule.Scheduler {
 	}
 	t.Cleanup(func() {
 		for _, q := range queues {
-			_, _ = b.conn.Transport().DeleteQueue(context.Background(), q)
+			_, _ = b.conn.DeleteQueue(context.Background(), q)
 		}
 	})
 	return sched
@@ -164,7 +164,7 @@ func (b target) targetQueue(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, q := range []string{name, contract.DeadLetterQueue(name), contract.ParkedQueue(name)} {
-		t.Cleanup(func() { _, _ = b.conn.Transport().DeleteQueue(context.Background(), q) })
+		t.Cleanup(func() { _, _ = b.conn.DeleteQueue(context.Background(), q) })
 	}
 	return name
 }
@@ -277,7 +277,7 @@ func TestDelayedSend(t *testing.T) {
 
 func depth(t *testing.T, b target, queue string) int {
 	t.Helper()
-	s, err := b.conn.Transport().InspectQueue(t.Context(), queue)
+	s, err := b.conn.InspectQueue(t.Context(), queue)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func take(t *testing.T, b target, queue string, n int) []transport.Message {
 	var got []transport.Message
 	deadline := time.Now().Add(10 * time.Second)
 	for len(got) < n {
-		d, ok, err := b.conn.Transport().Get(t.Context(), queue)
+		d, ok, err := b.conn.Get(t.Context(), queue)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ func TestStreamDeliveriesAreObserved(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range []string{queue, contract.DeadLetterQueue(queue), contract.ParkedQueue(queue)} {
-			t.Cleanup(func() { _, _ = conn.Transport().DeleteQueue(context.Background(), q) })
+			t.Cleanup(func() { _, _ = conn.DeleteQueue(context.Background(), q) })
 		}
 		for _, to := range []string{name, queue} {
 			publish(t, conn, to, 0, 2)

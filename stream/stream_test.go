@@ -107,7 +107,7 @@ func declare(t *testing.T, conn *acemq.Conn, name string) string {
 		t.Fatal(err)
 	}
 	for _, q := range []string{name, contract.DeadLetterQueue(name), contract.ParkedQueue(name)} {
-		t.Cleanup(func() { _, _ = conn.Transport().DeleteQueue(context.Background(), q) })
+		t.Cleanup(func() { _, _ = conn.DeleteQueue(context.Background(), q) })
 	}
 	return name
 }
@@ -322,7 +322,7 @@ func TestSkipOnFailure(t *testing.T) {
 			contract.DeadLetterQueue(name): "no stock",
 			contract.ParkedQueue(name):     contract.ReasonTextUndecodable,
 		} {
-			d, ok, err := conn.Transport().Get(t.Context(), queue)
+			d, ok, err := conn.Get(t.Context(), queue)
 			if err != nil || !ok {
 				t.Errorf("Get(%s) = %v, %v; want the message set aside", queue, ok, err)
 				continue

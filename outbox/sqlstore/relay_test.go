@@ -58,7 +58,7 @@ func run(t *testing.T, dial func(*testing.T) transport.Transport, queue string, 
 	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: queue}}}).Apply(t.Context(), b.conn); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = b.conn.Transport().DeleteQueue(context.Background(), queue) })
+	t.Cleanup(func() { _, _ = b.conn.DeleteQueue(context.Background(), queue) })
 	test(t, b)
 }
 
@@ -118,7 +118,7 @@ func (b *broker) drain(t *testing.T) []string {
 	t.Helper()
 	var got []string
 	for {
-		d, ok, err := b.conn.Transport().Get(t.Context(), b.queue)
+		d, ok, err := b.conn.Get(t.Context(), b.queue)
 		if err != nil {
 			t.Fatal(err)
 		}
