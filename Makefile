@@ -81,9 +81,9 @@ PATTERN_PKGS := ./slip ./pipeline ./saga ./partition ./stream ./schedule
 STATICCHECK := $(GO) tool staticcheck
 # The workspace's packages (go.work ties the repository's modules together;
 # ./... would stop at a nested module's go.mod), less the benchmark harness
-# and the tool pins: what make test, lint and fuzz check.
-MODULE := github.com/acemq-go/acemq
-LIB_PKGS = $$($(GO) list $(MODULE)/... | grep -vE '^$(MODULE)/(bench|tools)(/|$$)')
+# and the tool pins: what make test, lint and fuzz check. (No quotes: it is
+# used inside a part's bash -c '...'.)
+LIB_PKGS = $$(GO=$(GO) bash scripts/packages.sh)
 # Go files as `go list ./...` sees them: skip testdata, _* and .* dirs (.rabbitmq).
 GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prune -o -type f -name '*.go' -print
 
@@ -367,7 +367,7 @@ lint: rules
 	@# chromedp drives the console's browser tests only (internal/testing/browsertest
 	@# and _test files) and the screenshots tool of make console-screenshots:
 	@# no package of the library or the command links it.
-	@browser=$$($(GO) list -deps $$($(GO) list $(MODULE)/... | grep -v -E '^$(MODULE)/(bench|tools)(/|$$)|/(internal/testing/browsertest|console/internal/screenshots)$$') | grep -E '^github.com/chromedp/' || true); \
+	@browser=$$($(GO) list -deps $$(GO=$(GO) bash scripts/packages.sh | grep -v -E '/(internal/testing/browsertest|console/internal/screenshots)$$') | grep -E '^github.com/chromedp/' || true); \
 	if [ -n "$$browser" ]; then echo "a non-test package links chromedp:"; echo "$$browser"; exit 1; fi
 	$(GO) vet $(LIB_PKGS)
 	$(GO) vet -tags chaos ./internal/testing/chaos/... ./console/...

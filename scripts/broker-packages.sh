@@ -6,10 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
-# Every module of go.work (./... stops at a nested module), less the
-# benchmark harness and the tool pins.
-mod=github.com/acemq-go/acemq
-pkgs=$("$go" list "$mod/..." | grep -vE "^$mod/(bench|tools)(/|\$)")
+pkgs=$(GO="$go" bash scripts/packages.sh)
 # shellcheck disable=SC2086 # one package per word
 "$go" list -test -f '{{.ImportPath}} {{join .Deps " "}}' $pkgs |
 	awk '/ github\.com\/acemq-go\/acemq\/internal\/testing\/brokertest( |$)/ {print $1}' |
