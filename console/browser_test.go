@@ -78,7 +78,7 @@ func TestBrowserReplayOnRabbitMQ(t *testing.T) {
 		if strings.HasPrefix(selector, "#reasons") {
 			get = chromedp.TextContent[chromedp.CSS] // an SVG has no innerText
 		}
-		v, err := chromedp.Run(ctx, get(chromedp.CSS(selector)))
+		v, err := readText(ctx, get(chromedp.CSS(selector)))
 		if err != nil {
 			t.Fatalf("the text of %s: %v", selector, err)
 		}
@@ -195,4 +195,19 @@ func depthOn(t *testing.T, tr transport.Transport, queue string) int {
 		t.Fatal(err)
 	}
 	return s.Messages
+}
+
+// readText runs get, again while the page is being replaced: a page that
+// reloads between the query finding a node and reading it (a job page
+// reloading for its result, on a loaded machine) loses the node, and the
+// next attempt reads the new page. Bounded by a minute.
+func readText(ctx context.Context, get chromedp.Action[string]) (string, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		v, err := chromedp.Run(ctx, get)
+		if err == nil || time.Now().After(deadline) || !strings.Contains(err.Error(), "(-32000)") {
+			return v, err
+		}
+		time.Sleep(50 * time.Millisecond) // polling the page, bounded by the deadline
+	}
 }

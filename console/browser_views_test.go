@@ -68,7 +68,7 @@ func TestBrowserQueueViewsOnRabbitMQ(t *testing.T) {
 	}
 	text := func(selector string) string {
 		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
+		v, err := readText(ctx, chromedp.Text(chromedp.CSS(selector)))
 		if err != nil {
 			t.Fatalf("the text of %s: %v", selector, err)
 		}

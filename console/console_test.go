@@ -498,7 +498,9 @@ func TestReplaySelected(t *testing.T) {
 // returns its JSON.
 func awaitJob(t *testing.T, f fixture, location string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	// Minutes: 500 messages moved at 10 a second on a machine testing
+	// two checkouts at once.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	for {
 		r := get(t, f, strings.Replace(location, "/job?", "/job.json?", 1))
