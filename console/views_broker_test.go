@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
@@ -30,7 +31,10 @@ func brokerConsole(t *testing.T, name string) (*httptest.Server, *acemq.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := console.New(console.Config{Conn: conn, Endpoint: endpoint})
+	// A minute for a page's broker work, not the default 10 s: these
+	// tests run beside others on a loaded machine, and a page that gives
+	// up is not what they test (outage_test.go is).
+	s, err := console.New(console.Config{Conn: conn, Endpoint: endpoint, PageTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
