@@ -72,11 +72,12 @@ func TestBrowserLayoutAt800(t *testing.T) {
 	b := browse{t, browsertest.Browser(t, 800, 900)}
 	// check reads the layout facts of the page once it is loaded; a page
 	// still laying out (a job's page reloads itself when the job ends) is
-	// read again for up to 3 s before what is wrong counts.
+	// read again for up to 30 s (a loaded machine) before what is wrong
+	// counts.
 	check := func(page string) {
 		t.Helper()
 		var wrong string
-		for deadline := time.Now().Add(3 * time.Second); ; {
+		for deadline := time.Now().Add(30 * time.Second); ; {
 			var err error
 			wrong, err = chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.readyState === "complete" ? `+layoutFacts+` : "still loading"`))
 			if err != nil {
