@@ -7,6 +7,7 @@ package main
 // (a duplicate absorbed included), and its events go to a side log
 // (--events), one line each, "event n pid unix-ms [error]":
 //
+//   - claimed: this process claimed n, and runs the handler;
 //   - work: the handler's work for n was done (without --tx, the work is
 //     this line itself);
 //   - tx: with --tx, the work (a row of n in --work-table) was written in
@@ -126,6 +127,8 @@ func (c *idempotentConfig) handler(ctx context.Context, record func(int) error) 
 				n = -1
 			}
 			switch r {
+			case idempotency.Claimed:
+				_ = ev.write("claimed", n, nil)
 			case idempotency.Confirmed:
 				counts.absorbed.Add(1)
 				_ = ev.write("duplicate", n, nil)
