@@ -10,6 +10,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/idempotency"
 	"github.com/acemq-go/acemq/pipeline"
 )
 
@@ -90,6 +91,39 @@ func TestAStepsDecisions(t *testing.T) {
 		defer done.mu.Unlock()
 		if len(done.runs) != 0 {
 			t.Errorf("OnFinish told of %+v, want nothing", done.runs)
+		}
+	})
+}
+
+// A step wrapped in idempotency.Handler: Next reaches the runner through
+// the wrapper's context, and a duplicate the store absorbs (a plain
+// Accept) is acked without being sent on twice.
+func TestAnIdempotentStep(t *testing.T) {
+	eachBroker(t, func(t *testing.T, conn *acemq.Conn, name string) {
+		p := pipeline.Pipeline{Name: name, Steps: []string{"a", "b"}}
+		declare(t, conn, p)
+		step, err := idempotency.Handler(idempotency.NewMemory(nil), func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
+			return pipeline.Next(ctx, m.Body)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := run(t, conn, p, "a", step)
+		for range 2 { // the same run started twice, as after a lost confirm
+			if err := p.Start(t.Context(), conn, Order{ID: "order-1"}, acemq.WithMessageID("order-1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		acemqtest.WaitFor(t, a.Consumer, "both accepted", func(s acemq.Stats) bool { return s.Accepted == 2 })
+		if _, err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Runs(); got != (pipeline.RunStats{Forwarded: 1}) {
+			t.Errorf("runs %+v, want one forwarded", got)
+		}
+		take(t, conn, p.Queue("b"))
+		if st, err := conn.InspectQueue(t.Context(), p.Queue("b")); err != nil || st.Messages != 0 {
+			t.Errorf("b holds %d more messages (%v), want none: the duplicate is not sent on", st.Messages, err)
 		}
 	})
 }
