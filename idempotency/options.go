@@ -113,6 +113,9 @@ func newOptions(opts []Option) (options, error) {
 	}
 	if o.owner == "" {
 		o.owner = defaultOwner()
+		if err := CheckOwner(o.owner); err != nil { // a host name that is not UTF-8
+			return o, fmt.Errorf("idempotency: the default owner %q: %w (name one with WithOwner)", o.owner, err)
+		}
 	}
 	return o, nil
 }
