@@ -60,13 +60,14 @@
 // not yet seen confirmed home (the management API's messages_dlx) is not
 // among them.
 //
-// The outbox's metrics are those of the relays (package outbox) given to
-// WatchOutbox, read at each scrape: outbox_total sums their Stats, a
-// publish published when the record was confirmed and marked, failed for
-// every failed publish, counted towards the record's attempts or not (the
-// broker never answered); outbox_lag_seconds is the age of the oldest
-// unpublished record of their tables (Relay.Lag, within the same two
-// seconds as the queues), 0 when all are published. A relay whose table
+// The outbox's metrics are those of the relays (package outbox's
+// *outbox.Relay, an OutboxRelay) given to WatchOutbox, read at each
+// scrape: outbox_total sums their Publishes, a publish published when the
+// record was confirmed and marked, failed for every failed publish, counted
+// towards the record's attempts or not (the broker never answered);
+// outbox_lag_seconds is the age of the oldest unpublished record of their
+// tables (OldestPending, within the same two seconds as the queues), 0 when
+// all are published. A relay whose table
 // cannot be read is left out of the lag and counted in
 // inspect_errors_total{queue="",target=<the relay's name>}. The relays'
 // publishes are publishes of their Conn too, in publish_total.
@@ -93,7 +94,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/outbox"
 )
 
 // DefaultNamespace prefixes every metric's name unless WithNamespace says
@@ -150,7 +150,7 @@ type Metrics struct {
 
 	mu      sync.Mutex
 	watched map[string]*watch // by source queue
-	relays  []*outbox.Relay   // WatchOutbox's
+	relays  []OutboxRelay     // WatchOutbox's
 	// conn is read at each scrape, so that the one-hot series of
 	// connection_state always agree.
 	conn connState
@@ -396,53 +396,6 @@ func (m *Metrics) collectRungs(ctx context.Context, ch chan<- prometheus.Metric)
 		if n, ok := depth(contract.ParkedQueue(t.queue)); ok {
 			ch <- prometheus.MustNewConstMetric(m.setAsideDesc, prometheus.GaugeValue, n, t.queue, "parked")
 		}
-	}
-}
-
-// WatchOutbox has the relay's publishes counted in outbox_total and its
-// table's lag in outbox_lag_seconds, read at each scrape, for as long as
-// the Metrics is used (a relay watched twice is counted once). Watch every
-// relay of the process, so that the count is all of theirs.
-func (m *Metrics) WatchOutbox(r *outbox.Relay) {
-	if r == nil {
-		panic("acemqprom: WatchOutbox(nil)")
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !slices.Contains(m.relays, r) {
-		m.relays = append(m.relays, r)
-	}
-}
-
-// collectOutboxes reports the watched relays' publishes, summed, and the
-// oldest unpublished record of their tables. A relay whose lag cannot be
-// read is left out of it and counted, as a queue is; a lag none of whose
-// relays could be read is not reported.
-func (m *Metrics) collectOutboxes(ctx context.Context, ch chan<- prometheus.Metric) {
-	m.mu.Lock()
-	relays := slices.Clone(m.relays)
-	m.mu.Unlock()
-	if len(relays) == 0 {
-		return
-	}
-	var published, failed int64
-	var oldest time.Duration
-	read := false
-	for _, r := range relays {
-		s := r.Stats()
-		published += s.Published
-		failed += s.Failed + s.Unanswered
-		lag, err := r.Lag(ctx)
-		if err != nil {
-			m.inspectFails.WithLabelValues("", r.Name()).Inc()
-			continue
-		}
-		oldest, read = max(oldest, lag.Oldest), true
-	}
-	ch <- prometheus.MustNewConstMetric(m.outboxDesc, prometheus.CounterValue, float64(published), string(contract.TelemetryPublished))
-	ch <- prometheus.MustNewConstMetric(m.outboxDesc, prometheus.CounterValue, float64(failed), string(contract.TelemetryFailed))
-	if read {
-		ch <- prometheus.MustNewConstMetric(m.lagDesc, prometheus.GaugeValue, oldest.Seconds())
 	}
 }
 

@@ -166,7 +166,7 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 
 	// An outbox relay: a record published, one failed.
 	s, relay, clock := anOutbox(t, conn, "relay")
-	m.WatchOutbox(relay)
+	watch(t, m, relay)
 	publishedAndFailed(t, s, relay, clock, "outboxed", time.Minute)
 
 	got := scraped(t, reg)

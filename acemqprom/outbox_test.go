@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/acemq-go/acemq"
+	"github.com/acemq-go/acemq/acemqprom"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/internal/testing/testclock"
 	"github.com/acemq-go/acemq/outbox"
@@ -107,8 +108,8 @@ func TestOutboxMetrics(t *testing.T) {
 	}
 
 	orders, ordersRelay, ordersClock := anOutbox(t, conn, "orders-relay")
-	m.WatchOutbox(ordersRelay)
-	m.WatchOutbox(ordersRelay) // once is enough
+	watch(t, m, ordersRelay)
+	watch(t, m, ordersRelay) // once is enough
 	publishedAndFailed(t, orders, ordersRelay, ordersClock, "orders", 90*time.Second)
 	scrapeHolds(t, reg, "one relay", including(map[string]float64{
 		series("outbox_total", "outcome", "published"): 1,
@@ -121,7 +122,7 @@ func TestOutboxMetrics(t *testing.T) {
 	// than the first table's oldest, which stays the lag.
 	closed := b.Connect(t)
 	billing, billingRelay, billingClock := anOutbox(t, closed, "billing-relay")
-	m.WatchOutbox(billingRelay)
+	watch(t, m, billingRelay)
 	closed.Close()
 	record(t, billing, "", "orders")
 	relayOnce(t, billingRelay, outbox.Batch{Claimed: 1, Failed: 1})
@@ -153,3 +154,36 @@ func TestOutboxMetrics(t *testing.T) {
 		t.Errorf("the counts went with the tables: %v", got)
 	}
 }
+
+func watch(t *testing.T, m *acemqprom.Metrics, r acemqprom.OutboxRelay) {
+	t.Helper()
+	if err := m.WatchOutbox(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A relay WatchOutbox could not read at a scrape is its error at once.
+func TestWatchOutboxBadInput(t *testing.T) {
+	_, m := newMetrics(t)
+	var none *outbox.Relay
+	for _, c := range []struct {
+		name  string
+		relay acemqprom.OutboxRelay
+		want  string
+	}{
+		{"no relay", nil, "not nil"},
+		{"a nil *outbox.Relay", none, "not a nil *outbox.Relay"},
+		{"a relay that cannot be compared", uncomparable{}, "it can compare"},
+	} {
+		if err := m.WatchOutbox(c.relay); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// uncomparable is an OutboxRelay value holding a slice.
+type uncomparable struct{ _ []int }
+
+func (uncomparable) Name() string                                         { return "uncomparable" }
+func (uncomparable) Publishes() (int64, int64)                            { return 0, 0 }
+func (uncomparable) OldestPending(context.Context) (time.Duration, error) { return 0, nil }

@@ -1,6 +1,7 @@
 package encryption
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,7 +9,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 )
 
-// Codec encrypts what inner encodes: Marshal is inner's, then Encrypt with
+// NewCodec encrypts what inner encodes: Marshal is inner's, then Encrypt with
 // the keyring's current key; the body is sent as
 // application/vnd.acemq.encrypted, which says nothing of inner's content
 // type. It reads any content type starting with that one (case aside), and
@@ -16,12 +17,16 @@ import (
 // (so of a composite inner, acemq.Codecs, only the members reading the
 // first's type are tried). A body that does not decrypt is an error
 // matching ErrUnknownKey, ErrDecrypt, ErrNotEncrypted or ErrTruncated, and a
-// consumer parks the message with it. It panics if keyring or inner is nil.
-func Codec(keyring *Keyring, inner acemq.Codec) acemq.Codec {
-	if keyring == nil || inner == nil {
-		panic("encryption: Codec needs a keyring and an inner codec")
+// consumer parks the message with it. A nil keyring or inner codec is an
+// error.
+func NewCodec(keyring *Keyring, inner acemq.Codec) (acemq.Codec, error) {
+	switch {
+	case keyring == nil:
+		return nil, errors.New("encryption: NewCodec needs a keyring, not nil")
+	case inner == nil:
+		return nil, errors.New("encryption: NewCodec needs an inner codec, not nil")
 	}
-	return codec{keyring, inner}
+	return codec{keyring, inner}, nil
 }
 
 type codec struct {

@@ -17,7 +17,7 @@ type order struct {
 func TestCodec(t *testing.T) {
 	f := readInterop(t)
 	kr := fixtureKeyring(t)
-	c := encryption.Codec(kr, acemq.JSON)
+	c := newCodec(t, kr, acemq.JSON)
 	if c.ContentType() != "application/vnd.acemq.encrypted" {
 		t.Errorf("ContentType = %q", c.ContentType())
 	}
@@ -63,9 +63,35 @@ func TestCodec(t *testing.T) {
 		t.Error("the inner codec's error was lost")
 	}
 	// Text inside: the inner codec decodes as its own content type.
-	text := encryption.Codec(kr, acemq.Text)
+	text := newCodec(t, kr, acemq.Text)
 	var s string
 	if err := text.Unmarshal("application/vnd.acemq.encrypted", f.Samples[0].Body, &s); err != nil || s != "hello" {
 		t.Errorf("Text inside: %q, %v", s, err)
+	}
+}
+
+func newCodec(t *testing.T, kr *encryption.Keyring, inner acemq.Codec) acemq.Codec {
+	t.Helper()
+	c, err := encryption.NewCodec(kr, inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A nil keyring or inner codec is NewCodec's error, never a panic.
+func TestNewCodecBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		keyring *encryption.Keyring
+		inner   acemq.Codec
+		want    string
+	}{
+		{"no keyring", nil, acemq.JSON, "needs a keyring"},
+		{"no inner codec", fixtureKeyring(t), nil, "needs an inner codec"},
+	} {
+		if codec, err := encryption.NewCodec(c.keyring, c.inner); codec != nil || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, %v; want no codec and an error saying %q", c.name, codec, err, c.want)
+		}
 	}
 }

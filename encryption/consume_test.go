@@ -44,7 +44,7 @@ func consumeEncrypted(t *testing.T, conn *acemq.Conn, q string) {
 	c, err := acemq.Consume(ctx, conn, q, func(_ context.Context, m acemq.Message[order]) acemq.Decision {
 		got <- m.Body
 		return acemq.Accept()
-	}, acemq.WithCodec(encryption.Codec(fixtureKeyring(t), acemq.JSON)))
+	}, acemq.WithCodec(newCodec(t, fixtureKeyring(t), acemq.JSON)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func consumeEncrypted(t *testing.T, conn *acemq.Conn, q string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := encryption.Codec(other, acemq.JSON).Marshal(order{"A-2", 2})
+	body, _ := newCodec(t, other, acemq.JSON).Marshal(order{"A-2", 2})
 	publishRaw(body)
 	acemqtest.WaitFor(t, c, "the unknown key's message parked", func(s acemq.Stats) bool { return s.Parked == 1 })
 	d, ok, err := tr.Get(ctx, parked)

@@ -17,7 +17,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	codec := encryption.Codec(keyring, acemq.JSON)
+	codec, err := encryption.NewCodec(keyring, acemq.JSON)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	body, _ := codec.Marshal(map[string]any{"id": "A-1"})
 	var back map[string]any
 	err = codec.Unmarshal(codec.ContentType(), body, &back)

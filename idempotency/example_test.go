@@ -15,7 +15,11 @@ func ExampleHandler() {
 		fmt.Println("charging for", m.Envelope.ID)
 		return acemq.Accept()
 	}
-	h := idempotency.Handler(idempotency.NewMemory(nil), charge)
+	h, err := idempotency.Handler(idempotency.NewMemory(nil), charge)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	order := acemq.Message[string]{Envelope: acemq.Envelope{ID: "order-1"}}
 	fmt.Println(h(context.Background(), order))
 	fmt.Println(h(context.Background(), order))

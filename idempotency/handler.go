@@ -22,50 +22,6 @@ var ErrNoKey = errors.New("idempotency: the message has no id to deduplicate it 
 // what the handler did must still be recorded.
 const storeTimeout = 30 * time.Second
 
-type options struct {
-	key        func(acemq.Envelope) string
-	owner      string
-	timeout    time.Duration
-	retention  time.Duration
-	runWithout bool
-	onClaim    func(key string, r Result)
-}
-
-// Option configures Handler.
-type Option func(*options)
-
-// WithKey takes the key from the envelope with key (default: the message
-// id, Envelope.ID). A key of "" is a message without one (RunWithoutKey).
-func WithKey(key func(acemq.Envelope) string) Option { return func(o *options) { o.key = key } }
-
-// WithOwner names the claims' owner (claimed_by, at most 64 characters).
-// The default is the host name, the process id and a random suffix, one
-// per Handler: an owner releases only its own claims, so no two handlers
-// may share one.
-func WithOwner(owner string) Option { return func(o *options) { o.owner = owner } }
-
-// WithClaimTimeout is how long a claim holds (default
-// contract.DefaultClaimTimeout, 5 minutes): longer than the handler ever
-// runs, since after it another consumer takes the message over.
-func WithClaimTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
-
-// WithRetention is how long a handled message is remembered (default
-// contract.DefaultIdempotencyRetention, 24 hours): a copy within it is a
-// duplicate.
-func WithRetention(d time.Duration) Option { return func(o *options) { o.retention = d } }
-
-// RunWithoutKey runs the handler, without deduplication, for a message that
-// has no key. Without it such a message is parked (ErrNoKey): a consumer
-// that was made idempotent should not quietly stop being so.
-func RunWithoutKey() Option { return func(o *options) { o.runWithout = true } }
-
-// OnClaim calls f with the result of each claim the handler makes (not
-// with a store's error): Confirmed is a duplicate the store absorbed,
-// InProgress a copy put back because another consumer holds it, Claimed a
-// message the handler runs. For counting them: f must be quick and safe
-// for concurrent use.
-func OnClaim(f func(key string, r Result)) Option { return func(o *options) { o.onClaim = f } }
-
 // Held is a claimed message's key as the handler holds it: what a Runner
 // needs to confirm or forget the claim.
 type Held struct {
@@ -99,11 +55,11 @@ type Runner[T any] func(ctx context.Context, held Held, m acemq.Message[T]) acem
 //     claim is forgotten so that the next copy runs, and h's decision (or
 //     panic) is passed on.
 //
-// It panics if store is nil or an option is invalid, as a program's set-up
-// mistake.
-func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handler[T] {
+// It returns an error, and no handler, if store or h is nil or an option
+// is invalid.
+func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) (acemq.Handler[T], error) {
 	if h == nil {
-		panic("idempotency: Handler needs a handler")
+		return nil, errors.New("idempotency: Handler needs a handler, not nil")
 	}
 	return Wrap(store, func(ctx context.Context, held Held, m acemq.Message[T]) acemq.Decision {
 		return run(ctx, store, held, h, m)
@@ -117,24 +73,18 @@ func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) acemq.Handl
 // confirm is part of the handler's work (sqlstore.TxHandler); Handler is
 // the one to use otherwise.
 //
-// It panics if store or run is nil or an option is invalid.
-func Wrap[T any](store Store, run Runner[T], opts ...Option) acemq.Handler[T] {
-	o := options{
-		key:       func(e acemq.Envelope) string { return e.ID },
-		timeout:   contract.DefaultClaimTimeout,
-		retention: contract.DefaultIdempotencyRetention,
+// It returns an error, and no handler, if store or run is nil or an option
+// is invalid.
+func Wrap[T any](store Store, run Runner[T], opts ...Option) (acemq.Handler[T], error) {
+	switch {
+	case store == nil:
+		return nil, errors.New("idempotency: Handler needs a store, not nil")
+	case run == nil:
+		return nil, errors.New("idempotency: Wrap needs a runner, not nil")
 	}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.owner == "" {
-		o.owner = defaultOwner()
-	}
-	if store == nil || run == nil || o.key == nil {
-		panic("idempotency: Handler needs a store, a handler and a key function")
-	}
-	if err := errors.Join(CheckOwner(o.owner), CheckDuration("claim timeout", o.timeout), CheckDuration("retention", o.retention)); err != nil {
-		panic(err)
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	return func(ctx context.Context, m acemq.Message[T]) acemq.Decision {
 		key := o.key(m.Envelope)
@@ -164,7 +114,7 @@ func Wrap[T any](store Store, run Runner[T], opts ...Option) acemq.Handler[T] {
 			return acemq.Retry(fmt.Errorf("idempotency: claiming %q: the store answered %v", key, res))
 		}
 		return run(ctx, Held{Key: key, Owner: o.owner, Retention: o.retention}, m)
-	}
+	}, nil
 }
 
 // run is Handler's Runner. A message without a key (RunWithoutKey) comes

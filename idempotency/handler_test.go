@@ -23,7 +23,11 @@ func setup(t *testing.T, b *acemqtest.Broker, store idempotency.Store, h acemq.H
 	if err := top.Apply(t.Context(), conn); err != nil {
 		t.Fatal(err)
 	}
-	c, err := acemq.Consume(t.Context(), conn, "jobs", idempotency.Handler(store, h, opts...), acemq.WithPolicy(policy))
+	wrapped, err := idempotency.Handler(store, h, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := acemq.Consume(t.Context(), conn, "jobs", wrapped, acemq.WithPolicy(policy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +206,10 @@ func TestNoKey(t *testing.T) {
 // A panicking handler releases its claim: the next copy runs.
 func TestPanicForgets(t *testing.T) {
 	store := idempotency.NewMemory(nil)
-	h := idempotency.Handler(store, func(context.Context, acemq.Message[string]) acemq.Decision { panic("boom") })
+	h, err := idempotency.Handler(store, func(context.Context, acemq.Message[string]) acemq.Decision { panic("boom") })
+	if err != nil {
+		t.Fatal(err)
+	}
 	func() {
 		defer func() {
 			if recover() == nil {

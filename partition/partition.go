@@ -39,14 +39,19 @@ func Hash(key string) uint32 {
 	return h.Sum32()
 }
 
-// Of is key's partition among n: Hash(key) % n, the hash unsigned. It
-// panics when n is below 1, as a division by zero would.
-func Of(key string, n int) int {
+// Of is key's partition among n: Hash(key) % n, the hash unsigned. A
+// count below 1 is an error: it comes from configuration at run time, so
+// no Go type could rule it out (an unsigned one still holds 0).
+func Of(key string, n int) (int, error) {
 	if n < 1 {
-		panic(fmt.Sprintf("partition.Of(%q, %d): the partition count must be at least 1", key, n))
+		return 0, fmt.Errorf("partition.Of(%q, %d): the partition count must be at least 1", key, n)
 	}
-	return int(Hash(key) % uint32(n))
+	return of(key, n), nil
 }
+
+// of is Of for a count known to be at least 1. The remainder is taken in
+// 64 bits, so that a count above 2^32 is not truncated.
+func of(key string, n int) int { return int(uint64(Hash(key)) % uint64(n)) }
 
 // Set is a name's partitions: exchange Name (direct, durable) and the quorum
 // queues Name.p<k>, k from 0 to Partitions-1, each bound to it under p<k>.
@@ -97,8 +102,13 @@ func (s Set) Queues() []string {
 	return qs
 }
 
-// Of is key's partition in the set.
-func (s Set) Of(key string) int { return Of(key, s.count()) }
+// Of is key's partition in the set; an error if its count is below 0.
+func (s Set) Of(key string) (int, error) { return Of(key, s.count()) }
+
+// routingKey is key's partition's routing key, p<k>, in a valid set.
+func (s Set) routingKey(key string) string {
+	return contract.PartitionRoutingKey(of(key, s.count()))
+}
 
 // Topology declares the set: its exchange and its partition queues with
 // their bindings. Apply it, or add it to a service's own topology.
@@ -159,7 +169,7 @@ func NewPublisher[T any](c *acemq.Conn, s Set, opts ...acemq.Option) (*Publisher
 // acemq.Publisher.Publish does. Messages of one key published one after
 // another are consumed in that order.
 func (p *Publisher[T]) Publish(ctx context.Context, key string, body T, opts ...acemq.MessageOption) error {
-	return p.pub.Publish(ctx, contract.PartitionRoutingKey(p.set.Of(key)), body, opts...)
+	return p.pub.Publish(ctx, p.set.routingKey(key), body, opts...)
 }
 
 // Keyed is one message of a batch and its key.
@@ -176,7 +186,7 @@ type Keyed[T any] struct {
 func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Keyed[T]) error {
 	out := make([]acemq.Outgoing[T], len(msgs))
 	for i, m := range msgs {
-		out[i] = acemq.Outgoing[T]{RoutingKey: contract.PartitionRoutingKey(p.set.Of(m.Key)), Body: m.Body, Options: m.Options}
+		out[i] = acemq.Outgoing[T]{RoutingKey: p.set.routingKey(m.Key), Body: m.Body, Options: m.Options}
 	}
 	return p.pub.PublishBatch(ctx, out)
 }

@@ -63,17 +63,23 @@ func TestOf(t *testing.T) {
 	}{
 		{"a", 8, int(uint32(0xe40c292c) % 8)}, {"foobar", 8, int(uint32(0xbf9cf968) % 8)},
 		{"foobar", 3, int(uint32(0xbf9cf968) % 3)}, {"", 1, 0}, {"", 7, int(uint32(0x811c9dc5) % 7)},
+		{"a", 1 << 33, 0xe40c292c}, // a count above 2^32 is not truncated (to 0)
 	} {
-		if got := partition.Of(c.key, c.n); got != c.want {
-			t.Errorf("Of(%q, %d) = %d, want %d", c.key, c.n, got, c.want)
+		if got, err := partition.Of(c.key, c.n); got != c.want || err != nil {
+			t.Errorf("Of(%q, %d) = %d, %v; want %d", c.key, c.n, got, err, c.want)
 		}
 	}
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "at least 1") {
-			t.Errorf("Of(key, 0) recovered %v, want a panic saying the count must be at least 1", r)
+	for _, n := range []int{0, -1} {
+		if _, err := partition.Of("a", n); err == nil || !strings.Contains(err.Error(), "at least 1") {
+			t.Errorf("Of(key, %d): %v, want an error saying the count must be at least 1", n, err)
 		}
-	}()
-	partition.Of("a", 0)
+	}
+	if _, err := (partition.Set{Name: "orders", Partitions: -2}).Of("a"); err == nil || !strings.Contains(err.Error(), "at least 1") {
+		t.Errorf("Of in a set of -2 partitions: %v, want an error saying the count must be at least 1", err)
+	}
+	if got, err := (partition.Set{Name: "orders"}).Of("a"); got != int(uint32(0xe40c292c)%8) || err != nil {
+		t.Errorf("Of in a set of the default count: %d, %v; want the partition among 8", got, err)
+	}
 }
 
 // The other libraries' reductions: Java's floorMod of the signed hash and
@@ -99,7 +105,10 @@ func TestReductionsAgreeForPowersOfTwo(t *testing.T) {
 		javaDiffers, dotnetDiffers := 0, 0
 		for _, k := range ks {
 			h := partition.Hash(k)
-			ours := partition.Of(k, n)
+			ours, err := partition.Of(k, n)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if java(h, n) != ours {
 				javaDiffers++
 			}
@@ -288,7 +297,11 @@ func TestOrderPerKey(t *testing.T) {
 			t.Errorf("the poison message was tried %d times, want 3", failed[poison])
 		}
 		mu.Unlock()
-		dlq := contract.DeadLetterQueue(s.Queue(s.Of(poison.Key)))
+		k, err := s.Of(poison.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dlq := contract.DeadLetterQueue(s.Queue(k))
 		var d transport.Delivery
 		deadline := time.Now().Add(10 * time.Second)
 		for {

@@ -29,8 +29,8 @@ func Example() {
 		"upper":   strings.ToUpper,
 		"exclaim": func(s string) string { return s + "!" },
 	} {
-		c, err := pipeline.Run(ctx, conn, words, step, func(_ context.Context, m acemq.Message[string]) pipeline.Result {
-			return pipeline.Next(change(m.Body))
+		c, err := pipeline.Run(ctx, conn, words, step, func(ctx context.Context, m acemq.Message[string]) acemq.Decision {
+			return pipeline.Next(ctx, change(m.Body))
 		})
 		if err != nil {
 			panic(err)

@@ -10,18 +10,19 @@
 //	orders := pipeline.Pipeline{Name: "orders", Steps: []string{"validate", "enrich", "store"}}
 //	err := orders.Declare(ctx, conn)
 //
-// Each step is a handler that returns the body for the next step (Next),
-// ends the run there (End), or fails (Fail, with the consumer's Decision:
-// Retry goes up the step's own ladder):
+// Each step is an ordinary acemq.Handler: it returns this package's
+// decisions, Next (the body for the next step) or End (the run ends
+// there), or fails with the root's (Retry goes up the step's own ladder,
+// Reject and Park set the message aside):
 //
 //	enrich, err := pipeline.Run(ctx, conn, orders, "enrich",
-//		func(ctx context.Context, m acemq.Message[Order]) pipeline.Result {
+//		func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 //			price, err := prices.Lookup(ctx, m.Body.SKU)
 //			if err != nil {
-//				return pipeline.Fail(acemq.Retry(err))
+//				return acemq.Retry(err)
 //			}
 //			m.Body.Cents = price
-//			return pipeline.Next(m.Body)
+//			return pipeline.Next(ctx, m.Body)
 //		}, acemq.WithPolicy(acemq.Exponential(5, time.Second, time.Minute)))
 //
 // and Start sends a message into the first step with a new slip.

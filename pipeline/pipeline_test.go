@@ -57,7 +57,7 @@ func declare(t *testing.T, conn *acemq.Conn, p pipeline.Pipeline) {
 	}
 }
 
-func run[T any](t *testing.T, conn *acemq.Conn, p pipeline.Pipeline, step string, h pipeline.Handler[T], opts ...acemq.Option) *pipeline.Consumer {
+func run[T any](t *testing.T, conn *acemq.Conn, p pipeline.Pipeline, step string, h acemq.Handler[T], opts ...acemq.Option) *pipeline.Consumer {
 	t.Helper()
 	c, err := pipeline.Run(t.Context(), conn, p, step, h, opts...)
 	if err != nil {
@@ -117,27 +117,27 @@ func TestThreeStepsRetriedInTheMiddle(t *testing.T) {
 				done := newFinishes()
 				p := pipeline.Pipeline{Name: name, Steps: []string{"validate", "enrich", "store"}, Form: form, OnFinish: done.add}
 				declare(t, conn, p)
-				validate := run(t, conn, p, "validate", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
+				validate := run(t, conn, p, "validate", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 					m.Body.Valid = true
-					return pipeline.Next(m.Body)
+					return pipeline.Next(ctx, m.Body)
 				})
 				// Retried on the rung P.enrich.retry.1s.
 				policy := acemq.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)
 				var attempts sync.Map
-				enrich := run(t, conn, p, "enrich", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
+				enrich := run(t, conn, p, "enrich", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 					attempts.Store(m.Body.ID, m.Envelope.Attempt)
 					if m.Envelope.Attempt == 1 {
-						return pipeline.Fail(acemq.Retry(errors.New("the price list is not loaded yet")))
+						return acemq.Retry(errors.New("the price list is not loaded yet"))
 					}
 					m.Body.Cents = 250
-					return pipeline.Next(m.Body)
+					return pipeline.Next(ctx, m.Body)
 				}, acemq.WithPolicy(policy))
-				store := run(t, conn, p, "store", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
+				store := run(t, conn, p, "store", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 					if !m.Body.Valid || m.Body.Cents != 250 {
-						return pipeline.Fail(acemq.Reject(fmt.Errorf("order %s arrived as %+v", m.Body.ID, m.Body)))
+						return acemq.Reject(fmt.Errorf("order %s arrived as %+v", m.Body.ID, m.Body))
 					}
 					m.Body.Stored = true
-					return pipeline.Next(m.Body)
+					return pipeline.Next(ctx, m.Body)
 				})
 
 				const n = 3
@@ -219,8 +219,8 @@ func TestContinuedInItsOwnForm(t *testing.T) {
 			eachBroker(t, func(t *testing.T, conn *acemq.Conn, name string) {
 				p := pipeline.Pipeline{Name: name, Steps: []string{"a", "b"}}
 				declare(t, conn, p)
-				a := run(t, conn, p, "a", func(_ context.Context, m acemq.Message[string]) pipeline.Result {
-					return pipeline.Next(strings.ToUpper(m.Body))
+				a := run(t, conn, p, "a", func(ctx context.Context, m acemq.Message[string]) acemq.Decision {
+					return pipeline.Next(ctx, strings.ToUpper(m.Body))
 				}, acemq.WithCodec(acemq.Text))
 				h := tt.slip(name)
 				h[contract.HeaderType] = name
@@ -260,11 +260,11 @@ func TestEndedEarly(t *testing.T) {
 		done := newFinishes()
 		p := pipeline.Pipeline{Name: name, Steps: []string{"validate", "enrich", "store"}, OnFinish: done.add}
 		declare(t, conn, p)
-		validate := run(t, conn, p, "validate", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
+		validate := run(t, conn, p, "validate", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 			if m.Body.FreeGift {
-				return pipeline.End() // nothing to price or store
+				return pipeline.End(ctx) // nothing to price or store
 			}
-			return pipeline.Next(m.Body)
+			return pipeline.Next(ctx, m.Body)
 		})
 		if err := p.Start(t.Context(), conn, Order{ID: "gift", FreeGift: true}); err != nil {
 			t.Fatal(err)
@@ -312,9 +312,9 @@ func TestBadSlipIsFatal(t *testing.T) {
 				p := pipeline.Pipeline{Name: name, Steps: []string{"a", "b"}}
 				declare(t, conn, p)
 				ran := make(chan struct{}, 1)
-				a := run(t, conn, p, "a", func(context.Context, acemq.Message[string]) pipeline.Result {
+				a := run(t, conn, p, "a", func(ctx context.Context, _ acemq.Message[string]) acemq.Decision {
 					ran <- struct{}{}
-					return pipeline.Next("")
+					return pipeline.Next(ctx, "")
 				}, acemq.WithCodec(acemq.Text), acemq.WithPolicy(acemq.Fixed(5, time.Second)))
 				h := tt.headers(name)
 				if h == nil {
@@ -356,7 +356,7 @@ func TestInvalidPipeline(t *testing.T) {
 	}
 	defer conn.Close()
 	p := pipeline.Pipeline{Name: "orders", Steps: []string{"a"}}
-	_, err = pipeline.Run(t.Context(), conn, p, "b", func(context.Context, acemq.Message[string]) pipeline.Result { return pipeline.End() })
+	_, err = pipeline.Run(t.Context(), conn, p, "b", func(ctx context.Context, _ acemq.Message[string]) acemq.Decision { return pipeline.End(ctx) })
 	if !errors.Is(err, pipeline.ErrInvalidPipeline) || !strings.Contains(err.Error(), `no step "b"`) {
 		t.Errorf("Run of a step the pipeline lacks: %v", err)
 	}
@@ -436,7 +436,7 @@ func TestInterceptorsAndTheStepForm(t *testing.T) {
 	defer conn.Close()
 	p := pipeline.Pipeline{Name: "orders", Steps: []string{"a", "b"}, Form: slip.StepForm}
 	declare(t, conn, p)
-	run(t, conn, p, "a", func(_ context.Context, m acemq.Message[Order]) pipeline.Result { return pipeline.Next(m.Body) })
+	run(t, conn, p, "a", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision { return pipeline.Next(ctx, m.Body) })
 	if err := p.Start(t.Context(), conn, Order{ID: "1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestForwardRefused(t *testing.T) {
 		if _, err := conn.DeleteQueue(t.Context(), p.Queue("b")); err != nil {
 			t.Fatal(err)
 		}
-		a := run(t, conn, p, "a", func(_ context.Context, m acemq.Message[Order]) pipeline.Result { return pipeline.Next(m.Body) },
+		a := run(t, conn, p, "a", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision { return pipeline.Next(ctx, m.Body) },
 			acemq.WithPolicy(acemq.Fixed(2, 10*time.Millisecond)))
 		if err := p.Start(t.Context(), conn, Order{ID: "1"}); err != nil {
 			t.Fatal(err)

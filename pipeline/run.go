@@ -13,38 +13,6 @@ import (
 	"github.com/acemq-go/acemq/slip"
 )
 
-// Handler handles a message at one step and says what comes next.
-type Handler[T any] func(ctx context.Context, m acemq.Message[T]) Result
-
-// Result is what a step's Handler returns: Next, End or Fail. The zero
-// Result is no decision, which the consumer dead-letters rather than guess.
-type Result struct {
-	kind     resultKind
-	body     any
-	decision acemq.Decision
-}
-
-type resultKind uint8
-
-const (
-	noResult resultKind = iota
-	next
-	end
-	failed
-)
-
-// Next sends body on to the next step, encoded with the pipeline's codec;
-// after the last step, the run is complete.
-func Next(body any) Result { return Result{kind: next, body: body} }
-
-// End ends the run at this step: the message is acked and goes no further.
-func End() Result { return Result{kind: end} }
-
-// Fail settles the message with d and sends nothing on: Retry(err) goes up
-// the step's ladder (the step runs again), Reject and Park set it aside.
-// Fail(acemq.Accept()) acks it, as End does, without telling OnFinish.
-func Fail(d acemq.Decision) Result { return Result{kind: failed, decision: d} }
-
 // Consumer is the consumer of one step, with what it did with the runs
 // besides the consumer's own Stats.
 type Consumer struct {
@@ -73,9 +41,13 @@ func (c *Consumer) Runs() RunStats {
 
 // Run consumes step's queue P.S with h (acemq.Consume: opts are the
 // consumer's, its policy and ladder among them) until the Consumer is
-// closed. The step decodes with the pipeline's codec unless opts give
+// closed. h is an ordinary handler: it returns Next or End (this
+// package's decisions) to go on, or the root's Retry, Reject or Park to
+// fail; a plain acemq.Accept acks the message and sends nothing on (as for
+// a duplicate an idempotency.Handler wrapped around the step absorbed),
+// and OnFinish is not told. The step decodes with the pipeline's codec unless opts give
 // acemq.WithCodec. The queue must exist (Declare).
-func Run[T any](ctx context.Context, conn *acemq.Conn, p Pipeline, step string, h Handler[T], opts ...acemq.Option) (*Consumer, error) {
+func Run[T any](ctx context.Context, conn *acemq.Conn, p Pipeline, step string, h acemq.Handler[T], opts ...acemq.Option) (*Consumer, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -101,7 +73,7 @@ type runner[T any] struct {
 	p    Pipeline
 	conn *acemq.Conn
 	step string
-	h    Handler[T]
+	h    acemq.Handler[T]
 	c    *Consumer
 }
 
@@ -117,12 +89,13 @@ func (r runner[T]) handle(ctx context.Context, m acemq.Message[T]) acemq.Decisio
 		r.c.refused.Add(1)
 		return acemq.Retry(acemq.Fatal(fmt.Errorf("pipeline %s, step %s: %w", r.p.Name, r.step, err)))
 	}
-	res := r.h(ctx, m)
+	var res outcome
+	d := r.h(context.WithValue(ctx, slotKey{}, &res), m)
 	switch {
-	case res.kind == noResult:
-		return acemq.Decision{}
-	case res.kind == failed:
-		return res.decision
+	case d != acemq.Accept():
+		return d // Retry, Reject, Park, or no decision: the consumer's to settle; nothing is sent on
+	case res.kind == none:
+		return d // accepted with nothing said of the run: acked, nothing sent on
 	case res.kind == end && len(s.Remaining()) > 1:
 		r.c.ended.Add(1)
 		r.finish(ctx, Finished{Step: r.step, Early: true, Slip: s, Envelope: m.Envelope})

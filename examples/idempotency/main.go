@@ -118,7 +118,11 @@ func run(brokerURL, dbURL string) error {
 			handled <- struct{}{}
 		}
 	})
-	consumer, err := acemq.Consume(ctx, conn, queue, idempotency.Handler(store, charge, duplicates), acemq.WithPolicy(policy))
+	handler, err := idempotency.Handler(store, charge, duplicates)
+	if err != nil {
+		return err
+	}
+	consumer, err := acemq.Consume(ctx, conn, queue, handler, acemq.WithPolicy(policy))
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,11 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	defer example.DeleteQueues(conn, queues...)
 	customers := []string{"ana", "ben", "chloé", "dev"}
 	for _, c := range customers {
-		fmt.Printf("%s: partition %d of %d (FNV-1a %#08x)\n", c, set.Of(c), set.Count(), partition.Hash(c))
+		k, err := set.Of(c)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: partition %d of %d (FNV-1a %#08x)\n", c, k, set.Count(), partition.Hash(c))
 	}
 
 	// Two consumers, four partitions each. ben's 3rd order fails twice and
@@ -116,7 +120,11 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	for _, c := range customers {
 		fmt.Printf("  %s: %s\n", c, strings.Join(handled[c], " "))
 	}
-	dlq := contract.DeadLetterQueue(set.Queue(set.Of("dev")))
+	k, err := set.Of("dev")
+	if err != nil {
+		return err
+	}
+	dlq := contract.DeadLetterQueue(set.Queue(k))
 	d, ok, err := conn.Get(ctx, dlq)
 	if err != nil || !ok {
 		return fmt.Errorf("reading %s: %v, %t", dlq, err, ok)

@@ -59,34 +59,34 @@ func run(ctx context.Context, conn *acemq.Conn) error {
 	}
 	defer example.DeleteQueues(conn, queues...)
 
-	validate, err := pipeline.Run(ctx, conn, orders, "validate", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
+	validate, err := pipeline.Run(ctx, conn, orders, "validate", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 		if m.Body.Qty <= 0 {
-			return pipeline.Fail(acemq.Reject(fmt.Errorf("order %s: quantity %d is not positive", m.Body.ID, m.Body.Qty)))
+			return acemq.Reject(fmt.Errorf("order %s: quantity %d is not positive", m.Body.ID, m.Body.Qty))
 		}
 		if m.Body.FreeGift {
-			return pipeline.End() // nothing to price or store
+			return pipeline.End(ctx) // nothing to price or store
 		}
 		m.Body.Valid = true
-		return pipeline.Next(m.Body)
+		return pipeline.Next(ctx, m.Body)
 	})
 	if err != nil {
 		return err
 	}
 	// The price list is still loading at every order's first attempt: the
 	// step retries on its own rung, orders.price.retry.quorum.1s.
-	price, err := pipeline.Run(ctx, conn, orders, "price", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
+	price, err := pipeline.Run(ctx, conn, orders, "price", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 		if m.Envelope.Attempt == 1 {
-			return pipeline.Fail(acemq.Retry(errors.New("the price list is loading")))
+			return acemq.Retry(errors.New("the price list is loading"))
 		}
 		m.Body.Cents = 250 * m.Body.Qty
-		return pipeline.Next(m.Body)
+		return pipeline.Next(ctx, m.Body)
 	}, acemq.WithPolicy(acemq.Fixed(3, time.Second).WaitInBrokerFrom(time.Second)))
 	if err != nil {
 		return err
 	}
-	store, err := pipeline.Run(ctx, conn, orders, "store", func(_ context.Context, m acemq.Message[Order]) pipeline.Result {
+	store, err := pipeline.Run(ctx, conn, orders, "store", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 		m.Body.Stored = true
-		return pipeline.Next(m.Body)
+		return pipeline.Next(ctx, m.Body)
 	})
 	if err != nil {
 		return err

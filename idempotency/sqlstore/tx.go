@@ -49,11 +49,14 @@ type TxFunc[T any] func(ctx context.Context, tx *sql.Tx, m acemq.Message[T]) ace
 // ctx). For a pgx pool, make the store on stdlib.OpenDBFromPool(pool): h
 // gets a *sql.Tx of the pool's connections.
 //
-// It panics if s or h is nil or an option is invalid, as a program's
-// set-up mistake.
-func TxHandler[T any](s *Store, h TxFunc[T], opts ...idempotency.Option) acemq.Handler[T] {
-	if s == nil || h == nil {
-		panic("idempotency: TxHandler needs a store and a handler")
+// It returns an error, and no handler, if s or h is nil or an option is
+// invalid.
+func TxHandler[T any](s *Store, h TxFunc[T], opts ...idempotency.Option) (acemq.Handler[T], error) {
+	switch {
+	case s == nil:
+		return nil, errors.New("idempotency: TxHandler needs a store, not nil")
+	case h == nil:
+		return nil, errors.New("idempotency: TxHandler needs a handler, not nil")
 	}
 	return idempotency.Wrap(s, func(ctx context.Context, held idempotency.Held, m acemq.Message[T]) acemq.Decision {
 		return runTx(ctx, s, held, h, m)

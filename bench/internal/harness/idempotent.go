@@ -99,23 +99,23 @@ func (r *Runner) idempotent(n int) []contender {
 			run: func(ctx context.Context, q string) ([]time.Duration, error) {
 				finished := newCountdown(n)
 				var h acemq.Handler[Payload]
-				var closeStore func() error
+				var err error
+				closeStore := func() error { return nil }
 				switch {
 				case db == "memory":
-					h = idempotency.Handler(idempotency.NewMemory(nil), func(context.Context, acemq.Message[Payload]) acemq.Decision {
+					h, err = idempotency.Handler(idempotency.NewMemory(nil), func(context.Context, acemq.Message[Payload]) acemq.Decision {
 						finished.Tick()
 						return acemq.Accept()
 					})
-					closeStore = func() error { return nil }
 				default:
-					s, err := r.openIdempotent(ctx, db, q)
-					if err != nil {
-						return nil, err
+					s, oerr := r.openIdempotent(ctx, db, q)
+					if oerr != nil {
+						return nil, oerr
 					}
 					closeStore = s.close
 					if tx {
 						insert := "INSERT INTO " + s.work + " (id) VALUES (" + s.param + ")"
-						h = sqlstore.TxHandler(s.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[Payload]) acemq.Decision {
+						h, err = sqlstore.TxHandler(s.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[Payload]) acemq.Decision {
 							if _, err := tx.ExecContext(ctx, insert, m.Envelope.ID); err != nil {
 								return acemq.Retry(err)
 							}
@@ -123,13 +123,15 @@ func (r *Runner) idempotent(n int) []contender {
 							return acemq.Accept()
 						})
 					} else {
-						h = idempotency.Handler(s.store, func(context.Context, acemq.Message[Payload]) acemq.Decision {
+						h, err = idempotency.Handler(s.store, func(context.Context, acemq.Message[Payload]) acemq.Decision {
 							finished.Tick()
 							return acemq.Accept()
 						})
 					}
 				}
-				err := r.AceMQ.consume(ctx, q, finished, h, acemq.WithPrefetch(prefetch), acemq.WithConcurrency(concurrency))
+				if err == nil {
+					err = r.AceMQ.consume(ctx, q, finished, h, acemq.WithPrefetch(prefetch), acemq.WithConcurrency(concurrency))
+				}
 				if cerr := closeStore(); cerr != nil && err == nil {
 					err = fmt.Errorf("closing the store: %w", cerr)
 				}

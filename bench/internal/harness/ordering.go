@@ -172,8 +172,12 @@ func (r *Raw) Ordered(ctx context.Context, b *Broker, q string, n int) (err erro
 	}
 	defer pubCh.Close()
 	if err := publishPipelinedTo(ctx, pubCh, q, n, defaultWindow, func(seq int) (string, amqp.Publishing, error) {
+		k, err := partition.Of(orderedKey(seq), orderedPartitions)
+		if err != nil {
+			return "", amqp.Publishing{}, err
+		}
 		p, err := r.publishing(seq)
-		return contract.PartitionRoutingKey(partition.Of(orderedKey(seq), orderedPartitions)), p, err
+		return contract.PartitionRoutingKey(k), p, err
 	}); err != nil {
 		return err
 	}

@@ -100,6 +100,10 @@ func codecCases() ([]codecCase, error) {
 	if err != nil {
 		return nil, err
 	}
+	encrypted, err := encryption.NewCodec(keyring, acemq.JSON)
+	if err != nil {
+		return nil, err
+	}
 	inline, err := claimcheck.New(acemq.JSON, &claimcheck.Memory{})
 	if err != nil {
 		return nil, err
@@ -125,7 +129,7 @@ func codecCases() ([]codecCase, error) {
 		{name: "protobuf-dynamicpb", codec: protobuf.Codec, value: pb, target: func() any { return dynamicpb.NewMessage(desc) }},
 		{name: "avro-fixed", codec: fixed, value: AvroOrder, target: avroOrder},
 		{name: "avro-registered", codec: registered, value: AvroOrder, target: avroOrder},
-		{name: "encryption-json", codec: encryption.Codec(keyring, acemq.JSON), value: Order, target: order},
+		{name: "encryption-json", codec: encrypted, value: Order, target: order},
 		{name: "claimcheck-json-inline", codec: inline, value: Order, target: order},
 		{name: "codecs-yaml-toml-xml-json", codec: acemq.Codecs(yaml.Codec, toml.Codec, xml.Codec, acemq.JSON), value: Order, target: order,
 			body: func() ([]byte, error) { return toml.Codec.Marshal(Order) }, contentType: toml.Codec.ContentType()},

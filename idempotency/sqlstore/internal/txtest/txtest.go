@@ -120,13 +120,24 @@ func kind(d acemq.Decision) string {
 // handler is a TxHandler whose work is a row of the message's id in the
 // work table; then decide says what it returns. It counts its runs.
 func (e *env) handler(runs *int, decide func(ctx context.Context, tx *sql.Tx) acemq.Decision, opts ...idempotency.Option) acemq.Handler[string] {
-	return sqlstore.TxHandler(e.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[string]) acemq.Decision {
+	return must(e.t)(sqlstore.TxHandler(e.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[string]) acemq.Decision {
 		*runs++
 		if err := e.insert(ctx, tx, e.work, m.Envelope.ID); err != nil {
 			return acemq.Retry(err)
 		}
 		return decide(ctx, tx)
-	}, append([]idempotency.Option{idempotency.WithOwner("me"), idempotency.WithClaimTimeout(time.Minute)}, opts...)...)
+	}, append([]idempotency.Option{idempotency.WithOwner("me"), idempotency.WithClaimTimeout(time.Minute)}, opts...)...))
+}
+
+// must fails the test if TxHandler refused what it was given.
+func must(t *testing.T) func(acemq.Handler[string], error) acemq.Handler[string] {
+	return func(h acemq.Handler[string], err error) acemq.Handler[string] {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
 }
 
 func accept(context.Context, *sql.Tx) acemq.Decision { return acemq.Accept() }
@@ -233,7 +244,7 @@ func commitFailure(t *testing.T, e *env) {
 // back, and the new owner's claim stands.
 func lostClaim(t *testing.T, e *env) {
 	runs := 0
-	h := sqlstore.TxHandler(e.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[string]) acemq.Decision {
+	h := must(t)(sqlstore.TxHandler(e.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[string]) acemq.Decision {
 		runs++
 		// Before the work's first write: SQLite's writer lock would keep
 		// the other owner's claim waiting for this transaction.
@@ -245,7 +256,7 @@ func lostClaim(t *testing.T, e *env) {
 			return acemq.Retry(err)
 		}
 		return acemq.Accept()
-	}, idempotency.WithOwner("me"), idempotency.WithClaimTimeout(time.Minute))
+	}, idempotency.WithOwner("me"), idempotency.WithClaimTimeout(time.Minute)))
 	d := h(t.Context(), msg("m-1"))
 	if kind(d) != "requeue" || !errors.Is(d.Err(), sqlstore.ErrClaimLost) || !strings.Contains(d.Err().Error(), contract.IdempotencyClaimed+` by "other"`) {
 		t.Fatalf("decision %v; want requeue with ErrClaimLost naming the new owner", d)
@@ -262,7 +273,7 @@ func lostClaim(t *testing.T, e *env) {
 // is a duplicate.
 func claimConfirmedByAnother(t *testing.T, e *env) {
 	runs := 0
-	h := sqlstore.TxHandler(e.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[string]) acemq.Decision {
+	h := must(t)(sqlstore.TxHandler(e.store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[string]) acemq.Decision {
 		runs++
 		e.clock.Advance(2 * time.Minute)
 		other := e.open()
@@ -276,7 +287,7 @@ func claimConfirmedByAnother(t *testing.T, e *env) {
 			return acemq.Retry(err)
 		}
 		return acemq.Accept()
-	}, idempotency.WithOwner("me"), idempotency.WithClaimTimeout(time.Minute))
+	}, idempotency.WithOwner("me"), idempotency.WithClaimTimeout(time.Minute)))
 	if d := h(t.Context(), msg("m-1")); !errors.Is(d.Err(), sqlstore.ErrClaimLost) || !strings.Contains(d.Err().Error(), contract.IdempotencyConfirmed) {
 		t.Fatalf("decision %v; want ErrClaimLost saying it is confirmed", d)
 	}

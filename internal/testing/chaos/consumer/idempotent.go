@@ -141,7 +141,7 @@ func (c *idempotentConfig) handler(ctx context.Context, record func(int) error) 
 	var wrapped acemq.Handler[item]
 	if c.tx {
 		insert := "INSERT INTO " + c.work + " (n, pid) VALUES (" + values + ")"
-		wrapped = sqlstore.TxHandler(store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[item]) acemq.Decision {
+		wrapped, err = sqlstore.TxHandler(store, func(ctx context.Context, tx *sql.Tx, m acemq.Message[item]) acemq.Decision {
 			if err := failOnPurpose(m); err != nil {
 				return acemq.Retry(err)
 			}
@@ -155,7 +155,7 @@ func (c *idempotentConfig) handler(ctx context.Context, record func(int) error) 
 			return acemq.Accept()
 		}, opts...)
 	} else {
-		wrapped = idempotency.Handler(store, func(ctx context.Context, m acemq.Message[item]) acemq.Decision {
+		wrapped, err = idempotency.Handler(store, func(ctx context.Context, m acemq.Message[item]) acemq.Decision {
 			if err := failOnPurpose(m); err != nil {
 				return acemq.Retry(err)
 			}
@@ -165,6 +165,9 @@ func (c *idempotentConfig) handler(ctx context.Context, record func(int) error) 
 			ctx.Value(runKey{}).(*runState).accepted = true
 			return acemq.Accept()
 		}, opts...)
+	}
+	if err != nil {
+		return nil, nil, nil, errors.Join(err, f.Close(), store.Close())
 	}
 	h := func(ctx context.Context, m acemq.Message[item]) acemq.Decision {
 		st := &runState{}
