@@ -44,6 +44,7 @@ type Conn struct {
 	// The Conn's interceptors, run before a Publisher's or a consumer's.
 	publishChain, consumeChain []Interceptor
 	consumers                  atomic.Int64 // started and not yet closed
+	capabilities               capabilities // what the service used through it
 	closed                     atomic.Bool  // Close was called
 }
 

@@ -195,7 +195,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	} else if err := cons.checkOtherRungs(ctx, o.rungs != ""); err != nil {
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
-	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.Background())
+	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.WithValue(context.Background(), handlerConn{}, c))
 	chain := slices.Concat(c.consumeChain, o.chain)
 	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
 		return handleDelivery(ctx, queue, o.codec, chain, h, d, c.clock.Now())
@@ -214,6 +214,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		}()
 	}
 	c.consumers.Add(1)
+	c.AddCapabilities(CodecCapabilities(o.codec)...)
 	return cons, nil
 }
 

@@ -46,6 +46,7 @@ func NewPublisher[T any](c *Conn, exchange string, opts ...Option) (*Publisher[T
 		return nil, err
 	}
 	o := all.pub
+	c.AddCapabilities(CodecCapabilities(o.codec)...)
 	return &Publisher[T]{transport: c.transport, exchange: exchange, codec: o.codec, timeout: o.timeout,
 		window: o.window, origin: o.origin, clock: c.clock, observer: c.observer,
 		chain: slices.Concat(c.publishChain, o.chain)}, nil

@@ -103,7 +103,7 @@ func New(conn *acemq.Conn, opts ...Option) (http.Handler, error) {
 		get(contract.ActuatorMetricsPath, c.metrics)
 	}
 	get(contract.ActuatorHealthPath, healthHandler{conn: conn, timeout: c.healthTimeout, slow: c.slowRoundTrip})
-	get(contract.ActuatorInfoPath, infoHandler(newInfo(conn)))
+	get(contract.ActuatorInfoPath, newInfoHandler(conn))
 	get(LivenessPath, conn.LivenessHandler())
 	get(ReadinessPath, conn.ReadinessHandler(c.healthTimeout))
 	return mux, nil

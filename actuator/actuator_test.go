@@ -19,10 +19,8 @@ import (
 	"github.com/acemq-go/acemq/acemqprom"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/actuator"
+	"github.com/acemq-go/acemq/request"
 	"github.com/acemq-go/acemq/transport"
-
-	// Linked so that the info lists request-reply; claimcheck is not.
-	_ "github.com/acemq-go/acemq/request"
 )
 
 // response is one answer of the actuator.
@@ -103,6 +101,11 @@ func TestEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(context.Background())
+	client, err := request.NewClient(t.Context(), conn) // so that the info lists request-reply
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close(context.Background())
 	base := serve(t, conn, reg)
 
 	before := time.Now()
@@ -149,7 +152,7 @@ func TestEndpoints(t *testing.T) {
 		caps = append(caps, c.(string))
 	}
 	if wantCaps := []string{"at-least-once-rungs", "dead-letter-queues", "publisher-confirms", "request-reply", "retry-ladder"}; !slices.Equal(caps, wantCaps) {
-		t.Errorf("capabilities %q, want %q: every build's, and request-reply, which this test links", caps, wantCaps)
+		t.Errorf("capabilities %q, want %q: every service's, and request-reply, which this test uses", caps, wantCaps)
 	}
 
 	r = do(t, http.MethodGet, base+"/acemq-metrics")

@@ -7,20 +7,25 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/capability"
 	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
-// info is what /acemq-info serves; none of it changes while the process
-// runs, so it is read once.
+// info is what /acemq-info serves: the library, version and transport do
+// not change while the process runs, so they are read once; the
+// capabilities grow as the service uses them, so each answer reads them.
 type info struct {
 	library, version, transport string
 	capabilities                []contract.Capability
 }
 
-func newInfo(conn *acemq.Conn) info {
-	return info{library: contract.Library, version: moduleVersion(), transport: transportName(conn),
-		capabilities: capability.List()}
+// infoHandler serves conn's info.
+type infoHandler struct {
+	info
+	conn *acemq.Conn
+}
+
+func newInfoHandler(conn *acemq.Conn) infoHandler {
+	return infoHandler{info{library: contract.Library, version: moduleVersion(), transport: transportName(conn)}, conn}
 }
 
 func (i info) MarshalJSON() ([]byte, error) {
@@ -32,10 +37,10 @@ func (i info) MarshalJSON() ([]byte, error) {
 	}.MarshalJSON()
 }
 
-type infoHandler info
-
-func (i infoHandler) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, info(i))
+func (h infoHandler) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	i := h.info
+	i.capabilities = h.conn.Capabilities()
+	writeJSON(w, http.StatusOK, i)
 }
 
 // moduleVersion is the version of this module the build recorded: the main

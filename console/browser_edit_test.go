@@ -71,7 +71,11 @@ func (b browse) step(what string, steps ...chromedp.Action[chromedp.Void]) {
 
 func (b browse) text(selector string) string {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(selector)))
+	get := chromedp.Text[chromedp.CSS]
+	if strings.HasPrefix(selector, "#reasons") {
+		get = chromedp.TextContent[chromedp.CSS] // the reason chart is an SVG, which has no innerText
+	}
+	v, err := readText(b.ctx, get(chromedp.CSS(selector)))
 	if err != nil {
 		b.t.Fatalf("the text of %s: %v", selector, err)
 	}

@@ -80,17 +80,6 @@ func browserConsole(t *testing.T, f fixture, c console.Config) (*httptest.Server
 	return srv, rec
 }
 
-// browserStep runs steps within 20 s, failing the test with the page's text.
-func browserStep(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := chromedp.Do(sctx, steps...); err != nil {
-		page, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
-		t.Fatalf("%s: %v; the page says:\n%s", what, err, page)
-	}
-}
-
 // screenshot takes a PNG of the page for docs/console.md, written to
 // $ACEMQ_CONSOLE_SCREENSHOTS when that is set.
 func screenshot(t *testing.T, ctx context.Context, name string) {
@@ -139,7 +128,7 @@ func TestBrowserCrossSiteRequestsAreRefused(t *testing.T) {
 		{"http://127.0.0.1" + port + "/", "same-site"},
 	} {
 		before := len(rec.requests())
-		browserStep(t, ctx, "the page of "+c.page, chromedp.Navigate(c.page), chromedp.WaitVisible(chromedp.CSS("#purge")))
+		browse{t, ctx}.step("the page of "+c.page, chromedp.Navigate(c.page), chromedp.WaitVisible(chromedp.CSS("#purge")))
 		// The <img> and the fetch: both reach the server and are refused.
 		deadline := time.Now().Add(10 * time.Second)
 		for {
@@ -163,11 +152,11 @@ func TestBrowserCrossSiteRequestsAreRefused(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // polling the recorder, bounded by the deadline
 		}
 
-		browserStep(t, ctx, "the cross-site purge", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#error")))
+		browse{t, ctx}.step("the cross-site purge", chromedp.Click(chromedp.CSS("#purge")), chromedp.WaitVisible(chromedp.CSS("#error")))
 		if got, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#error"))); !strings.Contains(got, "came from another site") {
 			t.Errorf("from %s, the purge's answer says %q", c.page, got)
 		}
-		browserStep(t, ctx, "the link to a queue page", chromedp.Navigate(c.page), chromedp.WaitVisible(chromedp.CSS("#queue")),
+		browse{t, ctx}.step("the link to a queue page", chromedp.Navigate(c.page), chromedp.WaitVisible(chromedp.CSS("#queue")),
 			chromedp.Click(chromedp.CSS("#queue")), chromedp.WaitVisible(chromedp.CSS("#error")))
 		if got, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#error"))); !strings.Contains(got, "This link came from another site") {
 			t.Errorf("from %s, the link to a queue page says %q", c.page, got)
@@ -175,7 +164,7 @@ func TestBrowserCrossSiteRequestsAreRefused(t *testing.T) {
 		if c.site == "cross-site" {
 			screenshot(t, ctx, "cross-site")
 		}
-		browserStep(t, ctx, "the link to the overview", chromedp.Navigate(c.page), chromedp.WaitVisible(chromedp.CSS("#overview")),
+		browse{t, ctx}.step("the link to the overview", chromedp.Navigate(c.page), chromedp.WaitVisible(chromedp.CSS("#overview")),
 			chromedp.Click(chromedp.CSS("#overview")), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		if got, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main"))); strings.Contains(got, "another site") {
 			t.Errorf("from %s, the link to the overview was refused: %q", c.page, got)
@@ -235,16 +224,16 @@ func TestBrowserSignInAndSignOut(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling the job, bounded by the deadline
 	}
 
-	browserStep(t, ctx, "the job history, signed out", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#login")))
+	browse{t, ctx}.step("the job history, signed out", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#login")))
 	screenshot(t, ctx, "login")
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('input[name=csrf]').length`)); n != 0 {
 		t.Errorf("the login page has %d CSRF fields, want none", n)
 	}
-	browserStep(t, ctx, "a wrong token", chromedp.SendKeys(chromedp.CSS("input[name=token]"), "guess"),
+	browse{t, ctx}.step("a wrong token", chromedp.SendKeys(chromedp.CSS("input[name=token]"), "guess"),
 		chromedp.Click(chromedp.CSS("#login button")), chromedp.WaitVisible(chromedp.CSS("#error")))
-	browserStep(t, ctx, "the token", chromedp.SendKeys(chromedp.CSS("input[name=token]"), "the-token"),
+	browse{t, ctx}.step("the token", chromedp.SendKeys(chromedp.CSS("input[name=token]"), "the-token"),
 		chromedp.Click(chromedp.CSS("#login button")), chromedp.WaitVisible(chromedp.CSS("#signout")))
-	browserStep(t, ctx, "the job history, signed in", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#history td.outcome-ok")))
+	browse{t, ctx}.step("the job history, signed in", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#history td.outcome-ok")))
 	if got, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#history tbody"))); !strings.Contains(got, "token") || !strings.Contains(got, "park") || !strings.Contains(got, f.dlq) {
 		t.Errorf("the history shows %q, want the script's park of %s", got, f.dlq)
 	}
@@ -253,8 +242,8 @@ func TestBrowserSignInAndSignOut(t *testing.T) {
 	if strings.Contains(cookies, "acemq_console") {
 		t.Errorf("a script reads the session cookie: %q", cookies)
 	}
-	browserStep(t, ctx, "sign out", chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#login")))
-	browserStep(t, ctx, "the job history, signed out again", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#login")))
+	browse{t, ctx}.step("sign out", chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#login")))
+	browse{t, ctx}.step("the job history, signed out again", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#login")))
 	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.HasSuffix(loc, "/login") {
 		t.Errorf("after signing out, /jobs is at %s, want /login", loc)
 	}

@@ -66,27 +66,8 @@ func TestBrowserReplayOnRabbitMQ(t *testing.T) {
 	srv := httptest.NewServer(s) // on 127.0.0.1: no credentials needed
 	t.Cleanup(srv.Close)
 
-	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
-			t.Fatalf("%s: %v; the page says:\n%s", what, err, page)
-		}
-	}
-	text := func(selector string) string {
-		t.Helper()
-		get := chromedp.Text[chromedp.CSS]
-		if strings.HasPrefix(selector, "#reasons") {
-			get = chromedp.TextContent[chromedp.CSS] // an SVG has no innerText
-		}
-		v, err := readText(ctx, get(chromedp.CSS(selector)))
-		if err != nil {
-			t.Fatalf("the text of %s: %v", selector, err)
-		}
-		return v
-	}
+	b := browse{t, ctx}
+	step, text := b.step, b.text
 	shoot := func(name string) {
 		t.Helper()
 		b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

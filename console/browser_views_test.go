@@ -57,23 +57,8 @@ func TestBrowserQueueViewsOnRabbitMQ(t *testing.T) {
 	publish(t, conn, dlq, 80)
 	publishPanics(t, conn, dlq, 0, 40)
 
-	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			page, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
-			t.Fatalf("%s: %v; the page says:\n%s", what, err, page)
-		}
-	}
-	text := func(selector string) string {
-		t.Helper()
-		v, err := readText(ctx, chromedp.Text(chromedp.CSS(selector)))
-		if err != nil {
-			t.Fatalf("the text of %s: %v", selector, err)
-		}
-		return v
-	}
+	b := browse{t, ctx}
+	step, text := b.step, b.text
 	page := srv.URL + "/queue?name=" + dlq
 
 	// Pages of 50.

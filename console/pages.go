@@ -20,17 +20,18 @@ var templateFiles embed.FS
 //go:embed static
 var staticFiles embed.FS
 
-// pages are the templates, each page with the layout.
+// pages are the templates, each page with the layout and the parts
+// (_name.html) pages share.
 var pages = func() map[string]*template.Template {
 	funcs := template.FuncMap{"age": age, "rate": func(r float64) string { return strconv.FormatFloat(r, 'f', 1, 64) + "/s" }}
 	out := map[string]*template.Template{}
 	names, _ := fs.Glob(templateFiles, "templates/*.html")
 	for _, n := range names {
 		page := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if page == "layout" {
+		if page == "layout" || strings.HasPrefix(page, "_") { // _name: a part of pages
 			continue
 		}
-		out[page] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", n))
+		out[page] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/_*.html", n))
 	}
 	return out
 }()

@@ -1,9 +1,15 @@
 package encryption
 
 import (
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/capability"
 )
 
-// A build that links this package says so at /acemq-info (package actuator).
-func init() { capability.Register(contract.CapabilityEncryption) }
+var _ acemq.CapabilityCodec = codec{}
+
+// Capabilities is encryption and the inner codec's: a Conn whose publisher
+// or consumer is given the codec lists them at /acemq-info (package
+// actuator).
+func (c codec) Capabilities() []contract.Capability {
+	return append([]contract.Capability{contract.CapabilityEncryption}, acemq.CodecCapabilities(c.inner)...)
+}

@@ -1,9 +1,15 @@
 package idempotency
 
 import (
+	"context"
+
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/capability"
 )
 
-// A build that links this package says so at /acemq-info (package actuator).
-func init() { capability.Register(contract.CapabilityIdempotentConsumer) }
+// useIn records, for /acemq-info (package actuator), that the service runs
+// an idempotent consumer, on the Conn whose consumer runs the handler (ctx
+// is the handler's): Handler and Wrap are given no Conn.
+func useIn(ctx context.Context) {
+	acemq.AddHandlerCapabilities(ctx, contract.CapabilityIdempotentConsumer)
+}

@@ -87,6 +87,7 @@ func Wrap[T any](store Store, run Runner[T], opts ...Option) (acemq.Handler[T], 
 		return nil, err
 	}
 	return func(ctx context.Context, m acemq.Message[T]) acemq.Decision {
+		useIn(ctx)
 		key := o.key(m.Envelope)
 		if key == "" {
 			if o.runWithout {

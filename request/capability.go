@@ -1,9 +1,13 @@
 package request
 
 import (
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/capability"
 )
 
-// A build that links this package says so at /acemq-info (package actuator).
-func init() { capability.Register(contract.CapabilityRequestReply) }
+// useOn records on conn, for /acemq-info (package actuator), that the
+// service uses request-reply, and what the client's or responder's codec
+// brings.
+func useOn(conn *acemq.Conn, codec acemq.Codec) {
+	conn.AddCapabilities(append([]contract.Capability{contract.CapabilityRequestReply}, acemq.CodecCapabilities(codec)...)...)
+}

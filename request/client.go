@@ -112,6 +112,7 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, 
 		return nil, fmt.Errorf("request: new client: consuming its reply queue %s: %w", c.queue, err)
 	}
 	go c.receive()
+	useOn(conn, c.codec)
 	return c, nil
 }
 

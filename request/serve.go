@@ -84,6 +84,7 @@ func Serve[Req, Resp any](ctx context.Context, conn *acemq.Conn, queue string, h
 	if err != nil {
 		return nil, fmt.Errorf("request: serve %s: %w", queue, err)
 	}
+	useOn(conn, s.codec)
 	return s.r, nil
 }
 

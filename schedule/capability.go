@@ -1,9 +1,12 @@
 package schedule
 
 import (
+	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
-	"github.com/acemq-go/acemq/internal/capability"
 )
 
-// A build that links this package says so at /acemq-info (package actuator).
-func init() { capability.Register(contract.CapabilityScheduler) }
+// useOn records on conn, for /acemq-info (package actuator), that the
+// service schedules messages, and what the scheduler's codec brings.
+func useOn(conn *acemq.Conn, codec acemq.Codec) {
+	conn.AddCapabilities(append([]contract.Capability{contract.CapabilityScheduler}, acemq.CodecCapabilities(codec)...)...)
+}

@@ -37,6 +37,7 @@ func New(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Scheduler, err
 	if err := s.Topology().Apply(ctx, conn); err != nil {
 		return nil, fmt.Errorf("schedule: declaring the scheduler's topology: %w", err)
 	}
+	useOn(conn, s.codec)
 	return s, nil
 }
 

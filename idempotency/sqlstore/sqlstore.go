@@ -38,7 +38,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"time"
 
@@ -100,22 +99,24 @@ CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (expires_at)`,
 	readTime: readPostgresTime,
 }
 
-// Option configures New.
-type Option func(*Store)
+// Option configures New; a bad value is New's error, naming the option.
+type Option func(*sqldb.Options) error
 
 // WithTable names the table (default contract.DefaultIdempotencyTable):
 // letters, digits and underscores, not starting with a digit, at most 56
 // bytes so that its index name fits PostgreSQL's 63. It is not quoted, so
 // PostgreSQL folds it to lower case; it is not schema-qualified (the
 // connection's search path finds it), since the index is named after it.
-func WithTable(name string) Option { return func(s *Store) { s.table = name } }
+func WithTable(name string) Option {
+	return Option(sqldb.WithTable(name, contract.IdempotencyExpirySuffix))
+}
 
 // WithClock sets the store's time (default time.Now): a test's clock.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+func WithClock(now func() time.Time) Option { return Option(sqldb.WithClock(now)) }
 
 // OwnDB makes the store's Close close its database too. sqlite.Open and
 // postgres.Open give it.
-func OwnDB() Option { return func(s *Store) { s.owned = true } }
+func OwnDB() Option { return Option(sqldb.OwnDB()) }
 
 // Store is an idempotency.Store in a SQL table, safe for concurrent use.
 type Store struct {
@@ -140,14 +141,11 @@ func New(db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 	if d.create == "" {
 		return nil, errors.New("idempotency: New needs a dialect (sqlstore.SQLite or sqlstore.PostgreSQL)")
 	}
-	s := &Store{db: db, d: d, table: contract.DefaultIdempotencyTable, now: time.Now}
-	for _, o := range opts {
-		o(s)
+	o, err := sqldb.Apply("idempotency", sqldb.Options{Table: contract.DefaultIdempotencyTable, Now: time.Now}, opts)
+	if err != nil {
+		return nil, err
 	}
-	if !sqldb.ValidTable(s.table, contract.IdempotencyExpirySuffix) {
-		return nil, fmt.Errorf("idempotency: table name %q: use at most %d letters, digits and underscores, not starting with a digit",
-			s.table, sqldb.MaxIdentifier-len(contract.IdempotencyExpirySuffix))
-	}
+	s := &Store{db: db, d: d, table: o.Table, owned: o.Owned, now: o.Now}
 	p, t := d.param, s.table
 	s.claim = "INSERT INTO " + t + " AS cur (message_id, state, claimed_by, recorded_at, expires_at) VALUES (" +
 		p(1) + ", '" + contract.IdempotencyClaimed + "', " + p(2) + ", " + p(3) + ", " + p(4) + ")" +
@@ -186,46 +184,10 @@ func (s *Store) Close() error {
 // (ErrNotIdempotencyTable otherwise, before any index is made on it). It
 // is idempotent, and concurrent calls from several processes are safe.
 func (s *Store) Migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
-	}
-	defer tx.Rollback() // after Commit it does nothing
-	if s.d.lock != "" {
-		// Concurrent CREATE ... IF NOT EXISTS can fail on PostgreSQL (a
-		// unique violation in its catalogue) unless serialised.
-		h := fnv.New64a()
-		h.Write([]byte("acemq idempotency " + s.table))
-		if _, err := tx.ExecContext(ctx, s.d.lock, int64(h.Sum64())); err != nil {
-			return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
-		}
-	}
 	ddl := strings.Split(fmt.Sprintf(s.d.create, s.table, s.table+contract.IdempotencyExpirySuffix), ";\n")
-	if _, err := tx.ExecContext(ctx, ddl[0]); err != nil {
-		return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
-	}
-	if err := s.checkColumns(ctx, tx); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, ddl[1]); err != nil {
-		return fmt.Errorf("idempotency: create index %s%s on %s: %w", s.table, contract.IdempotencyExpirySuffix, s.d, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("idempotency: create table %s on %s: %w", s.table, s.d, err)
-	}
-	return nil
-}
-
-func (s *Store) checkColumns(ctx context.Context, tx *sql.Tx) error {
-	have, missing, err := sqldb.MissingColumns(ctx, tx, s.table, columns)
-	if err != nil {
-		return fmt.Errorf("idempotency: read table %s: %w", s.table, err)
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%w: %s has columns %s, not %s (WithTable names another table)",
-			ErrNotIdempotencyTable, s.table, strings.Join(have, ", "), strings.Join(missing, ", "))
-	}
-	return nil
+	return sqldb.Migrate(ctx, s.db, sqldb.Schema{What: "idempotency", Table: s.table, Dialect: s.d,
+		Lock: s.d.lock, LockKey: sqldb.LockKey("acemq idempotency " + s.table),
+		Create: ddl[0], Index: ddl[1], Columns: columns, NotOurs: ErrNotIdempotencyTable})
 }
 
 // Claim implements idempotency.Store.

@@ -1,9 +1,9 @@
 // Package sqldb is what the SQL stores (schemaregistry/sqlregistry,
 // idempotency/sqlstore, outbox/sqlstore) share over database/sql, without
-// a driver: the check that a table of the store's name is the store's,
-// table names, and making a migrated store on a database just opened. The drivers are
-// opened by sqldb/sqlite and sqldb/postgres, which only the stores' own
-// driver packages import.
+// a driver: their options (Options), the making and checking of a table
+// (Migrate), and making a migrated store on a database just opened. The
+// drivers are opened by sqldb/sqlite and sqldb/postgres, which only the
+// stores' own driver packages import.
 package sqldb
 
 import (
@@ -17,9 +17,12 @@ type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// Migrator is a store: Migrate makes its tables.
+type Migrator interface{ Migrate(context.Context) error }
+
 // Migrated returns the store newStore makes on db, its tables made
 // (Migrate). When either fails, db is closed: no store owns it.
-func Migrated[S interface{ Migrate(context.Context) error }](ctx context.Context, db *sql.DB, newStore func(*sql.DB) (S, error)) (S, error) {
+func Migrated[S Migrator](ctx context.Context, db *sql.DB, newStore func(*sql.DB) (S, error)) (S, error) {
 	s, err := newStore(db)
 	if err == nil {
 		err = s.Migrate(ctx)

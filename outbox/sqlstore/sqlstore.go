@@ -41,7 +41,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
@@ -127,21 +126,23 @@ CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (published_at, created_at)`,
 	time: func(t time.Time) any { return t.UTC() },
 }
 
-// Option configures New.
-type Option func(*Store)
+// Option configures New; a bad value is New's error, naming the option.
+type Option func(*sqldb.Options) error
 
 // WithTable names the table (default contract.DefaultOutboxTable):
 // letters, digits and underscores, not starting with a digit, at most 55
 // bytes so that its index name fits PostgreSQL's 63. It is not quoted, so
 // PostgreSQL folds it to lower case, and not schema-qualified.
-func WithTable(name string) Option { return func(s *Store) { s.table = name } }
+func WithTable(name string) Option {
+	return Option(sqldb.WithTable(name, contract.OutboxPendingSuffix))
+}
 
 // WithClock sets the store's time (default time.Now): a test's clock.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+func WithClock(now func() time.Time) Option { return Option(sqldb.WithClock(now)) }
 
 // OwnDB makes the store's Close close its database too. sqlite.Open and
 // postgres.Open give it.
-func OwnDB() Option { return func(s *Store) { s.owned = true } }
+func OwnDB() Option { return Option(sqldb.OwnDB()) }
 
 // Store is an outbox.Store in a SQL table, safe for concurrent use.
 type Store struct {
@@ -165,14 +166,11 @@ func New(db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 	if d.create == "" {
 		return nil, errors.New("outbox: New needs a dialect (sqlstore.SQLite or sqlstore.PostgreSQL)")
 	}
-	s := &Store{db: db, d: d, table: contract.DefaultOutboxTable, now: time.Now}
-	for _, o := range opts {
-		o(s)
+	o, err := sqldb.Apply("outbox", sqldb.Options{Table: contract.DefaultOutboxTable, Now: time.Now}, opts)
+	if err != nil {
+		return nil, err
 	}
-	if !sqldb.ValidTable(s.table, contract.OutboxPendingSuffix) {
-		return nil, fmt.Errorf("outbox: table name %q: use at most %d letters, digits and underscores, not starting with a digit",
-			s.table, sqldb.MaxIdentifier-len(contract.OutboxPendingSuffix))
-	}
+	s := &Store{db: db, d: d, table: o.Table, owned: o.Owned, now: o.Now}
 	p, t := d.param, s.table
 	s.insert = "INSERT INTO " + t + " (exchange_name, routing_key, body, body_encoding, content_type, headers, created_at, attempts)" +
 		" VALUES (" + p(1) + ", " + p(2) + ", " + p(3) + ", " + p(4) + ", " + p(5) + ", " + p(6) + ", " + p(7) + ", 0) RETURNING id"
@@ -223,47 +221,15 @@ func (s *Store) Close() error {
 // otherwise, before any index is made on it). It is idempotent, and
 // concurrent calls from several processes are safe.
 func (s *Store) Migrate(ctx context.Context) error {
-	fail := func(what string, err error) error {
-		return fmt.Errorf("outbox: %s %s on %s: %w", what, s.table, s.d, err)
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fail("create table", err)
-	}
-	defer tx.Rollback() // after Commit it does nothing
-	if s.d.lock != "" {
-		// Concurrent CREATE ... IF NOT EXISTS can fail on PostgreSQL (a
-		// unique violation in its catalogue) unless serialised.
-		if _, err := tx.ExecContext(ctx, s.d.lock, s.lockKey("migrate")); err != nil {
-			return fail("create table", err)
-		}
-	}
 	ddl := strings.Split(fmt.Sprintf(s.d.create, s.table, s.table+contract.OutboxPendingSuffix), ";\n")
-	if _, err := tx.ExecContext(ctx, ddl[0]); err != nil {
-		return fail("create table", err)
-	}
-	have, missing, err := sqldb.MissingColumns(ctx, tx, s.table, columns)
-	if err != nil {
-		return fail("read table", err)
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%w: %s has columns %s, not %s (WithTable names another table)",
-			ErrNotOutboxTable, s.table, strings.Join(have, ", "), strings.Join(missing, ", "))
-	}
-	if _, err := tx.ExecContext(ctx, ddl[1]); err != nil {
-		return fail("create index for", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fail("create table", err)
-	}
-	return nil
+	return sqldb.Migrate(ctx, s.db, sqldb.Schema{What: "outbox", Table: s.table, Dialect: s.d,
+		Lock: s.d.lock, LockKey: s.lockKey("migrate"),
+		Create: ddl[0], Index: ddl[1], Columns: columns, NotOurs: ErrNotOutboxTable})
 }
 
 // lockKey is the advisory lock of one of the table's operations.
 func (s *Store) lockKey(what string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("acemq outbox " + what + " " + s.table))
-	return int64(h.Sum64())
+	return sqldb.LockKey("acemq outbox " + what + " " + s.table)
 }
 
 // Querier is what Write needs of a transaction: a *sql.Tx (or a *sql.DB

@@ -38,10 +38,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
-	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/acemq-go/acemq/contract"
@@ -96,21 +93,19 @@ var PostgreSQL = Dialect{
 	lock: `SELECT pg_advisory_xact_lock($1)`,
 }
 
-// Option configures New.
-type Option func(*Registry)
+// Option configures New; a bad value is New's error, naming the option.
+type Option func(*sqldb.Options) error
 
 // WithTable names the table (default contract.DefaultSchemaRegistryTable):
 // letters, digits and underscores, not starting with a digit, optionally
 // qualified by a schema ("registry.schemas"). It is not quoted, so
 // PostgreSQL folds it to lower case.
-func WithTable(name string) Option { return func(r *Registry) { r.table = name } }
+func WithTable(name string) Option { return Option(sqldb.WithQualifiedTable(name)) }
 
 // OwnDB makes the registry's Close close its database too. sqlite.Open and
 // postgres.Open give it; without it, the database given to New is the
 // caller's to close.
-func OwnDB() Option { return func(r *Registry) { r.owned = true } }
-
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+func OwnDB() Option { return Option(sqldb.OwnDB()) }
 
 // Registry is a schemaregistry.Registry in a SQL table, safe for
 // concurrent use.
@@ -138,14 +133,11 @@ func New(db *sql.DB, d Dialect, opts ...Option) (*Registry, error) {
 	if d.create == "" {
 		return nil, errors.New("schema registry: New needs a dialect (sqlregistry.SQLite or sqlregistry.PostgreSQL)")
 	}
-	r := &Registry{db: db, d: d, table: contract.DefaultSchemaRegistryTable,
-		ids: map[string]uint32{}, defs: map[uint32]string{}}
-	for _, o := range opts {
-		o(r)
+	o, err := sqldb.Apply("schema registry", sqldb.Options{Table: contract.DefaultSchemaRegistryTable}, opts)
+	if err != nil {
+		return nil, err
 	}
-	if !identifier.MatchString(r.table) {
-		return nil, fmt.Errorf("schema registry: table name %q: use letters, digits and underscores (optionally schema.table)", r.table)
-	}
+	r := &Registry{db: db, d: d, table: o.Table, owned: o.Owned, ids: map[string]uint32{}, defs: map[uint32]string{}}
 	p := d.param
 	r.selectID = "SELECT id FROM " + r.table + " WHERE fingerprint = " + p(1)
 	r.selectDef = "SELECT definition FROM " + r.table + " WHERE id = " + p(1)
@@ -173,40 +165,9 @@ func (r *Registry) Close() error {
 // one has the registry's columns (ErrNotRegistryTable otherwise). It is
 // idempotent, and concurrent calls from several processes are safe.
 func (r *Registry) Migrate(ctx context.Context) error {
-	if err := r.create(ctx); err != nil {
-		return fmt.Errorf("schema registry: create table %s on %s: %w", r.table, r.d, err)
-	}
-	have, missing, err := sqldb.MissingColumns(ctx, r.db, r.table, columns)
-	if err != nil {
-		return fmt.Errorf("schema registry: read table %s: %w", r.table, err)
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%w: %s has columns %s, not %s (WithTable names another table)",
-			ErrNotRegistryTable, r.table, strings.Join(have, ", "), strings.Join(missing, ", "))
-	}
-	return nil
-}
-
-func (r *Registry) create(ctx context.Context) error {
-	ddl := fmt.Sprintf(r.d.create, r.table)
-	if r.d.lock == "" {
-		_, err := r.db.ExecContext(ctx, ddl)
-		return err
-	}
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() // after Commit it does nothing
-	h := fnv.New64a()
-	h.Write([]byte("acemq schema registry " + r.table))
-	if _, err := tx.ExecContext(ctx, r.d.lock, int64(h.Sum64())); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, ddl); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return sqldb.Migrate(ctx, r.db, sqldb.Schema{What: "schema registry", Table: r.table, Dialect: r.d,
+		Lock: r.d.lock, LockKey: sqldb.LockKey("acemq schema registry " + r.table),
+		Create: fmt.Sprintf(r.d.create, r.table), Columns: columns, NotOurs: ErrNotRegistryTable})
 }
 
 // Register implements schemaregistry.Registry: the id of definition,

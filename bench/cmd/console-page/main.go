@@ -25,8 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/admin"
+	"github.com/acemq-go/acemq/bench/internal/brokerflags"
 	"github.com/acemq-go/acemq/console"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
@@ -34,38 +33,26 @@ import (
 
 func main() {
 	var (
-		amqpURL = flag.String("url", envOr("ACEMQ_TEST_URL", "amqp://guest:guest@localhost:5672/"), "the broker")
-		mgmtURL = flag.String("management-url", os.Getenv("ACEMQ_TEST_MANAGEMENT_URL"), "its management API (default: the AMQP host on port 15672)")
-		small   = flag.Int("small", 100, "dead letters of the small queue")
-		large   = flag.Int("large", 10000, "dead letters of the large queue")
+		broker = brokerflags.Register()
+		small  = flag.Int("small", 100, "dead letters of the small queue")
+		large  = flag.Int("large", 10000, "dead letters of the large queue")
 	)
 	flag.Parse()
 	// A first view of one message warms the process (connections to the
 	// management API, templates) before the two measured.
-	if err := run(*amqpURL, *mgmtURL, []int{1, *small, *large}); err != nil {
+	if err := run(broker, []int{1, *small, *large}); err != nil {
 		fmt.Fprintln(os.Stderr, "console-page:", err)
 		os.Exit(1)
 	}
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func run(amqpURL, mgmtURL string, depths []int) error {
+func run(broker brokerflags.Broker, depths []int) error {
 	ctx := context.Background()
-	conn, err := acemq.Connect(ctx, amqpURL, acemq.WithConnectionName("console-page bench"))
+	conn, endpoint, err := broker.Connect(ctx, "console-page bench")
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	endpoint, err := admin.EndpointFor(amqpURL, mgmtURL)
-	if err != nil {
-		return err
-	}
 	tr := conn.Transport()
 	var first []time.Duration
 	for _, n := range depths {

@@ -30,8 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acemq-go/acemq"
-	"github.com/acemq-go/acemq/admin"
+	"github.com/acemq-go/acemq/bench/internal/brokerflags"
 	"github.com/acemq-go/acemq/console"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
@@ -39,29 +38,21 @@ import (
 
 func main() {
 	var (
-		amqpURL  = flag.String("url", envOr("ACEMQ_TEST_URL", "amqp://guest:guest@localhost:5672/"), "the broker")
-		mgmtURL  = flag.String("management-url", os.Getenv("ACEMQ_TEST_MANAGEMENT_URL"), "its management API (default: the AMQP host on port 15672)")
+		broker   = brokerflags.Register()
 		cli      = flag.String("cli", "acemq", "the acemq binary")
 		messages = flag.Int("messages", 10000, "dead letters per replay")
 		rounds   = flag.Int("rounds", 3, "rounds of each")
 	)
 	flag.Parse()
-	if err := run(*amqpURL, *mgmtURL, *cli, *messages, *rounds); err != nil {
+	if err := run(broker, *cli, *messages, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "console-replay:", err)
 		os.Exit(1)
 	}
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func run(amqpURL, mgmtURL, cli string, messages, rounds int) error {
+func run(broker brokerflags.Broker, cli string, messages, rounds int) error {
 	ctx := context.Background()
-	conn, err := acemq.Connect(ctx, amqpURL, acemq.WithConnectionName("console-replay bench"))
+	conn, endpoint, err := broker.Connect(ctx, "console-replay bench")
 	if err != nil {
 		return err
 	}
@@ -74,10 +65,6 @@ func run(amqpURL, mgmtURL, cli string, messages, rounds int) error {
 			return err
 		}
 		defer tr.DeleteQueue(context.Background(), q)
-	}
-	endpoint, err := admin.EndpointFor(amqpURL, mgmtURL)
-	if err != nil {
-		return err
 	}
 	s, err := console.New(console.Config{Conn: conn, Endpoint: endpoint})
 	if err != nil {
@@ -99,7 +86,7 @@ func run(amqpURL, mgmtURL, cli string, messages, rounds int) error {
 			return err
 		}
 		start := time.Now()
-		out, err := exec.Command(cli, "dlq", "replay", dlq, "--url", amqpURL).CombinedOutput()
+		out, err := exec.Command(cli, "dlq", "replay", dlq, "--url", broker.URL()).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%s dlq replay: %w\n%s", cli, err, out)
 		}

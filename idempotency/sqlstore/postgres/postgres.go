@@ -14,10 +14,8 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
-	"github.com/acemq-go/acemq/internal/sqldb"
 	pgdb "github.com/acemq-go/acemq/internal/sqldb/postgres"
 )
 
@@ -25,11 +23,7 @@ import (
 // "host=... dbname=..." string) and returns a migrated store in it that
 // owns the pool: its Close closes it.
 func Open(ctx context.Context, url string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
-	db, err := OpenDB(url)
-	if err != nil {
-		return nil, err
-	}
-	return sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlstore.Store, error) {
+	return pgdb.OpenMigrated(ctx, "idempotency", url, func(db *sql.DB) (*sqlstore.Store, error) {
 		return sqlstore.New(db, sqlstore.PostgreSQL, append(opts, sqlstore.OwnDB())...)
 	})
 }
@@ -37,9 +31,5 @@ func Open(ctx context.Context, url string, opts ...sqlstore.Option) (*sqlstore.S
 // OpenDB returns a pool of connections to url, for sqlstore.New with
 // sqlstore.PostgreSQL. It connects only when first used.
 func OpenDB(url string) (*sql.DB, error) {
-	db, err := pgdb.Open(url)
-	if err != nil {
-		return nil, fmt.Errorf("idempotency: %w", err)
-	}
-	return db, nil
+	return pgdb.OpenFor("idempotency", url)
 }

@@ -12,10 +12,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/acemq-go/acemq/idempotency/sqlstore"
-	"github.com/acemq-go/acemq/internal/sqldb"
 
 	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
 )
@@ -30,25 +28,13 @@ const BusyTimeoutMillis = sqlitedb.BusyTimeoutMillis
 // are put in WAL mode; an in-memory database lives in one connection, so
 // the pool is held to that one.
 func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
-	db, err := OpenDB(path)
-	if err != nil {
-		return nil, err
-	}
-	s, err := sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlstore.Store, error) {
+	return sqlitedb.OpenMigrated(ctx, "idempotency", path, func(db *sql.DB) (*sqlstore.Store, error) {
 		return sqlstore.New(db, sqlstore.SQLite, append(opts, sqlstore.OwnDB())...)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
-	}
-	return s, nil
 }
 
 // OpenDB opens the SQLite database at path (as Open takes it) with the
 // settings Open uses, for sqlstore.New with sqlstore.SQLite.
 func OpenDB(path string) (*sql.DB, error) {
-	db, err := sqlitedb.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("idempotency: %w", err)
-	}
-	return db, nil
+	return sqlitedb.OpenFor("idempotency", path)
 }

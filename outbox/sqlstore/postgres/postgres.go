@@ -19,7 +19,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/acemq-go/acemq/internal/sqldb"
 	pgdb "github.com/acemq-go/acemq/internal/sqldb/postgres"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
@@ -29,11 +28,7 @@ import (
 // "host=... dbname=..." string) and returns a migrated store in it that
 // owns the pool: its Close closes it.
 func Open(ctx context.Context, url string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
-	db, err := OpenDB(url)
-	if err != nil {
-		return nil, err
-	}
-	return sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlstore.Store, error) {
+	return pgdb.OpenMigrated(ctx, "outbox", url, func(db *sql.DB) (*sqlstore.Store, error) {
 		return sqlstore.New(db, sqlstore.PostgreSQL, append(opts, sqlstore.OwnDB())...)
 	})
 }
@@ -41,11 +36,7 @@ func Open(ctx context.Context, url string, opts ...sqlstore.Option) (*sqlstore.S
 // OpenDB returns a pool of connections to url, for sqlstore.New with
 // sqlstore.PostgreSQL. It connects only when first used.
 func OpenDB(url string) (*sql.DB, error) {
-	db, err := pgdb.Open(url)
-	if err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
-	}
-	return db, nil
+	return pgdb.OpenFor("outbox", url)
 }
 
 // Write adds m to store's outbox in tx, the caller's pgx transaction, and

@@ -11,9 +11,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
-	"github.com/acemq-go/acemq/internal/sqldb"
 	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
 )
@@ -24,26 +22,14 @@ import (
 // service writes its records in transactions of store.DB() (or of its own
 // *sql.DB on the same file, opened with OpenDB).
 func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*sqlstore.Store, error) {
-	db, err := OpenDB(path)
-	if err != nil {
-		return nil, err
-	}
-	s, err := sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlstore.Store, error) {
+	return sqlitedb.OpenMigrated(ctx, "outbox", path, func(db *sql.DB) (*sqlstore.Store, error) {
 		return sqlstore.New(db, sqlstore.SQLite, append(opts, sqlstore.OwnDB())...)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
-	}
-	return s, nil
 }
 
 // OpenDB opens the SQLite database at path (as Open takes it) with the
 // settings Open uses (WAL, a busy timeout), for sqlstore.New with
 // sqlstore.SQLite.
 func OpenDB(path string) (*sql.DB, error) {
-	db, err := sqlitedb.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
-	}
-	return db, nil
+	return sqlitedb.OpenFor("outbox", path)
 }

@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +91,8 @@ func TestNewRefuses(t *testing.T) {
 	for _, name := range []string{"", "1x", "x; DROP TABLE y", `"x"`, "s.x", "x-2", "x2345678901234567890123456789012345678901234567890123456"} {
 		if _, err := sqlstore.New(db, sqlstore.SQLite, sqlstore.WithTable(name)); err == nil {
 			t.Errorf("New took the table name %q", name)
+		} else if want := fmt.Sprintf("outbox: New: WithTable(%q): ", name); !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("New with the table name %q: %v, want the error of the option, %s...", name, err, want)
 		}
 	}
 	if _, err := sqlite.Open(t.Context(), ""); err == nil {

@@ -14,9 +14,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
-	"github.com/acemq-go/acemq/internal/sqldb"
 	pgdb "github.com/acemq-go/acemq/internal/sqldb/postgres"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
 )
@@ -25,11 +23,7 @@ import (
 // "host=... dbname=..." string, as pgx reads them) and returns a migrated
 // registry in it that owns the connection pool: its Close closes it.
 func Open(ctx context.Context, url string, opts ...sqlregistry.Option) (*sqlregistry.Registry, error) {
-	db, err := OpenDB(url)
-	if err != nil {
-		return nil, err
-	}
-	return sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlregistry.Registry, error) {
+	return pgdb.OpenMigrated(ctx, "schema registry", url, func(db *sql.DB) (*sqlregistry.Registry, error) {
 		return sqlregistry.New(db, sqlregistry.PostgreSQL, append(opts, sqlregistry.OwnDB())...)
 	})
 }
@@ -37,9 +31,5 @@ func Open(ctx context.Context, url string, opts ...sqlregistry.Option) (*sqlregi
 // OpenDB returns a pool of connections to url, for sqlregistry.New with
 // sqlregistry.PostgreSQL. It connects only when first used.
 func OpenDB(url string) (*sql.DB, error) {
-	db, err := pgdb.Open(url)
-	if err != nil {
-		return nil, fmt.Errorf("schema registry: %w", err)
-	}
-	return db, nil
+	return pgdb.OpenFor("schema registry", url)
 }

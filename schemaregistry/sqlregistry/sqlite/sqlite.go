@@ -11,9 +11,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
-	"github.com/acemq-go/acemq/internal/sqldb"
 	"github.com/acemq-go/acemq/schemaregistry/sqlregistry"
 
 	sqlitedb "github.com/acemq-go/acemq/internal/sqldb/sqlite"
@@ -31,25 +29,13 @@ const BusyTimeoutMillis = sqlitedb.BusyTimeoutMillis
 // (SQLite gives each connection its own), so the pool is held to that one:
 // it holds its schemas for as long as the registry is open.
 func Open(ctx context.Context, path string, opts ...sqlregistry.Option) (*sqlregistry.Registry, error) {
-	db, err := OpenDB(path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := sqldb.Migrated(ctx, db, func(db *sql.DB) (*sqlregistry.Registry, error) {
+	return sqlitedb.OpenMigrated(ctx, "schema registry", path, func(db *sql.DB) (*sqlregistry.Registry, error) {
 		return sqlregistry.New(db, sqlregistry.SQLite, append(opts, sqlregistry.OwnDB())...)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%w (SQLite database %s)", err, path)
-	}
-	return r, nil
 }
 
 // OpenDB opens the SQLite database at path (as Open takes it) with the
 // settings Open uses, for sqlregistry.New with sqlregistry.SQLite.
 func OpenDB(path string) (*sql.DB, error) {
-	db, err := sqlitedb.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("schema registry: %w", err)
-	}
-	return db, nil
+	return sqlitedb.OpenFor("schema registry", path)
 }

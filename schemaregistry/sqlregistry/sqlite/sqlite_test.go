@@ -3,7 +3,9 @@ package sqlite_test
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -122,6 +124,8 @@ func TestNewRefuses(t *testing.T) {
 	for _, name := range []string{"", "1schemas", "schemas; DROP TABLE x", `"schemas"`, "a.b.c", "schemas-2"} {
 		if _, err := sqlregistry.New(db, sqlregistry.SQLite, sqlregistry.WithTable(name)); err == nil {
 			t.Errorf("New took the table name %q", name)
+		} else if want := fmt.Sprintf("schema registry: New: WithTable(%q): ", name); !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("New with the table name %q: %v, want the error of the option, %s...", name, err, want)
 		}
 	}
 	for _, name := range []string{"schemas", "_s2", "main.acemq_schemas"} {
