@@ -65,12 +65,12 @@ func TestInfoListsWhatTheServiceUses(t *testing.T) {
 			}
 		}, []string{"scheduler"}},
 		{"a publisher of the encryption codec", func(t *testing.T, conn *acemq.Conn) {
-			if _, err := acemq.NewPublisher[string](conn, "", acemq.WithCodec(encryption.Codec(keyring, acemq.JSON))); err != nil {
+			if _, err := acemq.NewPublisher[string](conn, "", acemq.WithCodec(encrypted(t, keyring))); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"encryption"}},
 		{"a consumer of the claim-check codec around the encryption codec, among others", func(t *testing.T, conn *acemq.Conn) {
-			inner, err := claimcheck.New(encryption.Codec(keyring, acemq.JSON), &claimcheck.Memory{})
+			inner, err := claimcheck.New(encrypted(t, keyring), &claimcheck.Memory{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,10 @@ func TestInfoListsWhatTheServiceUses(t *testing.T) {
 			}
 		}, []string{"claim-check"}},
 		{"an idempotent consumer, once it has handled a message", func(t *testing.T, conn *acemq.Conn) {
-			h := idempotency.Handler(idempotency.NewMemory(nil), func(context.Context, acemq.Message[string]) acemq.Decision { return acemq.Accept() })
+			h, err := idempotency.Handler(idempotency.NewMemory(nil), func(context.Context, acemq.Message[string]) acemq.Decision { return acemq.Accept() })
+			if err != nil {
+				t.Fatal(err)
+			}
 			c := consume(t, conn, "payments", h)
 			if got := capabilities(t, serve(t, conn, nil)); slices.Contains(got, "idempotent-consumer") {
 				t.Errorf("before its first message: %q, want no idempotent-consumer yet", got)
@@ -125,5 +128,15 @@ func consume[T any](t *testing.T, conn *acemq.Conn, queue string, h acemq.Handle
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = c.Close(context.Background()) })
+	return c
+}
+
+// encrypted is JSON encrypted with keyring.
+func encrypted(t *testing.T, keyring *encryption.Keyring) acemq.Codec {
+	t.Helper()
+	c, err := encryption.NewCodec(keyring, acemq.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
