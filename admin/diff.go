@@ -2,6 +2,7 @@ package admin
 
 import (
 	"fmt"
+	"github.com/acemq-go/acemq/internal/brokerversion"
 	"maps"
 	"reflect"
 	"slices"
@@ -91,11 +92,17 @@ type differ struct {
 	planned       map[string]transport.Queue
 	exclusive     map[string]bool
 	rungSources   map[string]bool // source queues bound to acemq.retry
+	// maxAgeByValue: the broker takes x-max-age renderings of one age as
+	// the same (RabbitMQ 4.3), so "7D" over "604800s" is no difference.
+	maxAgeByValue bool
 }
 
 func newDiffer(plan []transport.Declaration, live State) *differ {
 	d := &differ{liveExchanges: map[string]Exchange{}, liveQueues: map[string]transport.Queue{}, liveBindings: map[transport.Binding]bool{},
 		planned: map[string]transport.Queue{}, exclusive: map[string]bool{}, rungSources: map[string]bool{}}
+	if v, err := brokerversion.Parse(live.RabbitMQVersion); err == nil {
+		d.maxAgeByValue = !v.ComparesMaxAgeAsText()
+	}
 	for _, e := range live.Exchanges {
 		d.liveExchanges[e.Name] = e
 	}
@@ -156,7 +163,7 @@ func (d *differ) queue(q transport.Queue) (Finding, bool) {
 	if !ok {
 		return missingQueue(q.Name, d.planned, d.rungSources), true
 	}
-	diffs := queueDifferences(q, got)
+	diffs := queueDifferences(q, got, d.maxAgeByValue)
 	if len(diffs) == 0 {
 		return Finding{}, false
 	}
@@ -310,7 +317,7 @@ func exchangeDifferences(want transport.Exchange, got Exchange) []string {
 	return diffs
 }
 
-func queueDifferences(want, got transport.Queue) []string {
+func queueDifferences(want, got transport.Queue, maxAgeByValue bool) []string {
 	var diffs []string
 	if want.Type != got.Type {
 		diffs = append(diffs, fmt.Sprintf("type is %s on the broker, %s in the file", got.Type, want.Type))
@@ -340,11 +347,25 @@ func queueDifferences(want, got transport.Queue) []string {
 			diffs = append(diffs, fmt.Sprintf("%s is absent on the broker, %s in the file", k, show(w)))
 		case !inFile:
 			diffs = append(diffs, fmt.Sprintf("%s is %s on the broker, absent in the file", k, show(g)))
+		case k == contract.ArgMaxAge && maxAgeByValue && sameMaxAge(w, g):
 		case !sameValue(w, g):
 			diffs = append(diffs, fmt.Sprintf("%s is %s on the broker, %s in the file", k, show(g), show(w)))
 		}
 	}
 	return diffs
+}
+
+// sameMaxAge reports whether two x-max-age values are valid renderings of
+// one age ("7D" and "604800s").
+func sameMaxAge(a, b any) bool {
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	if !aok || !bok {
+		return false
+	}
+	ad, aok := contract.ParseMaxAge(as)
+	bd, bok := contract.ParseMaxAge(bs)
+	return aok && bok && ad == bd
 }
 
 // show writes an argument value as FormatTable does: strings quoted.

@@ -346,3 +346,29 @@ func TestDiffSaysWhatARungOfTheOtherKindMeans(t *testing.T) {
 		t.Errorf("unplanned %t, conflicts %q: want an unplanned rung that does not stop apply", f.Unplanned(), r.Conflicts())
 	}
 }
+
+// A stream declared with x-max-age "604800s" and planned as "7D": RabbitMQ
+// 4.3 takes one for the other (its management API shows the first
+// declaration's text), so the plan is in sync there; earlier versions
+// compare the text, and redeclaring it fails.
+func TestDiffComparesMaxAgeAsTheBrokerDoes(t *testing.T) {
+	stream := transport.Queue{Name: "events", Type: transport.Stream, Durable: true,
+		Arguments: transport.Table{contract.ArgMaxAge: "7D"}}
+	plan := []transport.Declaration{stream}
+	for _, tt := range []struct {
+		version string
+		live    string
+		inSync  bool
+	}{
+		{"4.3.6", "604800s", true}, {"4.3.6", "7D", true}, {"4.3.6", "6D", false},
+		{"4.0.5", "604800s", false}, {"3.10.8", "604800s", false}, {"", "604800s", false}, {"4.0.5", "7D", true},
+	} {
+		live := brokerHolding(plan)
+		queue(&live, "events").Arguments[contract.ArgMaxAge] = tt.live
+		live.RabbitMQVersion = tt.version
+		r := Diff(plan, live)
+		if r.InSync() != tt.inSync {
+			t.Errorf("RabbitMQ %q holding x-max-age %q, planned %q: in sync %t, want %t (%v)", tt.version, tt.live, "7D", r.InSync(), tt.inSync, kinds(r))
+		}
+	}
+}

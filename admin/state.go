@@ -32,6 +32,9 @@ type State struct {
 	// Stats are each queue's depth, consumers and rates, by name, as the
 	// management API last sampled them.
 	Stats map[string]QueueStats
+	// RabbitMQVersion is the broker's version ("4.3.6"), which decides how
+	// it compares some arguments (Diff).
+	RabbitMQVersion string
 }
 
 // QueueStats are a queue's depth, consumers and message rates. The rates
@@ -97,8 +100,12 @@ func Read(ctx context.Context, e Endpoint) (State, error) {
 	if err != nil {
 		return State{}, readError(e, "bindings", err)
 	}
+	overview, err := c.Overview()
+	if err != nil {
+		return State{}, readError(e, "the overview", err)
+	}
 
-	s := State{Stats: make(map[string]QueueStats, len(queues))}
+	s := State{Stats: make(map[string]QueueStats, len(queues)), RabbitMQVersion: overview.RabbitMQVersion}
 	for _, x := range exchanges {
 		s.Exchanges = append(s.Exchanges, Exchange{Name: x.Name, Type: transport.ExchangeType(x.Type),
 			Durable: x.Durable, AutoDelete: bool(x.AutoDelete), Internal: x.Internal})

@@ -1,7 +1,9 @@
 package contract
 
 import (
+	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -23,6 +25,31 @@ const (
 	// Python and Ruby have it.
 	DefaultStreamPrefetch = 10
 )
+
+// maxAgeUnits are x-max-age's units, as RabbitMQ counts them: a month is
+// 30 days, a year 365.
+var maxAgeUnits = map[byte]time.Duration{'Y': 365 * 24 * time.Hour, 'M': 30 * 24 * time.Hour, 'D': 24 * time.Hour,
+	'h': time.Hour, 'm': time.Minute, 's': time.Second}
+
+// ParseMaxAge reads x-max-age as RabbitMQ takes it: a positive whole
+// number (leading zeros allowed) of years, months, days, hours, minutes or
+// seconds, such as "7D" or "604800s". ok is false for anything else, and
+// for an age too long for a time.Duration.
+func ParseMaxAge(s string) (d time.Duration, ok bool) {
+	if len(s) < 2 {
+		return 0, false
+	}
+	unit, found := maxAgeUnits[s[len(s)-1]]
+	digits := s[:len(s)-1]
+	if !found || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n < 1 || n > int64(math.MaxInt64/unit) {
+		return 0, false
+	}
+	return time.Duration(n) * unit, true
+}
 
 // RenderMaxAge writes a stream's retention as x-max-age in the largest
 // whole unit of D, h, m and s, as the Go, Python and Ruby libraries do:

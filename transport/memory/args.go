@@ -3,7 +3,6 @@ package memory
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 
@@ -199,24 +198,16 @@ func checkQueueVersion(v any, _ transport.Table) (string, bool) {
 	return "", true
 }
 
-// maxAge is what RabbitMQ takes as a stream's x-max-age: a positive whole
-// number of years, months, days, hours, minutes or seconds.
-var maxAge = regexp.MustCompile(`^0*[1-9][0-9]*[YMDhms]$`)
-
 func checkMaxAge(v any, _ transport.Table) (string, bool) {
 	s, ok := v.(string)
 	if !ok {
 		return unacceptable(v), false
 	}
-	if !maxAge.MatchString(s) {
+	if _, ok := contract.ParseMaxAge(s); !ok {
 		return "invalid_max_age", false
 	}
 	return "", true
 }
-
-// maxAgeUnits are x-max-age's units in seconds, as RabbitMQ counts them: a
-// month is 30 days, a year 365.
-var maxAgeUnits = map[byte]int64{'Y': 365 * 86400, 'M': 30 * 86400, 'D': 86400, 'h': 3600, 'm': 60, 's': 1}
 
 // keptArgs are the arguments as the queue keeps and compares them: RabbitMQ
 // 4.3 turns a valid x-max-age into milliseconds ("7D" is kept as
@@ -224,15 +215,15 @@ var maxAgeUnits = map[byte]int64{'Y': 365 * 86400, 'M': 30 * 86400, 'D': 86400, 
 // compare the text. An invalid one stays as it came.
 func keptArgs(em *emulation, args transport.Table) transport.Table {
 	s, ok := args[contract.ArgMaxAge].(string)
-	if !em.v43 || !ok || !maxAge.MatchString(s) {
+	if !em.v43 || !ok {
 		return args
 	}
-	n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
-	if err != nil {
-		return args // more digits than RabbitMQ would take either
+	d, ok := contract.ParseMaxAge(s)
+	if !ok {
+		return args
 	}
 	kept := maps.Clone(args)
-	kept[contract.ArgMaxAge] = strconv.FormatInt(n*maxAgeUnits[s[len(s)-1]]*1000, 10)
+	kept[contract.ArgMaxAge] = strconv.FormatInt(d.Milliseconds(), 10)
 	return kept
 }
 
