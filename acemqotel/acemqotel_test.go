@@ -42,7 +42,7 @@ func newTracing(t *testing.T) tracing {
 	return tracing{provider: tp, recorder: r}
 }
 
-func (tr tracing) observer() acemq.Option {
+func (tr tracing) observer() acemq.ConnOption {
 	return acemq.WithObserver(acemqotel.New(acemqotel.WithTracerProvider(tr.provider)))
 }
 
