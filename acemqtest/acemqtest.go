@@ -53,7 +53,11 @@ func NewBroker(t testing.TB, opts ...memory.Option) *Broker {
 	_, _ = rand.Read(suffix)
 	name := "acemqtest-" + hex.EncodeToString(suffix)
 	clock := memory.NewManualClock(time.Now().UTC().Truncate(time.Millisecond))
-	b := &Broker{URL: "memory://" + name, Clock: clock, broker: memory.NewBroker(append(slices.Clip(opts), memory.WithClock(clock))...)}
+	broker, err := memory.Open(append(slices.Clip(opts), memory.WithClock(clock))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Broker{URL: "memory://" + name, Clock: clock, broker: broker}
 	if err := memory.Register(name, b.broker); err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,9 @@ func New(inner acemq.Codec, store Store, opts ...Option) (*Codec, error) {
 	}
 	c := &Codec{inner: inner, store: store, threshold: DefaultThreshold, timeout: DefaultTimeout}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: a nil Option", ErrInvalidOption)
+		}
 		if err := o(c); err != nil {
 			return nil, err
 		}
