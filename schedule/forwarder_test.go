@@ -72,6 +72,9 @@ func TestForwarderIsAConsumer(t *testing.T) {
 	}
 	b.Advance(10 * time.Second)
 	settled(t, f, 1)
+	// The delivery counts as forwarded before it is acked; the accept is
+	// counted after the observer is told of it.
+	acemqtest.WaitFor(t, f.Consumer, "the accept", func(s acemq.Stats) bool { return s.Accepted >= 1 })
 	for _, want := range []string{"acemq.schedule/acemq.schedule.10s/" + string(contract.PublishConfirmed),
 		"/reminders/" + string(contract.PublishConfirmed)} {
 		if !rec.has(&rec.published, want) {
