@@ -82,6 +82,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -162,13 +163,8 @@ func WithPropagator(p propagation.TextMapPropagator) Option {
 // nothing. It fails only on an option out of range.
 func New(opts ...Option) (*Tracer, error) {
 	o := options{provider: otel.GetTracerProvider(), propagator: propagation.TraceContext{}}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, errors.New("acemqotel: a nil Option")
-		}
-		if err := opt(&o); err != nil {
-			return nil, fmt.Errorf("acemqotel: %w", err)
-		}
+	if err := option.ApplyFuncs(&o, opts); err != nil {
+		return nil, fmt.Errorf("acemqotel: %w", err)
 	}
 	return &Tracer{
 		tracer:     o.provider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),

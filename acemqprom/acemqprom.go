@@ -94,6 +94,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/outbox"
 )
 
@@ -280,13 +281,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		return nil, errors.New("acemqprom: the Registerer is nil")
 	}
 	o := options{namespace: DefaultNamespace, buckets: prometheus.DefBuckets}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, errors.New("acemqprom: a nil Option")
-		}
-		if err := opt(&o); err != nil {
-			return nil, fmt.Errorf("acemqprom: %w", err)
-		}
+	if err := option.ApplyFuncs(&o, opts); err != nil {
+		return nil, fmt.Errorf("acemqprom: %w", err)
 	}
 	b := builder{ns: o.namespace, buckets: o.buckets, byName: map[string]contract.Metric{}}
 	for _, m := range contract.Metrics() {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 )
 
 // The probes the root package's handlers answer, kept beside the family's
@@ -96,13 +97,8 @@ func New(conn *acemq.Conn, opts ...Option) (http.Handler, error) {
 		return nil, errors.New("actuator: the Conn is nil")
 	}
 	c := config{healthTimeout: DefaultHealthTimeout, slowRoundTrip: DefaultSlowRoundTrip}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errors.New("actuator: a nil Option")
-		}
-		if err := o(&c); err != nil {
-			return nil, fmt.Errorf("actuator: %w", err)
-		}
+	if err := option.ApplyFuncs(&c, opts); err != nil {
+		return nil, fmt.Errorf("actuator: %w", err)
 	}
 	switch {
 	case c.healthTimeout <= 0:

@@ -42,3 +42,21 @@ func Apply[C, O any](c *C, opts []O, setting func(O) Setting[C]) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ApplyFuncs applies each of opts to c, in order, for a package whose one
+// constructor takes options that are functions (func(*C) error): the
+// first error stops it, and a nil option is an error, never a call of nil.
+func ApplyFuncs[C any, O ~func(*C) error](c *C, opts []O) error {
+	for _, opt := range opts {
+		if opt == nil {
+			return ErrNil
+		}
+		if err := opt(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrNil is ApplyFuncs's error for a nil option.
+var ErrNil = errors.New("a nil Option")

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -127,13 +128,8 @@ func NewBroker(opts ...Option) *Broker {
 // emulate.
 func Open(opts ...Option) (*Broker, error) {
 	o := brokerOptions{clock: SystemClock, consumerTimeout: defaultConsumerTimeout, settleTimeout: defaultSettleTimeout, em: emulations[0]}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, errors.New("memory: a nil Option")
-		}
-		if err := opt(&o); err != nil {
-			return nil, fmt.Errorf("memory: %w", err)
-		}
+	if err := option.ApplyFuncs(&o, opts); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	if o.clock == nil {
 		o.clock = SystemClock
