@@ -39,11 +39,11 @@ type config struct {
 	consume  []acemq.ConsumeOption
 }
 
-// configure applies opts, through setting, over the defaults; its error
-// names the constructor by.
-func configure[O any](opts []O, setting func(O) setting, by string) (config, error) {
+// configure applies opts, through their settings (of), over the
+// defaults; its error names the constructor by.
+func configure[O any](opts []O, of func(O) setting, by string) (config, error) {
 	c := config{exchange: contract.ScheduleExchange, clock: acemq.SystemClock, logger: slog.New(slog.DiscardHandler)}
-	if err := option.Apply(&c, opts, setting); err != nil {
+	if err := option.Apply(&c, opts, of); err != nil {
 		return config{}, fmt.Errorf("schedule: %s: %w", by, err)
 	}
 	return c, nil
