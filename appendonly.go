@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -41,11 +42,11 @@ type AppendOnly struct {
 
 // WithAppendOnly makes the consumer one of an append-only queue (see
 // AppendOnly).
-func WithAppendOnly(a AppendOnly) Option {
-	return option("WithAppendOnly", forConsumer, func(o *options) error {
+func WithAppendOnly(a AppendOnly) ConsumeOption {
+	return consumeOption(option.Named("WithAppendOnly", func(o *options) error {
 		o.cons.appendOnly = &a
 		return nil
-	})
+	}))
 }
 
 // appendOnlySetup is the subscription's Setup of an append-only consumer:

@@ -52,7 +52,7 @@ func deleteQueues(tr transport.Transport, q string, policy acemq.RetryPolicy) {
 	}
 }
 
-func connect(t *testing.T, opts ...acemq.Option) *acemq.Conn {
+func connect(t *testing.T, opts ...acemq.ConnectOption) *acemq.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -69,7 +69,7 @@ func connect(t *testing.T, opts ...acemq.Option) *acemq.Conn {
 
 // consume starts a consumer of q, closed when the test ends (a consumer the
 // test closes itself is closed once).
-func consume(t *testing.T, conn *acemq.Conn, q string, h acemq.Handler[item], opts ...acemq.Option) *acemq.Consumer {
+func consume(t *testing.T, conn *acemq.Conn, q string, h acemq.Handler[item], opts ...acemq.ConsumeOption) *acemq.Consumer {
 	t.Helper()
 	c, err := acemq.Consume(context.Background(), conn, q, h, opts...)
 	if err != nil {

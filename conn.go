@@ -86,12 +86,13 @@ func CredentialsFromFiles(usernameFile, passwordFile string) Credentials {
 // appears in an error, a log line or String. For any other broker, such as
 // the in-process one of package transport/memory, open its transport and
 // pass it to New: a program that only uses RabbitMQ never links the others.
-func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) {
+func Connect(ctx context.Context, rawURL string, opts ...ConnectOption) (*Conn, error) {
 	redacted := rabbitmq.RedactURL(rawURL)
-	o, err := newConnectOptions(opts, "Connect", forDialing|forConn, "connect to "+redacted)
-	if err != nil {
+	var all options
+	if err := configure(&all, opts, ConnectOption.connectSetting, "connect to "+redacted); err != nil {
 		return nil, err
 	}
+	o := withConnDefaults(all.conn)
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("acemq: connect: the URL %s does not parse", redacted)
@@ -115,26 +116,21 @@ func Connect(ctx context.Context, rawURL string, opts ...Option) (*Conn, error) 
 // driver: the in-process broker (memory.NewBroker().Connect()), or any other
 // transport.Transport. The Conn owns t: closing the Conn closes it. The
 // options that configure a RabbitMQ connection (TLS, credentials, fallback
-// URLs, the connection name) belong to Connect, and New refuses them.
-func New(t transport.Transport, opts ...Option) (*Conn, error) {
+// URLs, the connection name) are ConnectOptions, which New does not take.
+func New(t transport.Transport, opts ...ConnOption) (*Conn, error) {
 	if t == nil {
 		return nil, errors.New("acemq: new: the transport is nil")
 	}
-	o, err := newConnectOptions(opts, "New", forConn, "new on "+t.String())
-	if err != nil {
+	var all options
+	if err := configure(&all, opts, ConnOption.connSetting, "new on "+t.String()); err != nil {
 		return nil, err
 	}
-	return newConn(t, t.String(), o), nil
+	return newConn(t, t.String(), withConnDefaults(all.conn)), nil
 }
 
-// newConnectOptions applies opts over the defaults: no logging, the system
-// clock, no observer.
-func newConnectOptions(opts []Option, by string, accepts scope, subject string) (connectOptions, error) {
-	var all options
-	if err := all.apply(opts, by, accepts, subject); err != nil {
-		return connectOptions{}, err
-	}
-	o := all.conn
+// withConnDefaults fills what o's options left unset: no logging, the
+// system clock, no observer.
+func withConnDefaults(o connectOptions) connectOptions {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
@@ -144,7 +140,7 @@ func newConnectOptions(opts []Option, by string, accepts scope, subject string) 
 	if o.observer == nil {
 		o.observer = NopObserver{}
 	}
-	return o, nil
+	return o
 }
 
 func newConn(t transport.Transport, redactedURL string, o connectOptions) *Conn {

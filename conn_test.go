@@ -1,6 +1,8 @@
 package acemq
 
 import (
+	"errors"
+
 	"github.com/acemq-go/acemq/transport/memory"
 
 	"context"
@@ -77,7 +79,7 @@ func TestTLSOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		opt  Option
+		opt  ConnectOption
 		want string
 	}{
 		{WithCA(filepath.Join(dir, "missing.pem")), "reading the CA file"},
@@ -136,20 +138,11 @@ func TestConnectKeepsThePasswordSecret(t *testing.T) {
 func TestWithFallbackURLs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := memory.Dial(ctx, "memory://fallbacks-refused")
-	if err != nil {
-		t.Fatal(err)
+	// New (memory:// among others) does not take WithFallbackURLs, a
+	// ConnectOption: TestMisplacedOptionsDoNotCompile.
+	if _, err := Connect(ctx, "amqp://127.0.0.1:1/", WithFallbackURLs("memory://x")); !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), "WithFallbackURLs") {
+		t.Errorf("WithFallbackURLs(memory://x) = %v; want ErrInvalidOption naming the option", err)
 	}
-	defer tr.Close()
-	conn, err := New(tr, WithFallbackURLs("amqp://svc:hunter2@127.0.0.1:1/"))
-	if err == nil {
-		conn.Close()
-		t.Fatal("memory:// with WithFallbackURLs connected")
-	}
-	if !strings.Contains(err.Error(), "WithFallbackURLs") || strings.Contains(err.Error(), "hunter2") {
-		t.Errorf("memory:// with WithFallbackURLs: %v", err)
-	}
-
 	urls := []string{"amqp://b:5672/", "amqps://c:5671/"}
 	o := applied(t, WithFallbackURLs(urls[0]), WithFallbackURLs(urls[1]), WithConnectionName("svc"))
 	ro, err := o.rabbitMQOptions()
@@ -161,13 +154,13 @@ func TestWithFallbackURLs(t *testing.T) {
 	}
 }
 
-// WithDevelopmentCertificates reaches the transport, and only Connect takes
-// it.
+// WithDevelopmentCertificates reaches the transport; that only Connect takes
+// it is TestMisplacedOptionsDoNotCompile's.
 func TestWithDevelopmentCertificates(t *testing.T) {
 	for _, c := range []struct {
-		opts []Option
+		opts []ConnectOption
 		want bool
-	}{{nil, false}, {[]Option{WithDevelopmentCertificates()}, true}} {
+	}{{nil, false}, {[]ConnectOption{WithDevelopmentCertificates()}, true}} {
 		ro, err := applied(t, c.opts...).rabbitMQOptions()
 		if err != nil {
 			t.Fatal(err)
@@ -175,14 +168,6 @@ func TestWithDevelopmentCertificates(t *testing.T) {
 		if ro.AllowDevelopmentCertificates != c.want {
 			t.Errorf("%d options: AllowDevelopmentCertificates = %v, want %v", len(c.opts), ro.AllowDevelopmentCertificates, c.want)
 		}
-	}
-	b := memory.NewBroker()
-	defer b.Close()
-	if conn, err := New(b.Connect(), WithDevelopmentCertificates()); err == nil || !strings.Contains(err.Error(), "WithDevelopmentCertificates configures Connect, not New") {
-		if conn != nil {
-			conn.Close()
-		}
-		t.Errorf("New with WithDevelopmentCertificates: %v", err)
 	}
 }
 
@@ -237,10 +222,10 @@ func TestConnCloseTwiceTellsOnce(t *testing.T) {
 }
 
 // applied is the connection options opts give Connect.
-func applied(t *testing.T, opts ...Option) connectOptions {
+func applied(t *testing.T, opts ...ConnectOption) connectOptions {
 	t.Helper()
 	var o options
-	if err := o.apply(opts, "Connect", forDialing|forConn, "test"); err != nil {
+	if err := configure(&o, opts, ConnectOption.connectSetting, "test"); err != nil {
 		t.Fatal(err)
 	}
 	return o.conn

@@ -166,10 +166,10 @@ type wait struct {
 // start it looks for the ladder's rungs of the other kind on the broker
 // (WithRungs says what follows). ctx bounds the start; the consumer runs
 // until Close.
-func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...Option) (*Consumer, error) {
+func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], opts ...ConsumeOption) (*Consumer, error) {
 	all := options{cons: consumeOptions{policy: NoRetry(), prefetch: DefaultPrefetch, concurrency: DefaultConcurrency,
 		drainTimeout: DefaultDrainTimeout, codec: DefaultCodec(*new(T)), random: rand.Float64, backoff: defaultRequeueBackoff}}
-	if err := all.apply(opts, "Consume", forConsumer, "consume "+queue); err != nil {
+	if err := configure(&all, opts, ConsumeOption.consumeSetting, "consume "+queue); err != nil {
 		return nil, err
 	}
 	o := all.cons

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -40,9 +41,9 @@ func handleOrders(_ context.Context, m Message[order]) Decision {
 	return Decision{}
 }
 
-func startConsumer(t *testing.T, f *fakeTransport, opts ...Option) *Consumer {
+func startConsumer(t *testing.T, f *fakeTransport, opts ...ConsumeOption) *Consumer {
 	t.Helper()
-	opts = append([]Option{withTestBackoff()}, opts...)
+	opts = append([]ConsumeOption{withTestBackoff()}, opts...)
 	c, err := Consume(context.Background(), f.conn(), "orders", handleOrders, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +52,11 @@ func startConsumer(t *testing.T, f *fakeTransport, opts ...Option) *Consumer {
 	return c
 }
 
-func withTestBackoff() Option {
-	return option("withTestBackoff", forConsumer, func(o *options) error {
+func withTestBackoff() ConsumeOption {
+	return consumeOption(option.Named("withTestBackoff", func(o *options) error {
 		o.cons.backoff = time.Millisecond
 		return nil
-	})
+	}))
 }
 
 // next waits for the next settlement, failing the test after a generous
@@ -380,7 +381,7 @@ func TestConsumerCloseCancelsSlowHandlers(t *testing.T) {
 
 func TestConsumeRefusesBadOptions(t *testing.T) {
 	f := newFake()
-	for _, opts := range [][]Option{
+	for _, opts := range [][]ConsumeOption{
 		{WithConcurrency(0)}, {WithPrefetch(-1)}, {WithPrefetch(65536)}, {WithPolicy(Fixed(0, time.Second))},
 	} {
 		if _, err := Consume(context.Background(), f.conn(), "orders", handleOrders, opts...); err == nil {

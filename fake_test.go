@@ -152,7 +152,7 @@ func (f *fakeTransport) deliver(id, body string, headers transport.Table, settle
 }
 
 // mustPublisher is NewPublisher, failing the test on an error.
-func mustPublisher[T any](t testing.TB, c *Conn, exchange string, opts ...Option) *Publisher[T] {
+func mustPublisher[T any](t testing.TB, c *Conn, exchange string, opts ...PublisherOption) *Publisher[T] {
 	t.Helper()
 	p, err := NewPublisher[T](c, exchange, opts...)
 	if err != nil {

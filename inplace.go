@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -17,11 +18,11 @@ import (
 // gives up, the message is dead-lettered as any consumer's (exhausted,
 // too old); a wait that outlasts Close's drain timeout ends it, the
 // delivery handed back to the broker.
-func WithRetryInPlace() Option {
-	return option("WithRetryInPlace", forConsumer, func(o *options) error {
+func WithRetryInPlace() ConsumeOption {
+	return consumeOption(option.Named("WithRetryInPlace", func(o *options) error {
 		o.cons.inPlace = true
 		return nil
-	})
+	}))
 }
 
 // retryInPlace handles d again after each retry s asks for, until a

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -140,15 +141,15 @@ func same(a, b any) bool {
 // Conn.Publish, given to Connect or New, the Conn's running first. The
 // library's own republishes (retries, set-asides, Conn.Republish) go around
 // them: they carry a message already published, byte for byte.
-func WithPublishInterceptors(chain ...Interceptor) Option {
-	return option("WithPublishInterceptors", forConn|forPublisher, func(o *options) error {
+func WithPublishInterceptors(chain ...Interceptor) PublishInterceptorsOption {
+	return PublishInterceptorsOption{option.Named("WithPublishInterceptors", func(o *options) error {
 		if err := checkChain(chain); err != nil {
 			return err
 		}
 		o.conn.publishChain = append(o.conn.publishChain, chain...)
 		o.pub.chain = append(o.pub.chain, chain...)
 		return nil
-	})
+	})}
 }
 
 // WithConsumeInterceptors runs chain, in order, on every delivery before it
@@ -156,15 +157,15 @@ func WithPublishInterceptors(chain ...Interceptor) Option {
 // consumer of a Conn, given to Connect or New, the Conn's running first.
 // A change is what the codec and the handler see; a retry or a set-aside
 // republishes the message as it was delivered.
-func WithConsumeInterceptors(chain ...Interceptor) Option {
-	return option("WithConsumeInterceptors", forConn|forConsumer, func(o *options) error {
+func WithConsumeInterceptors(chain ...Interceptor) ConsumeInterceptorsOption {
+	return ConsumeInterceptorsOption{option.Named("WithConsumeInterceptors", func(o *options) error {
 		if err := checkChain(chain); err != nil {
 			return err
 		}
 		o.conn.consumeChain = append(o.conn.consumeChain, chain...)
 		o.cons.chain = append(o.cons.chain, chain...)
 		return nil
-	})
+	})}
 }
 
 func checkChain(chain []Interceptor) error {

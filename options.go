@@ -11,46 +11,10 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
-
-// Option configures Connect, New, NewPublisher or Consume. Each option
-// belongs to some of them (WithCodec to a Publisher and a consumer alike),
-// and checks its value: a constructor given an option that is not its own,
-// or a value out of range, fails and says which, rather than guess.
-type Option struct {
-	name  string
-	scope scope
-	apply func(*options) error
-}
-
-// scope is what an option configures.
-type scope uint8
-
-const (
-	forDialing   scope = 1 << iota // Connect's RabbitMQ connection
-	forConn                        // a Conn, made by Connect or New
-	forPublisher                   // NewPublisher
-	forConsumer                    // Consume
-)
-
-// String names the constructors that take an option of scope s.
-func (s scope) String() string {
-	var names []string
-	for _, c := range []struct {
-		takes scope
-		name  string
-	}{{forDialing | forConn, "Connect"}, {forConn, "New"}, {forPublisher, "NewPublisher"}, {forConsumer, "Consume"}} {
-		if s&c.takes != 0 {
-			names = append(names, c.name)
-		}
-	}
-	if len(names) > 1 {
-		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-	}
-	return strings.Join(names, "")
-}
 
 type options struct {
 	conn connectOptions
@@ -98,33 +62,6 @@ type consumeOptions struct {
 	inPlace      bool        // WithRetryInPlace
 }
 
-// apply applies opts to o for the constructor named by, which takes the
-// options of accepts, and joins every problem into one error naming
-// subject.
-func (o *options) apply(opts []Option, by string, accepts scope, subject string) error {
-	var errs []error
-	for _, opt := range opts {
-		switch {
-		case opt.apply == nil:
-			errs = append(errs, errors.New("the zero Option: build options with the With functions"))
-		case opt.scope&accepts == 0:
-			errs = append(errs, fmt.Errorf("%s configures %s, not %s", opt.name, opt.scope, by))
-		default:
-			if err := opt.apply(o); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", opt.name, err))
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("acemq: %s: %w", subject, err)
-	}
-	return nil
-}
-
-func option(name string, s scope, apply func(*options) error) Option {
-	return Option{name: name, scope: s, apply: apply}
-}
-
 // ErrInvalidOption is matched (errors.Is) by every option whose value is out
 // of range.
 var ErrInvalidOption = errors.New("invalid option")
@@ -137,49 +74,49 @@ func invalid(format string, args ...any) error {
 
 // WithTLS sets the whole TLS configuration of an amqps:// connection.
 // WithCA, WithClientCertificate and WithServerName adjust it.
-func WithTLS(cfg *tls.Config) Option {
-	return option("WithTLS", forDialing, func(o *options) error {
+func WithTLS(cfg *tls.Config) ConnectOption {
+	return connectOption(option.Named("WithTLS", func(o *options) error {
 		if cfg == nil {
 			return invalid("the TLS configuration is nil")
 		}
 		o.conn.tls = cfg.Clone()
 		return nil
-	})
+	}))
 }
 
 // WithCA trusts only the certificates in pemFile for the broker's
 // certificate: the CA replaces the system pool.
-func WithCA(pemFile string) Option {
-	return option("WithCA", forDialing, func(o *options) error {
+func WithCA(pemFile string) ConnectOption {
+	return connectOption(option.Named("WithCA", func(o *options) error {
 		if pemFile == "" {
 			return invalid("the CA file name is empty")
 		}
 		o.conn.caFile = pemFile
 		return nil
-	})
+	}))
 }
 
 // WithClientCertificate presents a client certificate (PEM files).
-func WithClientCertificate(certFile, keyFile string) Option {
-	return option("WithClientCertificate", forDialing, func(o *options) error {
+func WithClientCertificate(certFile, keyFile string) ConnectOption {
+	return connectOption(option.Named("WithClientCertificate", func(o *options) error {
 		if certFile == "" || keyFile == "" {
 			return invalid("the certificate file %q and the key file %q must both be named", certFile, keyFile)
 		}
 		o.conn.certFile, o.conn.keyFile = certFile, keyFile
 		return nil
-	})
+	}))
 }
 
 // WithServerName checks the broker's certificate against name rather than
 // the URL's host.
-func WithServerName(name string) Option {
-	return option("WithServerName", forDialing, func(o *options) error {
+func WithServerName(name string) ConnectOption {
+	return connectOption(option.Named("WithServerName", func(o *options) error {
 		if name == "" {
 			return invalid("the server name is empty")
 		}
 		o.conn.serverName = name
 		return nil
-	})
+	}))
 }
 
 // WithDevelopmentCertificates accepts a broker certificate marked as made
@@ -189,31 +126,31 @@ func WithServerName(name string) Option {
 // development certificate never serves a real deployment unnoticed. It
 // only lifts that refusal: the certificate is still verified as the TLS
 // options say (trust the development CA with WithCA). For local work only.
-func WithDevelopmentCertificates() Option {
-	return option("WithDevelopmentCertificates", forDialing, func(o *options) error {
+func WithDevelopmentCertificates() ConnectOption {
+	return connectOption(option.Named("WithDevelopmentCertificates", func(o *options) error {
 		o.conn.devCerts = true
 		return nil
-	})
+	}))
 }
 
 // WithCredentials takes the username and password from c on every connect,
 // instead of from the URL.
-func WithCredentials(c Credentials) Option {
-	return option("WithCredentials", forDialing, func(o *options) error {
+func WithCredentials(c Credentials) ConnectOption {
+	return connectOption(option.Named("WithCredentials", func(o *options) error {
 		if c == nil {
 			return invalid("the credentials are nil")
 		}
 		o.conn.credentials = c
 		return nil
-	})
+	}))
 }
 
 // WithConnectionName names the connection in the broker's management UI.
-func WithConnectionName(name string) Option {
-	return option("WithConnectionName", forDialing, func(o *options) error {
+func WithConnectionName(name string) ConnectOption {
+	return connectOption(option.Named("WithConnectionName", func(o *options) error {
 		o.conn.name = name
 		return nil
-	})
+	}))
 }
 
 // WithFallbackURLs gives further broker URLs (amqp:// or amqps://), the
@@ -221,8 +158,8 @@ func WithConnectionName(name string) Option {
 // Connect URL and these in turn, starting after the address that last
 // worked, and back off only after all of them failed. TLS, credentials and
 // the connection name apply to each.
-func WithFallbackURLs(urls ...string) Option {
-	return option("WithFallbackURLs", forDialing, func(o *options) error {
+func WithFallbackURLs(urls ...string) ConnectOption {
+	return connectOption(option.Named("WithFallbackURLs", func(o *options) error {
 		for _, u := range urls {
 			if !strings.HasPrefix(u, "amqp://") && !strings.HasPrefix(u, "amqps://") {
 				return invalid("%s is not an amqp:// or amqps:// URL", rabbitmq.RedactURL(u))
@@ -230,45 +167,45 @@ func WithFallbackURLs(urls ...string) Option {
 		}
 		o.conn.fallbacks = append(o.conn.fallbacks, urls...)
 		return nil
-	})
+	}))
 }
 
 // WithLogger logs connection events (lost, recovered, blocked) and every
 // message set aside to l. Nothing is logged per successful message.
-func WithLogger(l *slog.Logger) Option {
-	return option("WithLogger", forDialing|forConn, func(o *options) error {
+func WithLogger(l *slog.Logger) ConnOption {
+	return connOption(option.Named("WithLogger", func(o *options) error {
 		if l == nil {
 			return invalid("the logger is nil")
 		}
 		o.conn.logger = l
 		return nil
-	})
+	}))
 }
 
 // WithClock sets the time source of the connection's publishers
 // (first-seen) and consumers (waits, ages, the drain timeout). Tests on
 // memory:// pass the broker's manual clock (acemqtest does), so that
 // consumer waits and rung expiries move together.
-func WithClock(c Clock) Option {
-	return option("WithClock", forDialing|forConn, func(o *options) error {
+func WithClock(c Clock) ConnOption {
+	return connOption(option.Named("WithClock", func(o *options) error {
 		if c == nil {
 			return invalid("the clock is nil")
 		}
 		o.conn.clock = c
 		return nil
-	})
+	}))
 }
 
 // WithObserver has o told what the Conn, its publishers and its consumers
 // do (see Observer). Several are combined with Observers.
-func WithObserver(obs Observer) Option {
-	return option("WithObserver", forDialing|forConn, func(o *options) error {
+func WithObserver(obs Observer) ConnOption {
+	return connOption(option.Named("WithObserver", func(o *options) error {
 		if obs == nil {
 			return invalid("the observer is nil")
 		}
 		o.conn.observer = obs
 		return nil
-	})
+	}))
 }
 
 // The options of a Publisher and a consumer.
@@ -276,50 +213,50 @@ func WithObserver(obs Observer) Option {
 // WithCodec encodes a Publisher's bodies, or decodes a consumer's, with c
 // instead of the default: Bytes for []byte, Text for string, JSON for
 // everything else.
-func WithCodec(c Codec) Option {
-	return option("WithCodec", forPublisher|forConsumer, func(o *options) error {
+func WithCodec(c Codec) CodecOption {
+	return CodecOption{option.Named("WithCodec", func(o *options) error {
 		if c == nil {
 			return invalid("the codec is nil")
 		}
 		o.pub.codec, o.cons.codec = c, c
 		return nil
-	})
+	})}
 }
 
 // WithConfirmTimeout bounds each publish whose context has no deadline
 // (default DefaultConfirmTimeout).
-func WithConfirmTimeout(d time.Duration) Option {
-	return option("WithConfirmTimeout", forPublisher, func(o *options) error {
+func WithConfirmTimeout(d time.Duration) PublisherOption {
+	return publisherOption(option.Named("WithConfirmTimeout", func(o *options) error {
 		if d <= 0 {
 			return invalid("the confirm timeout is %s but must be above 0", d)
 		}
 		o.pub.timeout = d
 		return nil
-	})
+	}))
 }
 
 // WithBatchWindow sets how many publishes of a PublishBatch are in flight at
 // once (default DefaultBatchWindow).
-func WithBatchWindow(n int) Option {
-	return option("WithBatchWindow", forPublisher, func(o *options) error {
+func WithBatchWindow(n int) PublisherOption {
+	return publisherOption(option.Named("WithBatchWindow", func(o *options) error {
 		if n < 1 {
 			return invalid("the batch window is %d but must be at least 1", n)
 		}
 		o.pub.window = n
 		return nil
-	})
+	}))
 }
 
 // WithOrigin names the publishing service: x-acemq-origin becomes
 // "service@host".
-func WithOrigin(service string) Option {
-	return option("WithOrigin", forPublisher, func(o *options) error {
+func WithOrigin(service string) PublisherOption {
+	return publisherOption(option.Named("WithOrigin", func(o *options) error {
 		if strings.TrimSpace(service) == "" || strings.Contains(service, "@") {
 			return invalid("the service name %q is empty or holds an @", service)
 		}
 		o.pub.origin = service + "@" + hostname()
 		return nil
-	})
+	}))
 }
 
 // hostname is the host part of an origin.
@@ -333,14 +270,14 @@ func hostname() string {
 
 // WithPolicy sets the retry policy (default NoRetry: give up on the first
 // failure).
-func WithPolicy(p RetryPolicy) Option {
-	return option("WithPolicy", forConsumer, func(o *options) error {
+func WithPolicy(p RetryPolicy) ConsumeOption {
+	return consumeOption(option.Named("WithPolicy", func(o *options) error {
 		if err := p.Validate(); err != nil {
 			return err
 		}
 		o.cons.policy = p
 		return nil
-	})
+	}))
 }
 
 // WithRungs chooses the kind of the retry ladder's rungs. The default,
@@ -351,57 +288,57 @@ func WithPolicy(p RetryPolicy) Option {
 // what the queue's topology declares, if it declares the ladder: without
 // WithRungs, Consume refuses to start when the broker has the queue's rungs
 // of the other kind; with it, the consumer says so once and goes on.
-func WithRungs(kind contract.RungKind) Option {
-	return option("WithRungs", forConsumer, func(o *options) error {
+func WithRungs(kind contract.RungKind) ConsumeOption {
+	return consumeOption(option.Named("WithRungs", func(o *options) error {
 		if _, err := contract.ParseRungKind(string(kind)); err != nil {
 			return invalid("%v", err)
 		}
 		o.cons.rungs = kind // "" stays "": no kind chosen
 		return nil
-	})
+	}))
 }
 
 // WithPrefetch bounds the deliveries the consumer holds unsettled, in-process
 // waits included (default DefaultPrefetch; 0 is no bound). It is at most
 // 65535: basic.qos carries it in 16 bits.
-func WithPrefetch(n int) Option {
-	return option("WithPrefetch", forConsumer, func(o *options) error {
+func WithPrefetch(n int) ConsumeOption {
+	return consumeOption(option.Named("WithPrefetch", func(o *options) error {
 		if n < 0 || n > math.MaxUint16 {
 			return invalid("the prefetch is %d but must be from 0 to %d", n, math.MaxUint16)
 		}
 		o.cons.prefetch = n
 		return nil
-	})
+	}))
 }
 
 // WithConcurrency sets how many handlers run at once (default 1).
-func WithConcurrency(n int) Option {
-	return option("WithConcurrency", forConsumer, func(o *options) error {
+func WithConcurrency(n int) ConsumeOption {
+	return consumeOption(option.Named("WithConcurrency", func(o *options) error {
 		if n < 1 {
 			return invalid("the concurrency is %d but must be at least 1", n)
 		}
 		o.cons.concurrency = n
 		return nil
-	})
+	}))
 }
 
 // WithConsumerTag names the consumer on the broker.
-func WithConsumerTag(tag string) Option {
-	return option("WithConsumerTag", forConsumer, func(o *options) error {
+func WithConsumerTag(tag string) ConsumeOption {
+	return consumeOption(option.Named("WithConsumerTag", func(o *options) error {
 		o.cons.tag = tag
 		return nil
-	})
+	}))
 }
 
 // WithDrainTimeout bounds how long Close waits for running handlers and the
 // settlements under way; then it cancels the handlers' context and returns
 // (default DefaultDrainTimeout). It is measured on the Conn's clock.
-func WithDrainTimeout(d time.Duration) Option {
-	return option("WithDrainTimeout", forConsumer, func(o *options) error {
+func WithDrainTimeout(d time.Duration) ConsumeOption {
+	return consumeOption(option.Named("WithDrainTimeout", func(o *options) error {
 		if d < 0 {
 			return invalid("the drain timeout is %s but must be at least 0", d)
 		}
 		o.cons.drainTimeout = d
 		return nil
-	})
+	}))
 }

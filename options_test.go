@@ -9,7 +9,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
-	"github.com/acemq-go/acemq/transport/memory"
+	"github.com/acemq-go/acemq/internal/testing/compiletest"
 )
 
 // An option out of range is an error at the constructor, naming the option
@@ -19,7 +19,7 @@ func TestOptionsOutOfRangeAreErrors(t *testing.T) {
 	ctx := context.Background()
 	accept := func(context.Context, acemq.Message[string]) acemq.Decision { return acemq.Accept() }
 	for _, tt := range []struct {
-		opt  acemq.Option
+		opt  acemq.PublisherOption
 		want string
 	}{
 		{acemq.WithBatchWindow(0), "WithBatchWindow: invalid option: the batch window is 0 but must be at least 1"},
@@ -32,7 +32,7 @@ func TestOptionsOutOfRangeAreErrors(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct {
-		opt  acemq.Option
+		opt  acemq.ConsumeOption
 		want string
 	}{
 		{acemq.WithConcurrency(0), "WithConcurrency: invalid option: the concurrency is 0 but must be at least 1"},
@@ -50,51 +50,60 @@ func TestOptionsOutOfRangeAreErrors(t *testing.T) {
 	}
 }
 
-// One option type: each option says whom it configures, and a constructor
-// given another's option refuses it by name; WithCodec is a Publisher's and
-// a consumer's alike.
+// Each constructor has its own option type: an option given to one that
+// does not take it does not compile; WithCodec is a Publisher's and a
+// consumer's alike, the interceptors a Conn's and a Publisher's or a
+// consumer's. (These were run-time errors naming the constructors.)
+func TestMisplacedOptionsDoNotCompile(t *testing.T) {
+	const (
+		publisher = "does not implement acemq.PublisherOption"
+		consume   = "does not implement acemq.ConsumeOption"
+		connect   = "does not implement acemq.ConnectOption"
+		conn      = "does not implement acemq.ConnOption"
+	)
+	compiletest.Check(t, []string{"context", "github.com/acemq-go/acemq", "github.com/acemq-go/acemq/transport"},
+		"ctx context.Context, c *acemq.Conn, tr transport.Transport, h acemq.Handler[string], ic acemq.Interceptor",
+		[]compiletest.Case{
+			{Code: `acemq.NewPublisher[string](c, "", acemq.WithPrefetch(5))`, Error: publisher},
+			{Code: `acemq.NewPublisher[string](c, "", acemq.WithLogger(nil))`, Error: publisher},
+			{Code: `acemq.NewPublisher[string](c, "", acemq.WithConsumeInterceptors(ic))`, Error: publisher},
+			{Code: `acemq.Consume(ctx, c, "orders", h, acemq.WithBatchWindow(5))`, Error: consume},
+			{Code: `acemq.Consume(ctx, c, "orders", h, acemq.WithPublishInterceptors(ic))`, Error: consume},
+			{Code: `acemq.Connect(ctx, "amqp://x/", acemq.WithConcurrency(2))`, Error: connect},
+			{Code: `acemq.New(tr, acemq.WithCodec(acemq.JSON))`, Error: conn},
+			{Code: `acemq.New(tr, acemq.WithTLS(nil))`, Error: conn},
+			{Code: `acemq.New(tr, acemq.WithFallbackURLs("amqp://y/"))`, Error: conn},
+			{Code: `acemq.New(tr, acemq.WithDevelopmentCertificates())`, Error: conn},
+			{Code: `acemq.NewPublisher[string](c, "", acemq.WithCodec(acemq.Text), acemq.WithPublishInterceptors(ic))`, Error: ""},
+			{Code: `acemq.Consume(ctx, c, "orders", h, acemq.WithCodec(acemq.Text), acemq.WithConsumeInterceptors(ic))`, Error: ""},
+			{Code: `acemq.Connect(ctx, "amqp://x/", acemq.WithTLS(nil), acemq.WithLogger(nil), acemq.WithPublishInterceptors(ic), acemq.WithConsumeInterceptors(ic))`, Error: ""},
+			{Code: `acemq.New(tr, acemq.WithLogger(nil), acemq.WithPublishInterceptors(ic), acemq.WithConsumeInterceptors(ic))`, Error: ""},
+		})
+}
+
+// An option's value is checked where it is given; an option not made by
+// its With function (nil, or the zero value of an option type) is an
+// error, never a panic.
 func TestOptionsBelongWhereTheySay(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t)
 	ctx := context.Background()
-	accept := func(context.Context, acemq.Message[string]) acemq.Decision { return acemq.Accept() }
-	if _, err := acemq.NewPublisher[string](conn, "orders", acemq.WithPrefetch(5)); err == nil || !strings.Contains(err.Error(), "WithPrefetch configures Consume, not NewPublisher") {
-		t.Errorf("NewPublisher(WithPrefetch) = %v", err)
-	}
-	if c, err := acemq.Consume(ctx, conn, "orders", accept, acemq.WithBatchWindow(5)); err == nil || !strings.Contains(err.Error(), "WithBatchWindow configures NewPublisher, not Consume") {
-		if c != nil {
-			_, _ = c.Close(ctx)
-		}
-		t.Errorf("Consume(WithBatchWindow) = %v", err)
-	}
-	if _, err := acemq.Connect(ctx, "amqp://127.0.0.1:1/", acemq.WithConcurrency(2)); err == nil || !strings.Contains(err.Error(), "WithConcurrency configures Consume") {
-		t.Errorf("Connect(WithConcurrency) = %v", err)
-	}
 	if _, err := acemq.NewPublisher[string](conn, "", acemq.WithCodec(acemq.Text)); err != nil {
 		t.Errorf("NewPublisher(WithCodec): %v", err)
 	}
 	if _, err := acemq.Connect(ctx, "amqp://127.0.0.1:1/", acemq.WithFallbackURLs("memory://x")); !errors.Is(err, acemq.ErrInvalidOption) {
 		t.Errorf("WithFallbackURLs(memory://x) = %v; want ErrInvalidOption", err)
 	}
-	var zero acemq.Option
-	if _, err := acemq.NewPublisher[string](conn, "", zero); err == nil || !strings.Contains(err.Error(), "the zero Option") {
-		t.Errorf("NewPublisher(the zero Option) = %v", err)
+	var zero acemq.CodecOption
+	if _, err := acemq.NewPublisher[string](conn, "", zero); err == nil || !strings.Contains(err.Error(), "the zero option") {
+		t.Errorf("NewPublisher(the zero CodecOption) = %v", err)
 	}
-}
-
-// The error names every constructor an option belongs to, once.
-func TestOptionErrorsNameTheConstructors(t *testing.T) {
-	conn := acemqtest.NewBroker(t).Connect(t)
-	_, err := acemq.NewPublisher[string](conn, "", acemq.WithLogger(nil))
-	if err == nil || !strings.Contains(err.Error(), "WithLogger configures Connect and New, not NewPublisher") {
-		t.Errorf("NewPublisher(WithLogger) = %v", err)
-	}
-	_, err = acemq.New(memory.NewBroker().Connect(), acemq.WithCodec(acemq.JSON))
-	if err == nil || !strings.Contains(err.Error(), "WithCodec configures NewPublisher and Consume, not New") {
-		t.Errorf("New(WithCodec) = %v", err)
-	}
-	_, err = acemq.New(memory.NewBroker().Connect(), acemq.WithTLS(nil))
-	if err == nil || !strings.Contains(err.Error(), "WithTLS configures Connect, not New") {
-		t.Errorf("New(WithTLS) = %v", err)
+	var none acemq.ConsumeOption
+	accept := func(context.Context, acemq.Message[string]) acemq.Decision { return acemq.Accept() }
+	if c, err := acemq.Consume(ctx, conn, "orders", accept, none); err == nil || !strings.Contains(err.Error(), "a nil option") {
+		if c != nil {
+			_, _ = c.Close(ctx)
+		}
+		t.Errorf("Consume(a nil ConsumeOption) = %v", err)
 	}
 }

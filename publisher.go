@@ -38,11 +38,11 @@ type Publisher[T any] struct {
 }
 
 // NewPublisher makes a publisher of T to exchange ("" is the default
-// exchange, which routes by queue name). It fails only on an option that is
-// not a Publisher's or whose value is out of range.
-func NewPublisher[T any](c *Conn, exchange string, opts ...Option) (*Publisher[T], error) {
+// exchange, which routes by queue name). It fails only on an option whose
+// value is out of range.
+func NewPublisher[T any](c *Conn, exchange string, opts ...PublisherOption) (*Publisher[T], error) {
 	all := options{pub: publisherOptions{codec: DefaultCodec(*new(T)), timeout: DefaultConfirmTimeout, window: DefaultBatchWindow}}
-	if err := all.apply(opts, "NewPublisher", forPublisher, "publisher to "+exchangeName(exchange)); err != nil {
+	if err := configure(&all, opts, PublisherOption.publisherSetting, "publisher to "+exchangeName(exchange)); err != nil {
 		return nil, err
 	}
 	o := all.pub

@@ -41,9 +41,9 @@ func TestRealTLSListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verified := []acemq.Option{acemq.WithCA(file(devcert.CAFile)), acemq.WithClientCertificate(file(devcert.ClientCertFile), file(devcert.ClientKeyFile))}
-	unverified := []acemq.Option{acemq.WithTLS(&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{client}})}
-	connect := func(t *testing.T, opts ...acemq.Option) (*acemq.Conn, error) {
+	verified := []acemq.ConnectOption{acemq.WithCA(file(devcert.CAFile)), acemq.WithClientCertificate(file(devcert.ClientCertFile), file(devcert.ClientKeyFile))}
+	unverified := []acemq.ConnectOption{acemq.WithTLS(&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{client}})}
+	connect := func(t *testing.T, opts ...acemq.ConnectOption) (*acemq.Conn, error) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -65,7 +65,7 @@ func TestRealTLSListener(t *testing.T) {
 
 	for _, c := range []struct {
 		name string
-		opts []acemq.Option
+		opts []acemq.ConnectOption
 	}{{"refused, the CA trusted", verified}, {"refused, verification off", unverified}} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := connect(t, c.opts...)
@@ -83,11 +83,11 @@ func TestRealTLSListener(t *testing.T) {
 
 	for _, c := range []struct {
 		name string
-		opts []acemq.Option
+		opts []acemq.ConnectOption
 	}{
 		{"allowed, the CA trusted", verified},
 		{"allowed, verification off", unverified},
-		{"allowed, no client certificate", []acemq.Option{acemq.WithCA(file(devcert.CAFile))}},
+		{"allowed, no client certificate", []acemq.ConnectOption{acemq.WithCA(file(devcert.CAFile))}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			conn, err := connect(t, append(c.opts, acemq.WithDevelopmentCertificates())...)

@@ -6,7 +6,7 @@
 // one to the other in the message's traceparent and tracestate headers (W3C
 // trace context, section 6).
 //
-//	tracer := acemqotel.New(acemqotel.WithTracerProvider(tp))
+//	tracer, err := acemqotel.New(acemqotel.WithTracerProvider(tp))
 //	conn, err := acemq.Connect(ctx, url, acemq.WithObserver(tracer))
 //
 // # Spans
@@ -69,6 +69,8 @@ package acemqotel
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -80,6 +82,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -118,8 +121,9 @@ var (
 	_ acemq.RequestObserver = (*Tracer)(nil)
 )
 
-// Option configures a Tracer.
-type Option func(*options)
+// Option configures a Tracer; one whose value is out of range is New's
+// error.
+type Option func(*options) error
 
 type options struct {
 	provider   trace.TracerProvider
@@ -129,14 +133,26 @@ type options struct {
 // WithTracerProvider makes the spans with tp instead of the global provider
 // (otel.GetTracerProvider).
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(o *options) { o.provider = tp }
+	return func(o *options) error {
+		if tp == nil {
+			return errors.New("WithTracerProvider: the provider is nil")
+		}
+		o.provider = tp
+		return nil
+	}
 }
 
 // WithPropagator writes and reads the trace context in message headers with
 // p instead of W3C trace context (propagation.TraceContext). Pass
 // otel.GetTextMapPropagator() to use the global one.
 func WithPropagator(p propagation.TextMapPropagator) Option {
-	return func(o *options) { o.propagator = p }
+	return func(o *options) error {
+		if p == nil {
+			return errors.New("WithPropagator: the propagator is nil")
+		}
+		o.propagator = p
+		return nil
+	}
 }
 
 // New makes a Tracer. By default it uses the global tracer provider, and W3C
@@ -144,16 +160,16 @@ func WithPropagator(p propagation.TextMapPropagator) Option {
 // part of the wire contract (traceparent and tracestate, read by the AceMQ
 // libraries of other languages), so they must not depend on what a process
 // has installed globally, and the global propagator, unless set, propagates
-// nothing.
-func New(opts ...Option) *Tracer {
+// nothing. It fails only on an option out of range.
+func New(opts ...Option) (*Tracer, error) {
 	o := options{provider: otel.GetTracerProvider(), propagator: propagation.TraceContext{}}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.ApplyFuncs(&o, opts); err != nil {
+		return nil, fmt.Errorf("acemqotel: %w", err)
 	}
 	return &Tracer{
 		tracer:     o.provider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		propagator: o.propagator,
-	}
+	}, nil
 }
 
 // spanKey finds a Tracer's own span in a context: the span in it may be

@@ -31,6 +31,7 @@ var policy = acemq.Exponential(3, 500*time.Millisecond, 0).WithJitter(0).WaitInB
 
 // tracing is a tracer provider whose ended spans the test reads.
 type tracing struct {
+	t        *testing.T
 	provider *sdktrace.TracerProvider
 	recorder *tracetest.SpanRecorder
 }
@@ -39,11 +40,29 @@ func newTracing(t *testing.T) tracing {
 	r := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return tracing{provider: tp, recorder: r}
+	return tracing{t: t, provider: tp, recorder: r}
 }
 
-func (tr tracing) observer() acemq.Option {
-	return acemq.WithObserver(acemqotel.New(acemqotel.WithTracerProvider(tr.provider)))
+func (tr tracing) observer() acemq.ConnOption {
+	return acemq.WithObserver(tr.tracer())
+}
+
+// tracer is a Tracer on tr's provider, with opts besides.
+func (tr tracing) tracer(opts ...acemqotel.Option) *acemqotel.Tracer {
+	t, err := acemqotel.New(append([]acemqotel.Option{acemqotel.WithTracerProvider(tr.provider)}, opts...)...)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	return t
+}
+
+// An option out of range is New's error, not a nil dereference later.
+func TestOptionsOutOfRangeAreErrors(t *testing.T) {
+	for _, opt := range []acemqotel.Option{acemqotel.WithTracerProvider(nil), acemqotel.WithPropagator(nil), nil} {
+		if tracer, err := acemqotel.New(opt); err == nil || tracer != nil || !strings.HasPrefix(err.Error(), "acemqotel: ") {
+			t.Errorf("New = %v, %v; want an error", tracer, err)
+		}
+	}
 }
 
 // ended waits until n spans have ended: a delivery's span ends just after
@@ -334,7 +353,7 @@ func TestUnroutablePublish(t *testing.T) {
 // it makes when there is none, and never into a reserved header.
 func TestPublishStartInjects(t *testing.T) {
 	tr := newTracing(t)
-	tracer := acemqotel.New(acemqotel.WithTracerProvider(tr.provider),
+	tracer := tr.tracer(
 		acemqotel.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, reserved{})))
 	p := &acemq.PublishInfo{Exchange: "orders", RoutingKey: "order.new"}
 	ctx := tracer.PublishStart(context.Background(), p)
@@ -369,7 +388,7 @@ func (reserved) Fields() []string { return []string{"X-AceMQ-Id"} }
 // delivery.
 func TestDestinationName(t *testing.T) {
 	tr := newTracing(t)
-	tracer := acemqotel.New(acemqotel.WithTracerProvider(tr.provider))
+	tracer := tr.tracer()
 	for _, c := range []struct {
 		exchange, key, queue, want string
 	}{
@@ -478,7 +497,7 @@ func TestRequestReplyIsOneTrace(t *testing.T) {
 // reason class as error.type; the parked one is not (the family's rule).
 func TestDeadLetteredIsAnError(t *testing.T) {
 	tr := newTracing(t)
-	tracer := acemqotel.New(acemqotel.WithTracerProvider(tr.provider))
+	tracer := tr.tracer()
 	for _, c := range []struct {
 		outcome contract.Outcome
 		class   contract.ReasonClass

@@ -21,7 +21,10 @@ func (discard) Shutdown(context.Context) error                             { ret
 func BenchmarkObserve(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discard{}))
 	defer tp.Shutdown(context.Background())
-	t := New(WithTracerProvider(tp))
+	t, err := New(WithTracerProvider(tp))
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

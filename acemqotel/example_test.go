@@ -20,7 +20,11 @@ func Example() {
 	defer tp.Shutdown(ctx)
 	otel.SetTracerProvider(tp) // or acemqotel.WithTracerProvider(tp)
 
-	conn, err := acemq.Connect(ctx, "amqp://guest:guest@localhost:5672/", acemq.WithObserver(acemqotel.New()))
+	tracer, err := acemqotel.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	conn, err := acemq.Connect(ctx, "amqp://guest:guest@localhost:5672/", acemq.WithObserver(tracer))
 	if err != nil {
 		log.Fatal(err)
 	}

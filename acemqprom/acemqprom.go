@@ -85,6 +85,7 @@ package acemqprom
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -94,6 +95,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 )
 
 // DefaultNamespace prefixes every metric's name unless WithNamespace says
@@ -105,8 +107,8 @@ const DefaultNamespace = "acemq"
 // slow database, cannot hold a scrape up.
 const inspectTimeout = 2 * time.Second
 
-// Option configures New.
-type Option func(*options)
+// Option configures New; one whose value is out of range is New's error.
+type Option func(*options) error
 
 type options struct {
 	namespace string
@@ -115,11 +117,22 @@ type options struct {
 
 // WithNamespace prefixes the metrics' names with ns instead of
 // DefaultNamespace ("" for no prefix).
-func WithNamespace(ns string) Option { return func(o *options) { o.namespace = ns } }
+func WithNamespace(ns string) Option { return func(o *options) error { o.namespace = ns; return nil } }
 
 // WithBuckets sets the upper bounds, in seconds, of the buckets of the
 // publish and handler duration histograms (none: prometheus.DefBuckets).
-func WithBuckets(b ...float64) Option { return func(o *options) { o.buckets = slices.Clone(b) } }
+// They must increase, which Prometheus would otherwise enforce by a panic.
+func WithBuckets(b ...float64) Option {
+	return func(o *options) error {
+		for i := 1; i < len(b); i++ {
+			if !(b[i] > b[i-1]) {
+				return fmt.Errorf("WithBuckets: the bounds must increase, but %v follows %v", b[i], b[i-1])
+			}
+		}
+		o.buckets = slices.Clone(b)
+		return nil
+	}
+}
 
 // Metrics is an acemq.Observer that keeps Prometheus metrics (see the
 // package documentation), and the prometheus.Collector of them. Make one
@@ -268,8 +281,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		return nil, errors.New("acemqprom: the Registerer is nil")
 	}
 	o := options{namespace: DefaultNamespace, buckets: prometheus.DefBuckets}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.ApplyFuncs(&o, opts); err != nil {
+		return nil, fmt.Errorf("acemqprom: %w", err)
 	}
 	b := builder{ns: o.namespace, buckets: o.buckets, byName: map[string]contract.Metric{}}
 	for _, m := range contract.Metrics() {

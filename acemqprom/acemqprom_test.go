@@ -598,6 +598,19 @@ func TestConnectionLostOnRabbitMQ(t *testing.T) {
 	}
 }
 
+// An option out of range is New's error naming it, not Prometheus's panic.
+func TestOptionsOutOfRangeAreErrors(t *testing.T) {
+	for _, opt := range []acemqprom.Option{acemqprom.WithBuckets(0.1, 1, 1), acemqprom.WithBuckets(1, 0.5), nil} {
+		if m, err := acemqprom.New(prometheus.NewRegistry(), opt); err == nil || !strings.HasPrefix(err.Error(), "acemqprom: ") {
+			t.Errorf("New = %v, %v; want an error", m, err)
+		}
+	}
+	_, err := acemqprom.New(prometheus.NewRegistry(), acemqprom.WithBuckets(1, 0.5))
+	if want := "acemqprom: WithBuckets: the bounds must increase, but 0.5 follows 1"; err == nil || err.Error() != want {
+		t.Errorf("New(WithBuckets(1, 0.5)) = %v; want %q", err, want)
+	}
+}
+
 // Metrics clash with metrics of the same names, not with those of another
 // namespace or of another connection's label.
 func TestRegistration(t *testing.T) {

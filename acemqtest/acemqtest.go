@@ -53,7 +53,11 @@ func NewBroker(t testing.TB, opts ...memory.Option) *Broker {
 	_, _ = rand.Read(suffix)
 	name := "acemqtest-" + hex.EncodeToString(suffix)
 	clock := memory.NewManualClock(time.Now().UTC().Truncate(time.Millisecond))
-	b := &Broker{URL: "memory://" + name, Clock: clock, broker: memory.NewBroker(append(slices.Clip(opts), memory.WithClock(clock))...)}
+	broker, err := memory.Open(append(slices.Clip(opts), memory.WithClock(clock))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Broker{URL: "memory://" + name, Clock: clock, broker: broker}
 	if err := memory.Register(name, b.broker); err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +78,13 @@ func (b *Broker) ClearAlarm() { b.broker.ClearAlarm() }
 
 // Connect connects to the broker on its clock; the connection closes when t
 // ends.
-func (b *Broker) Connect(t testing.TB, opts ...acemq.Option) *acemq.Conn {
+func (b *Broker) Connect(t testing.TB, opts ...acemq.ConnOption) *acemq.Conn {
 	t.Helper()
 	tr, err := memory.Dial(context.Background(), b.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := acemq.New(tr, append([]acemq.Option{acemq.WithClock(b.Clock)}, opts...)...)
+	conn, err := acemq.New(tr, append([]acemq.ConnOption{acemq.WithClock(b.Clock)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +93,7 @@ func (b *Broker) Connect(t testing.TB, opts ...acemq.Option) *acemq.Conn {
 }
 
 // NewPublisher is acemq.NewPublisher, failing t on an error.
-func NewPublisher[T any](t testing.TB, conn *acemq.Conn, exchange string, opts ...acemq.Option) *acemq.Publisher[T] {
+func NewPublisher[T any](t testing.TB, conn *acemq.Conn, exchange string, opts ...acemq.PublisherOption) *acemq.Publisher[T] {
 	t.Helper()
 	p, err := acemq.NewPublisher[T](conn, exchange, opts...)
 	if err != nil {

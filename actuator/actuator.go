@@ -31,6 +31,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 )
 
 // The probes the root package's handlers answer, kept beside the family's
@@ -52,8 +53,8 @@ const (
 	DefaultSlowRoundTrip = 500 * time.Millisecond
 )
 
-// Option configures New.
-type Option func(*config)
+// Option configures New; one whose value is out of range is New's error.
+type Option func(*config) error
 
 type config struct {
 	metrics       http.Handler
@@ -64,16 +65,28 @@ type config struct {
 // WithMetrics serves h at /acemq-metrics, such as
 // promhttp.HandlerFor(reg, promhttp.HandlerOpts{}) for the registry of
 // package acemqprom. Without it /acemq-metrics is not found (404).
-func WithMetrics(h http.Handler) Option { return func(c *config) { c.metrics = h } }
+func WithMetrics(h http.Handler) Option {
+	return func(c *config) error {
+		if h == nil {
+			return errors.New("WithMetrics: the handler is nil")
+		}
+		c.metrics = h
+		return nil
+	}
+}
 
 // WithHealthTimeout bounds the round trip of /acemq-health and /readyz
 // (DefaultHealthTimeout).
-func WithHealthTimeout(d time.Duration) Option { return func(c *config) { c.healthTimeout = d } }
+func WithHealthTimeout(d time.Duration) Option {
+	return func(c *config) error { c.healthTimeout = d; return nil } // New checks it
+}
 
 // WithSlowRoundTrip is the round trip above which the broker part is
 // degraded (DefaultSlowRoundTrip); it must be shorter than the health
 // timeout.
-func WithSlowRoundTrip(d time.Duration) Option { return func(c *config) { c.slowRoundTrip = d } }
+func WithSlowRoundTrip(d time.Duration) Option {
+	return func(c *config) error { c.slowRoundTrip = d; return nil } // New checks it
+}
 
 // New returns the actuator of conn: the handler of every path in the
 // package's doc, matched on the request's whole path, so mount it at "/"
@@ -84,8 +97,8 @@ func New(conn *acemq.Conn, opts ...Option) (http.Handler, error) {
 		return nil, errors.New("actuator: the Conn is nil")
 	}
 	c := config{healthTimeout: DefaultHealthTimeout, slowRoundTrip: DefaultSlowRoundTrip}
-	for _, o := range opts {
-		o(&c)
+	if err := option.ApplyFuncs(&c, opts); err != nil {
+		return nil, fmt.Errorf("actuator: %w", err)
 	}
 	switch {
 	case c.healthTimeout <= 0:

@@ -271,6 +271,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"negative slow", conn, []actuator.Option{actuator.WithSlowRoundTrip(-time.Second)}, "actuator: the slow round trip is -1s but must be positive"},
 		{"slow above timeout", conn, []actuator.Option{actuator.WithHealthTimeout(time.Second), actuator.WithSlowRoundTrip(time.Second)},
 			"actuator: the slow round trip (1s) must be shorter than the health timeout (1s)"},
+		{"nil metrics", conn, []actuator.Option{actuator.WithMetrics(nil)}, "actuator: WithMetrics: the handler is nil"},
+		{"nil Option", conn, []actuator.Option{nil}, "actuator: a nil Option"},
 	} {
 		if h, err := actuator.New(c.conn, c.opts...); err == nil || err.Error() != c.want || h != nil {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)

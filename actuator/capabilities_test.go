@@ -117,7 +117,7 @@ func TestInfoListsWhatTheServiceUses(t *testing.T) {
 }
 
 // consume declares queue and consumes it with h until the test ends.
-func consume[T any](t *testing.T, conn *acemq.Conn, queue string, h acemq.Handler[T], opts ...acemq.Option) *acemq.Consumer {
+func consume[T any](t *testing.T, conn *acemq.Conn, queue string, h acemq.Handler[T], opts ...acemq.ConsumeOption) *acemq.Consumer {
 	t.Helper()
 	topology := acemq.Topology{Queues: []acemq.QueueSpec{{Name: queue, DeadLetter: true}}}
 	if err := topology.Apply(t.Context(), conn); err != nil {

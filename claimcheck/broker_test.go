@@ -68,13 +68,13 @@ type Invoice struct {
 }
 
 // consume consumes b's queue into a channel, accepting every message.
-func consume(t *testing.T, b broker, codec acemq.Codec, opts ...acemq.Option) (*acemq.Consumer, <-chan acemq.Message[Invoice]) {
+func consume(t *testing.T, b broker, codec acemq.Codec, opts ...acemq.ConsumeOption) (*acemq.Consumer, <-chan acemq.Message[Invoice]) {
 	t.Helper()
 	got := make(chan acemq.Message[Invoice], 10)
 	c, err := acemq.Consume(t.Context(), b.conn, b.queue, func(_ context.Context, m acemq.Message[Invoice]) acemq.Decision {
 		got <- m
 		return acemq.Accept()
-	}, append([]acemq.Option{acemq.WithCodec(codec)}, opts...)...)
+	}, append([]acemq.ConsumeOption{acemq.WithCodec(codec)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

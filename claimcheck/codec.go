@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 )
 
 // DefaultThreshold is the size from which a payload is offloaded: one
@@ -73,10 +74,10 @@ func New(inner acemq.Codec, store Store, opts ...Option) (*Codec, error) {
 		return nil, fmt.Errorf("%w: New needs an inner codec and a store", ErrInvalidOption)
 	}
 	c := &Codec{inner: inner, store: store, threshold: DefaultThreshold, timeout: DefaultTimeout}
-	for _, o := range opts {
-		if err := o(c); err != nil {
-			return nil, err
-		}
+	if err := option.ApplyFuncs(c, opts); errors.Is(err, option.ErrNil) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	} else if err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -162,6 +162,7 @@ func TestInvalidOptions(t *testing.T) {
 	}{
 		"negative threshold": {claimcheck.WithThreshold(-1), "the threshold is -1 bytes; it must be at least 0"},
 		"zero timeout":       {claimcheck.WithTimeout(0), "the store timeout is 0s; it must be positive"},
+		"nil Option":         {nil, "a nil Option"},
 	} {
 		c, err := claimcheck.New(acemq.JSON, &claimcheck.Memory{}, tc.opt)
 		if c != nil || !errors.Is(err, claimcheck.ErrInvalidOption) || !strings.Contains(err.Error(), tc.text) {

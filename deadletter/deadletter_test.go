@@ -26,7 +26,7 @@ import (
 type broker struct {
 	// connect opens a connection, named so that a test can have the broker
 	// close it; it is closed when the test ends.
-	connect func(t *testing.T, name string, opts ...acemq.Option) *acemq.Conn
+	connect func(t *testing.T, name string, opts ...acemq.ConnOption) *acemq.Conn
 	// queueName makes a source queue name the broker has not seen.
 	queueName func(t *testing.T) string
 	// closeConnection has the broker close the named connection while the
@@ -41,7 +41,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
 		mb := memory.NewBroker()
 		t.Cleanup(mb.Close)
 		test(t, broker{
-			connect: func(t *testing.T, _ string, opts ...acemq.Option) *acemq.Conn {
+			connect: func(t *testing.T, _ string, opts ...acemq.ConnOption) *acemq.Conn {
 				c, err := acemq.New(mb.Connect(), opts...)
 				if err != nil {
 					t.Fatal(err)
@@ -56,7 +56,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
 	t.Run("rabbitmq", func(t *testing.T) {
 		url := brokertest.URL(t)
 		test(t, broker{
-			connect: func(t *testing.T, name string, opts ...acemq.Option) *acemq.Conn {
+			connect: func(t *testing.T, name string, opts ...acemq.ConnOption) *acemq.Conn {
 				return conntest.Connect(t, url, name, opts...)
 			},
 			queueName: func(t *testing.T) string { return brokertest.UniqueName(t, "dl") },

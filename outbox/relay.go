@@ -14,6 +14,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 )
 
 // The relay's defaults.
@@ -161,13 +162,10 @@ func NewRelay(store Store, conn *acemq.Conn, opts ...Option) (*Relay, error) {
 	}
 	o := options{batch: DefaultBatchSize, maxAttempts: DefaultMaxAttempts, lease: DefaultLease,
 		poll: DefaultPollInterval, retryDelay: DefaultRetryDelay, logger: slog.New(slog.DiscardHandler)}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, errors.New("outbox: NewRelay was given a nil Option")
-		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+	if err := option.ApplyFuncs(&o, opts); errors.Is(err, option.ErrNil) {
+		return nil, errors.New("outbox: NewRelay was given a nil Option")
+	} else if err != nil {
+		return nil, err
 	}
 	if o.name == "" {
 		o.name = defaultName()

@@ -13,7 +13,7 @@ import (
 // Ruby and Python libraries tag theirs. Nothing is declared beyond what
 // each consumer declares (its ladder), and the broker shares the
 // deliveries out between them, so no order is kept.
-func ConsumeGroup[T any](ctx context.Context, c *acemq.Conn, queue string, members int, h acemq.Handler[T], opts ...acemq.Option) (*Consumers, error) {
+func ConsumeGroup[T any](ctx context.Context, c *acemq.Conn, queue string, members int, h acemq.Handler[T], opts ...acemq.ConsumeOption) (*Consumers, error) {
 	if members < 1 {
 		return nil, fmt.Errorf("partition: the group on %s has %d members; want at least 1", queue, members)
 	}

@@ -41,7 +41,7 @@ type Ordering struct {
 // that outlasts Close's drain timeout is cut short and the message handed
 // back to the broker (a requeue): nothing is lost, and RabbitMQ 4.0 puts it
 // back at the head of its partition, but 3.10 at the end, out of order.
-func Consume[T any](ctx context.Context, c *acemq.Conn, s Set, h acemq.Handler[T], o Ordering, opts ...acemq.Option) (*Consumers, error) {
+func Consume[T any](ctx context.Context, c *acemq.Conn, s Set, h acemq.Handler[T], o Ordering, opts ...acemq.ConsumeOption) (*Consumers, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

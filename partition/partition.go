@@ -154,7 +154,7 @@ type Publisher[T any] struct {
 }
 
 // NewPublisher publishes to s's exchange; opts are acemq.NewPublisher's.
-func NewPublisher[T any](c *acemq.Conn, s Set, opts ...acemq.Option) (*Publisher[T], error) {
+func NewPublisher[T any](c *acemq.Conn, s Set, opts ...acemq.PublisherOption) (*Publisher[T], error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

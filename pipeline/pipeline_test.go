@@ -57,7 +57,7 @@ func declare(t *testing.T, conn *acemq.Conn, p pipeline.Pipeline) {
 	}
 }
 
-func run[T any](t *testing.T, conn *acemq.Conn, p pipeline.Pipeline, step string, h acemq.Handler[T], opts ...acemq.Option) *pipeline.Consumer {
+func run[T any](t *testing.T, conn *acemq.Conn, p pipeline.Pipeline, step string, h acemq.Handler[T], opts ...acemq.ConsumeOption) *pipeline.Consumer {
 	t.Helper()
 	c, err := pipeline.Run(t.Context(), conn, p, step, h, opts...)
 	if err != nil {

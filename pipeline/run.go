@@ -47,7 +47,7 @@ func (c *Consumer) Runs() RunStats {
 // a duplicate an idempotency.Handler wrapped around the step absorbed),
 // and OnFinish is not told. The step decodes with the pipeline's codec unless opts give
 // acemq.WithCodec. The queue must exist (Declare).
-func Run[T any](ctx context.Context, conn *acemq.Conn, p Pipeline, step string, h acemq.Handler[T], opts ...acemq.Option) (*Consumer, error) {
+func Run[T any](ctx context.Context, conn *acemq.Conn, p Pipeline, step string, h acemq.Handler[T], opts ...acemq.ConsumeOption) (*Consumer, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func Run[T any](ctx context.Context, conn *acemq.Conn, p Pipeline, step string, 
 	var err error
 	// The step decodes with the pipeline's codec unless opts name another,
 	// so that a step reads what the one before it wrote.
-	opts = append([]acemq.Option{acemq.WithCodec(p.codec())}, opts...)
+	opts = append([]acemq.ConsumeOption{acemq.WithCodec(p.codec())}, opts...)
 	if c.Consumer, err = acemq.Consume(ctx, conn, p.Queue(step), r.handle, opts...); err != nil {
 		return nil, fmt.Errorf("pipeline %s: step %s: %w", p.Name, step, err)
 	}

@@ -94,8 +94,8 @@ type Client struct {
 // NewClient declares the client's reply queue (acemq-reply-<uuid>,
 // exclusive, auto-delete, classic) and consumes it. ctx bounds the start;
 // the client runs until Close. Options: WithTimeout, WithCodec, WithLogger.
-func NewClient(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Client, error) {
-	o, err := apply(opts, "NewClient", forClient)
+func NewClient(ctx context.Context, conn *acemq.Conn, opts ...ClientOption) (*Client, error) {
+	o, err := configure(opts, ClientOption.clientSetting, "NewClient")
 	if err != nil {
 		return nil, err
 	}

@@ -63,8 +63,8 @@ func (r *Responder) Replies() ResponderStats {
 // no reply address is dead-lettered with ErrNoReplyAddress. A reply that
 // cannot be sent for a reason other than a missing queue is retried under
 // the consumer's policy, and so h runs again: make it idempotent.
-func Serve[Req, Resp any](ctx context.Context, conn *acemq.Conn, queue string, h HandlerFunc[Req, Resp], opts ...Option) (*Responder, error) {
-	o, err := apply(opts, "Serve", forServe)
+func Serve[Req, Resp any](ctx context.Context, conn *acemq.Conn, queue string, h HandlerFunc[Req, Resp], opts ...ServeOption) (*Responder, error) {
+	o, err := configure(opts, ServeOption.serveSetting, "Serve")
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func Serve[Req, Resp any](ctx context.Context, conn *acemq.Conn, queue string, h
 	}
 	consume := o.consume
 	if o.codec != nil {
-		consume = append([]acemq.Option{acemq.WithCodec(o.codec)}, consume...)
+		consume = append([]acemq.ConsumeOption{acemq.WithCodec(o.codec)}, consume...)
 	}
 	s := &server[Req, Resp]{conn: conn, h: h, codec: o.codec, replyType: o.replyType,
 		logger: o.logger.With("queue", queue), r: &Responder{}}

@@ -77,12 +77,12 @@ func (f *Forwarder) Forwarded() ForwarderStats {
 // retried under the policy, never acked. A message without the
 // scheduler's headers is parked with ErrForeign. Run as many forwarders as
 // you like, in as many processes: each message is one consumer's.
-func (s *Scheduler) Forward(ctx context.Context, opts ...Option) (*Forwarder, error) {
-	o, err := apply(opts, "Forward", forForward)
+func (s *Scheduler) Forward(ctx context.Context, opts ...ForwardOption) (*Forwarder, error) {
+	o, err := configure(opts, ForwardOption.forwardSetting, "Forward")
 	if err != nil {
 		return nil, err
 	}
-	consume := append([]acemq.Option{acemq.WithCodec(acemq.Bytes), acemq.WithPolicy(DefaultPolicy()),
+	consume := append([]acemq.ConsumeOption{acemq.WithCodec(acemq.Bytes), acemq.WithPolicy(DefaultPolicy()),
 		acemq.WithPrefetch(DefaultPrefetch), acemq.WithConcurrency(DefaultConcurrency)}, o.consume...)
 	f := &Forwarder{}
 	fw := forwarder{s: s, f: f, logger: o.logger.With("queue", s.due)}

@@ -8,43 +8,43 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 )
 
-// Option configures a Scheduler (New) or its forwarder (Scheduler.Forward);
-// each says which it is for, and the other refuses it.
-type Option struct {
-	name  string
-	scope scope
-	apply func(*config) error
-}
+// New and Scheduler.Forward each have their own option type, as acemq's
+// constructors do (see docs/connecting.md#options): an option given to the other
+// is a compile error.
 
-type scope uint8
+// Option configures a Scheduler (New).
+type Option interface{ newSetting() setting }
 
-const (
-	forNew scope = 1 << iota
-	forForward
+// ForwardOption configures a Scheduler's forwarder (Scheduler.Forward).
+type ForwardOption interface{ forwardSetting() setting }
+
+type setting = option.Setting[config]
+
+type (
+	newOption     setting
+	forwardOption setting
 )
+
+func (o newOption) newSetting() setting         { return setting(o) }
+func (o forwardOption) forwardSetting() setting { return setting(o) }
 
 type config struct {
 	exchange string
 	clock    acemq.Clock
 	codec    acemq.Codec
 	logger   *slog.Logger
-	consume  []acemq.Option
+	consume  []acemq.ConsumeOption
 }
 
-func apply(opts []Option, by string, accepts scope) (config, error) {
+// configure applies opts, through their settings (of), over the
+// defaults; its error names the constructor by.
+func configure[O any](opts []O, of func(O) setting, by string) (config, error) {
 	c := config{exchange: contract.ScheduleExchange, clock: acemq.SystemClock, logger: slog.New(slog.DiscardHandler)}
-	for _, o := range opts {
-		if o.apply == nil {
-			return config{}, fmt.Errorf("schedule: %s: a zero Option", by)
-		}
-		if o.scope&accepts == 0 {
-			return config{}, fmt.Errorf("schedule: %s does not take the option %s", by, o.name)
-		}
-		if err := o.apply(&c); err != nil {
-			return config{}, fmt.Errorf("schedule: %s: %s: %w", by, o.name, err)
-		}
+	if err := option.Apply(&c, opts, of); err != nil {
+		return config{}, fmt.Errorf("schedule: %s: %w", by, err)
 	}
 	return c, nil
 }
@@ -55,7 +55,7 @@ func apply(opts []Option, by string, accepts scope) (config, error) {
 // contract.ScheduleExchange: a renamed scheduler shares nothing with them.
 // For New.
 func WithExchange(name string) Option {
-	return Option{"WithExchange", forNew, func(c *config) error {
+	return newOption(option.Named("WithExchange", func(c *config) error {
 		switch {
 		case strings.TrimSpace(name) == "":
 			return errors.New("the exchange name is blank")
@@ -64,7 +64,7 @@ func WithExchange(name string) Option {
 		}
 		c.exchange = name
 		return nil
-	}}
+	}))
 }
 
 // WithClock sets the time the scheduler reads: when a message is due, and
@@ -72,13 +72,13 @@ func WithExchange(name string) Option {
 // clock the Conn has (acemq.WithClock), such as a memory:// broker's
 // manual clock in a test. For New.
 func WithClock(clock acemq.Clock) Option {
-	return Option{"WithClock", forNew, func(c *config) error {
+	return newOption(option.Named("WithClock", func(c *config) error {
 		if clock == nil {
 			return errors.New("the clock is nil")
 		}
 		c.clock = clock
 		return nil
-	}}
+	}))
 }
 
 // WithCodec encodes the bodies PublishIn and PublishAt are given with codec
@@ -86,33 +86,33 @@ func WithClock(clock acemq.Clock) Option {
 // otherwise); its content type is the one the message is delivered with.
 // For New.
 func WithCodec(codec acemq.Codec) Option {
-	return Option{"WithCodec", forNew, func(c *config) error {
+	return newOption(option.Named("WithCodec", func(c *config) error {
 		if codec == nil {
 			return errors.New("the codec is nil")
 		}
 		c.codec = codec
 		return nil
-	}}
+	}))
 }
 
 // WithLogger logs the foreign messages the forwarder parks. For Forward.
-func WithLogger(l *slog.Logger) Option {
-	return Option{"WithLogger", forForward, func(c *config) error {
+func WithLogger(l *slog.Logger) ForwardOption {
+	return forwardOption(option.Named("WithLogger", func(c *config) error {
 		if l == nil {
 			return errors.New("the logger is nil")
 		}
 		c.logger = l
 		return nil
-	}}
+	}))
 }
 
 // WithConsumeOptions passes options to the forwarder's acemq.Consume, after
 // its defaults (DefaultPolicy, DefaultPrefetch, DefaultConcurrency), which
 // they override: a retry policy, prefetch, concurrency, drain timeout...
 // For Forward.
-func WithConsumeOptions(opts ...acemq.Option) Option {
-	return Option{"WithConsumeOptions", forForward, func(c *config) error {
+func WithConsumeOptions(opts ...acemq.ConsumeOption) ForwardOption {
+	return forwardOption(option.Named("WithConsumeOptions", func(c *config) error {
 		c.consume = append(c.consume, opts...)
 		return nil
-	}}
+	}))
 }

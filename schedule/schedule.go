@@ -29,7 +29,7 @@ func New(ctx context.Context, conn *acemq.Conn, opts ...Option) (*Scheduler, err
 	if conn == nil {
 		return nil, errors.New("schedule: new: the connection is nil")
 	}
-	o, err := apply(opts, "New", forNew)
+	o, err := configure(opts, Option.newSetting, "New")
 	if err != nil {
 		return nil, err
 	}

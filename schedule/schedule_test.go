@@ -169,7 +169,7 @@ func (b target) targetQueue(t *testing.T) string {
 	return name
 }
 
-func forward(t *testing.T, sched *schedule.Scheduler, opts ...schedule.Option) *schedule.Forwarder {
+func forward(t *testing.T, sched *schedule.Scheduler, opts ...schedule.ForwardOption) *schedule.Forwarder {
 	t.Helper()
 	f, err := sched.Forward(t.Context(), opts...)
 	if err != nil {

@@ -131,7 +131,7 @@ func Consume[T any](ctx context.Context, c *acemq.Conn, stream string, h Handler
 		o.Codec = acemq.JSON
 	}
 	cons := &Consumer{stream: stream, done: make(chan struct{}), position: -1}
-	opts := []acemq.Option{acemq.WithConcurrency(1), acemq.WithPrefetch(o.Prefetch), acemq.WithConsumerTag(o.Tag), acemq.WithCodec(o.Codec),
+	opts := []acemq.ConsumeOption{acemq.WithConcurrency(1), acemq.WithPrefetch(o.Prefetch), acemq.WithConsumerTag(o.Tag), acemq.WithCodec(o.Codec),
 		acemq.WithAppendOnly(acemq.AppendOnly{
 			Arguments: func() transport.Table {
 				return transport.Table{contract.ArgStreamOffset: cons.resumeFrom(o.Offset).argument()}

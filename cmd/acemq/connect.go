@@ -35,8 +35,8 @@ func (f *tlsFlags) addFlags(cmd *cobra.Command) {
 
 // options are the flags' connect options, each flag else its environment
 // variable.
-func (f tlsFlags) options() ([]acemq.Option, error) {
-	var opts []acemq.Option
+func (f tlsFlags) options() ([]acemq.ConnectOption, error) {
+	var opts []acemq.ConnectOption
 	if ca := orDefault(f.ca, os.Getenv(caEnv)); ca != "" {
 		opts = append(opts, acemq.WithCA(ca))
 	}
@@ -55,21 +55,22 @@ func (f tlsFlags) options() ([]acemq.Option, error) {
 
 // connect opens the broker at rawURL with the TLS flags: memory://NAME
 // has none.
-func (f tlsFlags) connect(ctx context.Context, rawURL, name string, opts ...acemq.Option) (*acemq.Conn, error) {
+func (f tlsFlags) connect(ctx context.Context, rawURL, name string, opts ...acemq.ConnOption) (*acemq.Conn, error) {
+	var tlsOpts []acemq.ConnectOption
 	if !strings.HasPrefix(rawURL, "memory://") {
-		tlsOpts, err := f.options()
-		if err != nil {
+		var err error
+		if tlsOpts, err = f.options(); err != nil {
 			return nil, err
 		}
-		opts = append(opts, tlsOpts...)
 	}
-	return connect(ctx, rawURL, name, opts...)
+	return connect(ctx, rawURL, name, opts, tlsOpts...)
 }
 
 // connect opens the broker at rawURL: memory://NAME is the in-process
 // broker, which the command links and a service need not; anything else is
-// RabbitMQ's, for acemq.Connect, named name in its management UI.
-func connect(ctx context.Context, rawURL, name string, opts ...acemq.Option) (*acemq.Conn, error) {
+// RabbitMQ's, for acemq.Connect, named name in its management UI. opts
+// configure the Conn on either; dial, only a RabbitMQ connection.
+func connect(ctx context.Context, rawURL, name string, opts []acemq.ConnOption, dial ...acemq.ConnectOption) (*acemq.Conn, error) {
 	if u, err := url.Parse(rawURL); err == nil && u.Scheme != "memory" && u.Scheme != "amqp" && u.Scheme != "amqps" {
 		return nil, fmt.Errorf("acemq: connect to %s: the scheme %q is not supported; use amqp://, amqps:// or memory://NAME", rabbitmq.RedactURL(rawURL), u.Scheme)
 	}
@@ -81,9 +82,12 @@ func connect(ctx context.Context, rawURL, name string, opts ...acemq.Option) (*a
 		return acemq.New(t, opts...)
 	}
 	if name != "" {
-		opts = append(opts, acemq.WithConnectionName(name))
+		dial = append(dial, acemq.WithConnectionName(name))
 	}
-	conn, err := acemq.Connect(ctx, rawURL, opts...)
+	for _, o := range opts {
+		dial = append(dial, o)
+	}
+	conn, err := acemq.Connect(ctx, rawURL, dial...)
 	if errors.Is(err, rabbitmq.ErrDevelopmentCertificate) {
 		return nil, fmt.Errorf("%w; for this command: --allow-dev-certs or %s=true", err, allowDevCertsEnv)
 	}

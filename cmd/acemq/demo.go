@@ -185,7 +185,7 @@ type rawJSON struct{ acemq.Codec }
 func (rawJSON) ContentType() string { return contract.ContentTypeJSON }
 
 func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSummary, error) {
-	var opts []acemq.Option
+	var opts []acemq.ConnOption
 	var metrics *demoMetrics
 	if o.metricsAddr != "" {
 		var err error

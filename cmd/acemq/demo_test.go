@@ -112,7 +112,7 @@ func TestDemoServesMetricsAndHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.stop()
-	conn, err := connect(t.Context(), "memory://demo-metrics-test", "", acemq.WithObserver(m.observer))
+	conn, err := connect(t.Context(), "memory://demo-metrics-test", "", []acemq.ConnOption{acemq.WithObserver(m.observer)})
 	if err != nil {
 		t.Fatal(err)
 	}

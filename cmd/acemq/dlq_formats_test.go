@@ -162,7 +162,7 @@ func publishAll(t *testing.T, tr transport.Transport, queue string, ms []transpo
 // holds another key under the first id.
 func TestDLQShowFormats(t *testing.T) {
 	url := "memory://cli-dlq-show-formats"
-	conn, err := connect(t.Context(), url, "")
+	conn, err := connect(t.Context(), url, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestDLQShowFormats(t *testing.T) {
 // key is printed: not the keys file, nor a key in base64, nor its bytes.
 func TestDLQNeverPrintsAKey(t *testing.T) {
 	url := "memory://cli-dlq-no-key"
-	conn, err := connect(t.Context(), url, "")
+	conn, err := connect(t.Context(), url, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestDLQExportImportEveryFormat(t *testing.T) {
 				src, dst = contract.DeadLetterQueue(brokertest.UniqueName(t, "cli-formats")), brokertest.UniqueName(t, "cli-formats-restored")
 				brokertest.DeleteWhenDone(t, src)
 			}
-			conn, err := connect(t.Context(), url, "")
+			conn, err := connect(t.Context(), url, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -392,7 +392,7 @@ func TestDLQShowPostgresRegistry(t *testing.T) {
 	body := binary.BigEndian.AppendUint32([]byte{contract.AvroFramingMagic}, id)
 	body = append(body, sample.Body[contract.AvroFramingHeaderSize:]...)
 	url := "memory://cli-dlq-show-postgres"
-	conn, err := connect(t.Context(), url, "")
+	conn, err := connect(t.Context(), url, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ import (
 func deadLetters(t *testing.T, url, source string, n int) *acemq.Conn {
 	t.Helper()
 	ctx := t.Context()
-	conn, err := connect(ctx, url, "")
+	conn, err := connect(ctx, url, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

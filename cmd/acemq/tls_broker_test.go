@@ -27,7 +27,7 @@ func TestRealTLSListener(t *testing.T) {
 	ca := filepath.Join(dir, devcert.CAFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := connect(ctx, url, "", acemq.WithCA(ca), acemq.WithDevelopmentCertificates())
+	conn, err := connect(ctx, url, "", nil, acemq.WithCA(ca), acemq.WithDevelopmentCertificates())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestTopologyApplyOnBroker(t *testing.T) {
 	url := brokertest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, url, "")
+	conn, err := connect(ctx, url, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

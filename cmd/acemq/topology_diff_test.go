@@ -84,7 +84,7 @@ func TestTopologyDiffOnBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := connect(ctx, url, "")
+	conn, err := connect(ctx, url, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -43,44 +44,52 @@ const defaultConsumerTimeout = 30 * time.Minute
 // it could not.
 const defaultSettleTimeout = 3 * time.Minute
 
-// Option configures a Broker.
-type Option func(*brokerOptions)
+// Option configures a Broker; one out of range is Open's error.
+type Option func(*brokerOptions) error
 
 type brokerOptions struct {
 	clock           Clock
 	consumerTimeout time.Duration
 	settleTimeout   time.Duration
 	em              *emulation
-	emErr           error
 }
 
 // WithClock runs the broker on c (default SystemClock).
-func WithClock(c Clock) Option { return func(o *brokerOptions) { o.clock = c } }
+func WithClock(c Clock) Option { return func(o *brokerOptions) error { o.clock = c; return nil } }
 
 // WithConsumerTimeout sets RabbitMQ's consumer_timeout: a channel holding a
 // delivery unsettled for d is closed, its deliveries requeued (default 30
 // minutes, as RabbitMQ; 0 turns it off, as consumer_timeout = false).
 func WithConsumerTimeout(d time.Duration) Option {
-	return func(o *brokerOptions) { o.consumerTimeout = d }
+	return func(o *brokerOptions) error {
+		if d < 0 {
+			return fmt.Errorf("WithConsumerTimeout: the timeout is %s but must be at least 0 (0 turns it off)", d)
+		}
+		o.consumerTimeout = d
+		return nil
+	}
 }
 
 // withSettleTimeout sets dead_letter_worker_publisher_confirm_timeout
 // (default 3 minutes): the conformance suite, on real time, waits less.
 func withSettleTimeout(d time.Duration) Option {
-	return func(o *brokerOptions) { o.settleTimeout = d }
+	return func(o *brokerOptions) error { o.settleTimeout = d; return nil }
 }
 
 // WithRabbitMQVersion makes the broker behave as RabbitMQ version v: "4.3"
 // (also "4.3.6"; the default), "4.0" (also "4" or "4.0.5") or "3.10" (also
 // "3.10.8"). Its
 // transports report that version as their State's ServerVersion. An
-// unsupported version makes NewBroker panic with an error saying which are
-// supported (memory.Dial returns that error for a URL's ?rabbitmq=).
+// unsupported version is Open's error saying which are supported
+// (memory.Dial's for a URL's ?rabbitmq=).
 func WithRabbitMQVersion(v string) Option {
-	return func(o *brokerOptions) {
-		if o.em, o.emErr = emulationOf(v); o.emErr != nil {
-			o.emErr = fmt.Errorf("memory: %w", o.emErr)
+	return func(o *brokerOptions) error {
+		em, err := emulationOf(v)
+		if err != nil {
+			return fmt.Errorf("WithRabbitMQVersion: %w", err)
 		}
+		o.em = em
+		return nil
 	}
 }
 
@@ -103,16 +112,24 @@ type Broker struct {
 	alarmCleared chan struct{}
 }
 
-// NewBroker returns a broker with RabbitMQ's predeclared exchanges. It
-// panics when WithRabbitMQVersion names a version memory:// does not
-// emulate.
+// NewBroker is Open for options known to be right, as a test's or an
+// example's are (none, or constants): it panics on Open's error, as
+// regexp.MustCompile does.
 func NewBroker(opts ...Option) *Broker {
-	o := brokerOptions{clock: SystemClock, consumerTimeout: defaultConsumerTimeout, settleTimeout: defaultSettleTimeout, em: emulations[0]}
-	for _, opt := range opts {
-		opt(&o)
+	b, err := Open(opts...)
+	if err != nil {
+		panic(err)
 	}
-	if o.emErr != nil {
-		panic(o.emErr)
+	return b
+}
+
+// Open returns a broker with RabbitMQ's predeclared exchanges. It fails
+// only on an option out of range, such as a version memory:// does not
+// emulate.
+func Open(opts ...Option) (*Broker, error) {
+	o := brokerOptions{clock: SystemClock, consumerTimeout: defaultConsumerTimeout, settleTimeout: defaultSettleTimeout, em: emulations[0]}
+	if err := option.ApplyFuncs(&o, opts); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	if o.clock == nil {
 		o.clock = SystemClock
@@ -136,7 +153,7 @@ func NewBroker(opts ...Option) *Broker {
 	} {
 		b.exchanges[x.name] = x
 	}
-	return b
+	return b, nil
 }
 
 // Connect opens a connection to the broker. After Close it returns a

@@ -123,6 +123,14 @@ func TestVersions(t *testing.T) {
 		}()
 		memory.NewBroker(memory.WithRabbitMQVersion("3.12"))
 	}()
+	if b, err := memory.Open(memory.WithRabbitMQVersion("3.12")); b != nil || err == nil || !strings.Contains(err.Error(), `"3.12" is not a version memory:// emulates (4.3.6, 4.0.5, 3.10.8`) {
+		t.Errorf("Open with RabbitMQ 3.12: %v, %v; want an error naming the versions emulated", b, err)
+	}
+	for _, opt := range []memory.Option{memory.WithConsumerTimeout(-time.Second), nil} {
+		if b, err := memory.Open(opt); b != nil || err == nil || !strings.HasPrefix(err.Error(), "memory: ") {
+			t.Errorf("Open: %v, %v; want an error", b, err)
+		}
+	}
 
 	name := "memory-test-versions"
 	t.Cleanup(func() { memory.Unregister(name) })

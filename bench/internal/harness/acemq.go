@@ -20,8 +20,12 @@ type AceMQ struct {
 
 // NewAceMQ opens AceMQ's connection, as name ("acemq", or a variant with
 // options such as an observer).
-func NewAceMQ(ctx context.Context, url, name string, opts ...acemq.Option) (*AceMQ, error) {
-	conn, err := acemq.Connect(ctx, url, append([]acemq.Option{acemq.WithConnectionName("bench " + name)}, opts...)...)
+func NewAceMQ(ctx context.Context, url, name string, opts ...acemq.ConnOption) (*AceMQ, error) {
+	all := []acemq.ConnectOption{acemq.WithConnectionName("bench " + name)}
+	for _, o := range opts {
+		all = append(all, o)
+	}
+	conn, err := acemq.Connect(ctx, url, all...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -74,7 +78,7 @@ func (a *AceMQ) RetryInConsumer(ctx context.Context, queue string, n int) error 
 }
 
 // consume runs h on queue until finished, then closes the consumer.
-func (a *AceMQ) consume(ctx context.Context, queue string, finished *countdown, h acemq.Handler[Payload], opts ...acemq.Option) error {
+func (a *AceMQ) consume(ctx context.Context, queue string, finished *countdown, h acemq.Handler[Payload], opts ...acemq.ConsumeOption) error {
 	c, err := acemq.Consume(ctx, a.conn, queue, h, opts...)
 	if err != nil {
 		return err

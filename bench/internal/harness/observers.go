@@ -27,7 +27,12 @@ func Observers() (o acemq.Observer, stop func(), err error) {
 		defer cancel()
 		_ = tp.Shutdown(ctx)
 	}
-	return acemq.Observers(metrics, acemqotel.New(acemqotel.WithTracerProvider(tp))), stop, nil
+	tracer, err := acemqotel.New(acemqotel.WithTracerProvider(tp))
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return acemq.Observers(metrics, tracer), stop, nil
 }
 
 // discard is a span exporter that keeps nothing.

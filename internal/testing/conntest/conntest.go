@@ -4,17 +4,22 @@
 package conntest
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/acemq-go/acemq"
 )
 
 // Connect connects to url as name (the connection name the broker lists),
-// with opts besides, and closes the connection when t ends.
-func Connect(t testing.TB, url, name string, opts ...acemq.Option) *acemq.Conn {
+// with opts besides, and closes the connection when t ends. It takes a
+// Conn's options, as New does, so that a test runs the same options on
+// memory:// and RabbitMQ.
+func Connect(t testing.TB, url, name string, opts ...acemq.ConnOption) *acemq.Conn {
 	t.Helper()
-	conn, err := acemq.Connect(t.Context(), url, append(slices.Clip(opts), acemq.WithConnectionName(name))...)
+	all := []acemq.ConnectOption{acemq.WithConnectionName(name)}
+	for _, o := range opts {
+		all = append(all, o)
+	}
+	conn, err := acemq.Connect(t.Context(), url, all...)
 	if err != nil {
 		t.Fatal(err)
 	}

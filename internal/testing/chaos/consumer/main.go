@@ -81,7 +81,7 @@ func run(url string, fallbacks []string, queue, logPath, name, policyText string
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	opts := []acemq.Option{acemq.WithLogger(logger), acemq.WithFallbackURLs(fallbacks...)}
+	opts := []acemq.ConnectOption{acemq.WithLogger(logger), acemq.WithFallbackURLs(fallbacks...)}
 	if name != "" {
 		opts = append(opts, acemq.WithConnectionName(name))
 	}
