@@ -870,8 +870,16 @@ func TestCloseEndsEverything(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if n := goroutines("acemq/transport/rabbitmq.(*"); n != "" {
-		t.Errorf("goroutines of the Transport left after Close:\n%s", n)
+	// Close waits until every goroutine it owns has done its work; each
+	// still makes its own exit after telling Close so (WaitGroup.Done), and
+	// was once seen "runnable" in that last step, its work done.
+	left := goroutines("acemq/transport/rabbitmq.(*")
+	for deadline := time.Now().Add(5 * time.Second); left != "" && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		left = goroutines("acemq/transport/rabbitmq.(*")
+	}
+	if left != "" {
+		t.Errorf("goroutines of the Transport left 5 s after Close:\n%s", left)
 	}
 	eventually(t, ctx, "amqp091's goroutines to end", func() bool { return goroutines("amqp091-go.") == "" })
 
