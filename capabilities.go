@@ -74,11 +74,13 @@ type handlerConn struct{}
 // AddHandlerCapabilities records, from a handler's context, that the
 // service uses caps through the Conn whose consumer runs the handler: a
 // handler wrapper that brings a capability (idempotency.Handler) is given
-// no Conn. Outside a consumer's handler it does nothing.
-func AddHandlerCapabilities(ctx context.Context, caps ...contract.Capability) {
-	if c, ok := ctx.Value(handlerConn{}).(*Conn); ok {
+// no Conn. Outside a consumer's handler it does nothing, and reports false.
+func AddHandlerCapabilities(ctx context.Context, caps ...contract.Capability) bool {
+	c, ok := ctx.Value(handlerConn{}).(*Conn)
+	if ok {
 		c.AddCapabilities(caps...)
 	}
+	return ok
 }
 
 // Capabilities is every member's: a consumer decoding with Codecs uses them

@@ -86,8 +86,9 @@ func Wrap[T any](store Store, run Runner[T], opts ...Option) (acemq.Handler[T], 
 	if err != nil {
 		return nil, err
 	}
+	used := &usage{}
 	return func(ctx context.Context, m acemq.Message[T]) acemq.Decision {
-		useIn(ctx)
+		used.in(ctx)
 		key := o.key(m.Envelope)
 		if key == "" {
 			if o.runWithout {
