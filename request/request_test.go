@@ -258,15 +258,41 @@ func TestConcurrentRequestsMatchedByCorrelation(t *testing.T) {
 	})
 }
 
-// receive consumes queue, returning its deliveries.
+// receive takes queue's messages as they come, raw and unsettled, as
+// another library's process would see them, until the test ends.
 func receive(t *testing.T, conn *acemq.Conn, queue string) <-chan transport.Delivery {
 	t.Helper()
-	sub, err := conn.Transport().Consume(t.Context(), queue, transport.ConsumeOptions{})
+	taker, err := conn.Take(t.Context(), queue)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = sub.Cancel(context.Background()) })
-	return sub.Deliveries()
+	ch := make(chan transport.Delivery)
+	done := make(chan struct{})
+	t.Cleanup(func() { _ = taker.Close(); <-done })
+	go func() {
+		defer close(done)
+		defer close(ch)
+		for {
+			d, ok, err := taker.Next(t.Context())
+			if err != nil {
+				return // the test ended
+			}
+			if !ok { // nothing ready: look again shortly
+				select {
+				case <-t.Context().Done():
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				continue
+			}
+			select {
+			case ch <- d:
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}()
+	return ch
 }
 
 func next(t *testing.T, ch <-chan transport.Delivery) transport.Delivery {
@@ -292,7 +318,7 @@ func publishRaw(t *testing.T, conn *acemq.Conn, queue string, m transport.Messag
 func publish(conn *acemq.Conn, queue string, m transport.Message) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	confirm, err := conn.Transport().Publish(ctx, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m})
+	confirm, err := conn.Publish(ctx, "", queue, m)
 	if err == nil {
 		err = confirm.Wait(ctx)
 	}

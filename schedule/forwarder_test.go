@@ -184,7 +184,7 @@ func TestRoutingSlipKept(t *testing.T) {
 	msg := transport.Message{Body: []byte(`{}`), MessageID: "m-1", ContentType: "application/octet-stream", Headers: transport.Table{
 		"x-acemq-id": "m-1", "x-acemq-route": "check,remind, ship", "x-acemq-route-position": int64(1), "x-acemq-route-id": "run-7",
 		"x-schedule-exchange": "", "x-schedule-routing-key": "reminders", "x-schedule-due-at": due}}
-	c, err := conn.Transport().Publish(t.Context(), transport.Publishing{RoutingKey: sched.DueQueue(), Mandatory: true, Message: msg})
+	c, err := conn.Publish(t.Context(), "", sched.DueQueue(), msg)
 	if err != nil {
 		t.Fatal(err)
 	}

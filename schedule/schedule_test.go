@@ -17,6 +17,7 @@ import (
 	"github.com/acemq-go/acemq/internal/testing/conntest"
 	"github.com/acemq-go/acemq/schedule"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/memory"
 )
 
 // section12 is CONTRACT.md section 12's table, spelled out here rather than
@@ -80,12 +81,19 @@ func TestDeclarationsPinned(t *testing.T) {
 			t.Cleanup(func() { _, _ = b.conn.DeleteQueue(context.Background(), q) })
 		}
 		if b.url == "" {
-			if err := transport.DeclareAll(t.Context(), b.conn.Transport(), want); err != nil {
+			// The table as another library declares it, through a driver
+			// connection of its own.
+			tr, err := memory.Dial(t.Context(), b.memoryURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = tr.Close() })
+			if err := transport.DeclareAll(t.Context(), tr, want); err != nil {
 				t.Fatalf("section 12's table redeclared on memory://: %v", err)
 			}
-			other := transport.Queue{Name: "acemq.schedule.1m", Type: transport.Classic, Durable: true, Arguments: transport.Table{
-				"x-message-ttl": int64(60001), "x-dead-letter-exchange": "acemq.schedule", "x-dead-letter-routing-key": "acemq.schedule.due"}}
-			if err := b.conn.Transport().DeclareQueue(t.Context(), other); !errors.Is(err, transport.ErrPreconditionFailed) {
+			other := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "acemq.schedule.1m", Type: transport.Classic, Arguments: acemq.Table{
+				"x-message-ttl": int64(60001), "x-dead-letter-exchange": "acemq.schedule", "x-dead-letter-routing-key": "acemq.schedule.due"}}}}
+			if err := other.Apply(t.Context(), b.conn); !errors.Is(err, transport.ErrPreconditionFailed) {
 				t.Fatalf("a rung redeclared with another TTL: %v, want PRECONDITION_FAILED", err)
 			}
 			return
@@ -108,16 +116,17 @@ func TestDeclarationsPinned(t *testing.T) {
 // moves (advance), or the RabbitMQ of ACEMQ_TEST_URL (url) in real time
 // (advance nil).
 type target struct {
-	conn    *acemq.Conn
-	clock   transport.Clock
-	advance func(time.Duration)
-	url     string
+	conn      *acemq.Conn
+	clock     transport.Clock
+	advance   func(time.Duration)
+	url       string // RabbitMQ's, or "" on memory://
+	memoryURL string
 }
 
 func eachBroker(t *testing.T, test func(t *testing.T, b target)) {
 	t.Run("memory", func(t *testing.T) {
 		m := acemqtest.NewBroker(t)
-		test(t, target{conn: m.Connect(t), clock: m.Clock, advance: m.Advance})
+		test(t, target{conn: m.Connect(t), clock: m.Clock, advance: m.Advance, memoryURL: m.URL})
 	})
 	t.Run("rabbitmq", func(t *testing.T) {
 		url := brokertest.URL(t)
@@ -400,7 +409,9 @@ func TestFailedDeliveryRetried(t *testing.T) {
 		}
 		acemqtest.WaitFor(t, f.Consumer, "the first failure", func(s acemq.Stats) bool { return s.Waiting == 1 })
 		queue := b.targetQueue(t)
-		if err := b.conn.Transport().Bind(t.Context(), transport.Binding{Queue: queue, Exchange: exchange, RoutingKey: "remind"}); err != nil {
+		bound := acemq.Topology{Exchanges: []acemq.ExchangeSpec{{Name: exchange, Type: transport.Direct}},
+			Queues: []acemq.QueueSpec{{Name: queue, Type: transport.Classic, DeadLetter: true, Bindings: []acemq.BindingSpec{{Exchange: exchange, RoutingKey: "remind"}}}}}
+		if err := bound.Apply(t.Context(), b.conn); err != nil {
 			t.Fatal(err)
 		}
 		if b.advance != nil {
@@ -423,7 +434,7 @@ func TestFailedDeliveryRetried(t *testing.T) {
 // as another library (or a mistake) would put it there.
 func publishRaw(t *testing.T, b target, queue string, msg transport.Message) error {
 	t.Helper()
-	c, err := b.conn.Transport().Publish(t.Context(), transport.Publishing{RoutingKey: queue, Mandatory: true, Message: msg})
+	c, err := b.conn.Publish(t.Context(), "", queue, msg)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func declare(t *testing.T, conn *acemq.Conn, name string) string {
 // retention is refused by every version, 4.3 naming both in milliseconds.
 func TestMaxAgeRedeclare(t *testing.T) {
 	brokers(t, func(t *testing.T, conn *acemq.Conn, name string) {
-		v, err := brokerversion.Of(conn.Transport())
+		v, err := brokerversion.Parse(conn.State().ServerVersion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,8 +126,8 @@ func TestMaxAgeRedeclare(t *testing.T) {
 			t.Errorf("declaring the stream again the same way: %v", err)
 		}
 		redeclare := func(age string) error {
-			return conn.Transport().DeclareQueue(t.Context(), transport.Queue{Name: name, Type: transport.Stream, Durable: true,
-				Arguments: transport.Table{contract.ArgMaxAge: age, contract.ArgMaxLengthBytes: int64(1 << 30)}})
+			return acemq.Topology{Queues: []acemq.QueueSpec{{Name: name, Type: transport.Stream,
+				Arguments: acemq.Table{contract.ArgMaxAge: age, contract.ArgMaxLengthBytes: int64(1 << 30)}}}}.Apply(t.Context(), conn)
 		}
 		refused := func(err error, received, current string) bool {
 			return errors.Is(err, transport.ErrPreconditionFailed) && strings.Contains(err.Error(), "inequivalent arg 'x-max-age'") &&
