@@ -90,7 +90,7 @@ func restarts(t *testing.T, bin string, rungs contract.RungKind, faults int, gap
 // it again: a rung's hold lasts that long.
 func deadLetterRetry(t *testing.T, env []string) []string {
 	const key = "dead_letter_worker_publisher_confirm_timeout"
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // rabbitmqctl boots a VM of its own: minutes on a machine this busy
 	defer cancel()
 	out, err := scriptEnv(ctx, env, "scripts/rabbitmq.sh", "ctl", "eval", "application:get_env(rabbit, "+key+").")
 	if err != nil {
