@@ -65,11 +65,9 @@ func (s *shaper) next() (xml.Token, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	t, err := s.src.Token()
-	if err != nil {
-		return nil, err
-	}
-	return xml.CopyToken(t), nil // src may reuse its buffer; a token may wait in ahead
+	// Not copied: the decoder takes this token before src is read again,
+	// unless peek reads on, and peek copies what it keeps.
+	return s.src.Token()
 }
 
 // peek is the next token that is neither white space nor a comment, read
@@ -114,8 +112,8 @@ func (s *shaper) take(t xml.Token) error {
 }
 
 func (s *shaper) start(t xml.StartElement) error {
-	if len(s.stack) == 0 {
-		return s.open(t, s.root)
+	if len(s.stack) == 0 { // the root (into a slice, one item) is no wrapper
+		return s.open(t, s.root.item())
 	}
 	top := &s.stack[len(s.stack)-1]
 	switch {
