@@ -148,7 +148,7 @@ func (s *shaper) open(t xml.StartElement, sh *shape) error {
 		return nil
 	}
 	if name, list := sh.onlyList(); list != nil {
-		if _, ok := s.peek().(xml.CharData); ok && list.kind == text {
+		if s.inPlace(list, name) {
 			// The repeated form, <lines>a</lines>, into lines>lines: an
 			// element of one item.
 			leaf := xml.Name{Space: t.Name.Space, Local: name}
@@ -181,6 +181,20 @@ func (s *shaper) wrapper(t xml.StartElement, sh *shape) bool {
 		return true
 	}
 	return first.Name.Local == t.Name.Local && sh.child(first.Name.Local) == nil
+}
+
+// inPlace reports whether the element of a field tagged a>b, b a list of
+// shape list, is an item itself (the repeated form): it holds text first,
+// for a list of text, or an element the struct declares and not named b,
+// for a list of structs.
+func (s *shaper) inPlace(list *shape, name string) bool {
+	switch first := s.peek().(type) {
+	case xml.CharData:
+		return list.kind == text
+	case xml.StartElement:
+		return list.kind == record && first.Name.Local != name && list.child(first.Name.Local) != nil
+	}
+	return false
 }
 
 // onlyList is the one child of a path (the a of a field tagged a>b) when

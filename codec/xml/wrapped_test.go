@@ -103,6 +103,18 @@ func TestWrappedListShapes(t *testing.T) {
 			t.Errorf("%s:\n%+v, %v\nwant %+v", body, got, err, want)
 		}
 	}
+	type javaBasket struct {
+		Items []item `xml:"items>items"`
+	}
+	for _, body := range []string{
+		`<Basket><items><items><sku>a</sku><qty>1</qty></items><items><sku>b</sku><qty>2</qty></items></items></Basket>`,
+		`<Basket><items><sku>a</sku><qty>1</qty></items><items><sku>b</sku><qty>2</qty></items></Basket>`,
+	} {
+		var got javaBasket
+		if err := codec.Unmarshal(contract.ContentTypeXML, []byte(body), &got); err != nil || !codectest.Same(t, got.Items, []item{{"a", 1}, {"b", 2}}) {
+			t.Errorf("%s into items>items:\n%+v, %v", body, got, err)
+		}
+	}
 	var m map[string]any
 	body := `<Basket><items><items><sku>a</sku></items><items><sku>b</sku></items></items><tags><tags>x</tags></tags></Basket>`
 	want := map[string]any{"items": []any{map[string]any{"sku": "a"}, map[string]any{"sku": "b"}}, "tags": "x"}
