@@ -204,7 +204,7 @@ func (sh *shape) onlyList() (string, *shape) {
 		return "", nil
 	}
 	for name, c := range sh.next {
-		if c.list {
+		if c.list && c.kind != unchecked {
 			return name, c
 		}
 	}
