@@ -19,8 +19,10 @@ type shaper struct {
 	root  *shape
 	ahead []xml.Token // read from src, not looked at yet
 	err   error       // src's error met looking ahead, after ahead
-	out   []xml.Token // for the decoder
+	out   []xml.Token // for the decoder, from outAt on
+	outAt int
 	stack []frame
+	token xml.Token // the token taken, as it came: passed on without boxing it again
 }
 
 // frame is an element open in the stream.
@@ -37,12 +39,15 @@ type frame struct {
 	end      []xml.Token // what the element's end is passed on as; nil: itself
 }
 
+// newShaper reads src into a value of shape root (into a slice, one item:
+// the root is no wrapper).
 func newShaper(src xml.TokenReader, root *shape) *shaper {
-	return &shaper{src: src, root: root}
+	return &shaper{src: src, root: root.item(), out: make([]xml.Token, 0, 2), stack: make([]frame, 0, 8)}
 }
 
 func (s *shaper) Token() (xml.Token, error) {
-	for len(s.out) == 0 {
+	for s.outAt == len(s.out) {
+		s.out, s.outAt = s.out[:0], 0 // its array reused
 		t, err := s.next()
 		if err != nil {
 			return nil, err
@@ -51,8 +56,8 @@ func (s *shaper) Token() (xml.Token, error) {
 			return nil, err
 		}
 	}
-	t := s.out[0]
-	s.out = s.out[1:]
+	t := s.out[s.outAt]
+	s.outAt++
 	return t, nil
 }
 
@@ -97,8 +102,9 @@ func (s *shaper) peek() xml.Token {
 	}
 }
 
-func (s *shaper) take(t xml.Token) error {
-	switch t := t.(type) {
+func (s *shaper) take(token xml.Token) error {
+	s.token = token
+	switch t := token.(type) {
 	case xml.StartElement:
 		return s.start(t)
 	case xml.EndElement:
@@ -106,14 +112,17 @@ func (s *shaper) take(t xml.Token) error {
 	case xml.CharData:
 		return s.text(t)
 	default:
-		s.out = append(s.out, t)
+		s.pass()
 	}
 	return nil
 }
 
+// pass passes on the token taken as it is.
+func (s *shaper) pass() { s.out = append(s.out, s.token) }
+
 func (s *shaper) start(t xml.StartElement) error {
-	if len(s.stack) == 0 { // the root (into a slice, one item) is no wrapper
-		return s.open(t, s.root.item())
+	if len(s.stack) == 0 {
+		return s.open(t, s.root)
 	}
 	top := &s.stack[len(s.stack)-1]
 	switch {
@@ -139,7 +148,7 @@ func (s *shaper) start(t xml.StartElement) error {
 // wrapper, does not.
 func (s *shaper) open(t xml.StartElement, sh *shape) error {
 	if sh == nil || sh.kind == unchecked {
-		s.out = append(s.out, t)
+		s.pass()
 		s.push(frame{name: t.Name})
 		return nil
 	}
@@ -152,15 +161,15 @@ func (s *shaper) open(t xml.StartElement, sh *shape) error {
 			// The repeated form, <lines>a</lines>, into lines>lines: an
 			// element of one item.
 			leaf := xml.Name{Space: t.Name.Space, Local: name}
-			s.out = append(s.out, t, xml.StartElement{Name: leaf})
+			s.out = append(s.out, s.token, xml.StartElement{Name: leaf})
 			s.push(frame{name: t.Name, shape: list.item(), end: []xml.Token{xml.EndElement{Name: leaf}, t.End()}})
 			return nil
 		}
-		s.out = append(s.out, t)
+		s.pass()
 		s.push(frame{name: t.Name, shape: sh, items: list.item(), rename: xml.Name{Local: name}})
 		return nil
 	}
-	s.out = append(s.out, t)
+	s.pass()
 	s.push(frame{name: t.Name, shape: sh})
 	return nil
 }
@@ -215,7 +224,7 @@ func (s *shaper) push(f frame) { s.stack = append(s.stack, f) }
 
 func (s *shaper) finish(t xml.EndElement) {
 	if len(s.stack) == 0 { // the decoder finds the mismatch
-		s.out = append(s.out, t)
+		s.pass()
 		return
 	}
 	f := s.stack[len(s.stack)-1]
@@ -225,7 +234,7 @@ func (s *shaper) finish(t xml.EndElement) {
 	case f.end != nil:
 		s.out = append(s.out, f.end...)
 	default:
-		s.out = append(s.out, t)
+		s.pass()
 	}
 }
 
@@ -241,6 +250,6 @@ func (s *shaper) text(t xml.CharData) error {
 			return nil
 		}
 	}
-	s.out = append(s.out, t)
+	s.pass()
 	return nil
 }
