@@ -24,7 +24,8 @@ const DefaultTimeout = 30 * time.Second
 // read: an offloaded one whose key is empty or not UTF-8.
 var ErrMalformed = errors.New("claimcheck: malformed body")
 
-// ErrInvalidOption is matched by New's error for an option out of range.
+// ErrInvalidOption is matched by New's and NewDir's error for an option out
+// of range.
 var ErrInvalidOption = errors.New("claimcheck: invalid option")
 
 // Option configures New.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/option"
 )
 
 // keyPattern is what a key must match before Dir makes it a file name.
@@ -21,6 +22,29 @@ var keyPattern = regexp.MustCompile(contract.ClaimCheckKeyPattern)
 // tempPattern names Put's temporary files. Its leading dot is outside
 // keyPattern, so that no key ever names a file being written.
 const tempPattern = ".put-*"
+
+// DefaultFileMode is the mode of a payload file: readable by every user,
+// as the Ruby library writes it, so that a consumer of the fleet running
+// as another user on the same directory reads it. The directory's own
+// permissions are the place to keep others out.
+const DefaultFileMode fs.FileMode = 0o644
+
+// DirOption configures NewDir.
+type DirOption func(*Dir) error
+
+// WithFileMode writes payload files with mode instead of DefaultFileMode
+// (0600 for a store that one user alone reads, say). The mode is set on
+// each file explicitly, whatever the process's umask. A mode without the
+// owner's read and write, or with bits beyond 0777, is refused.
+func WithFileMode(mode fs.FileMode) DirOption {
+	return func(d *Dir) error {
+		if mode&^fs.ModePerm != 0 || mode&0o600 != 0o600 {
+			return fmt.Errorf("%w: the file mode %#o: a payload file's mode is within 0777 and lets its owner read and write it", ErrInvalidOption, uint32(mode))
+		}
+		d.mode = mode
+		return nil
+	}
+}
 
 // Dir is a Store in a directory, one file per payload named by its key, safe
 // for concurrent use by several processes sharing the directory (a local
@@ -36,14 +60,16 @@ const tempPattern = ".put-*"
 // digits); no key names it, and it may be removed once no Put is under way.
 type Dir struct {
 	path string
+	mode fs.FileMode
 	// syncFile and syncDir are (*os.File).Sync, and a test's failure.
 	syncFile, syncDir func(*os.File) error
 }
 
 // NewDir returns the store in the directory at path, which must exist: a
 // store that made its directory would take a share that is not mounted for
-// an empty store, and park every message as if its payload were gone.
-func NewDir(path string) (*Dir, error) {
+// an empty store, and park every message as if its payload were gone. Its
+// files have DefaultFileMode unless WithFileMode says otherwise.
+func NewDir(path string, opts ...DirOption) (*Dir, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("claimcheck: the store directory: %w", err)
@@ -52,7 +78,13 @@ func NewDir(path string) (*Dir, error) {
 		return nil, fmt.Errorf("claimcheck: the store directory %s is not a directory", path)
 	}
 	sync := (*os.File).Sync
-	return &Dir{path: path, syncFile: sync, syncDir: sync}, nil
+	d := &Dir{path: path, mode: DefaultFileMode, syncFile: sync, syncDir: sync}
+	if err := option.ApplyFuncs(d, opts); errors.Is(err, option.ErrNil) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	} else if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Path is the store's directory.
@@ -89,6 +121,10 @@ func (d *Dir) Put(ctx context.Context, payload []byte) (key string, err error) {
 			err = fmt.Errorf("claimcheck: writing the payload for key %s in %s: %w", key, d.path, err)
 		}
 	}()
+	// CreateTemp made it 0600; Chmod is not subject to the umask.
+	if err := tmp.Chmod(d.mode); err != nil {
+		return "", err
+	}
 	if _, err := tmp.Write(payload); err != nil {
 		return "", err
 	}

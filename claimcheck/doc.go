@@ -33,7 +33,8 @@
 //
 // Two stores come with the package: Memory, in the process (for tests and
 // for a publisher and consumer in one process), and Dir, a directory that
-// several processes may share. Any other store is a type with Put, Get and
+// several processes may share, as other users too: its files are 0644
+// (DefaultFileMode) unless WithFileMode says otherwise. Any other store is a type with Put, Get and
 // Delete. An S3-compatible object store, for instance, would Put with a
 // PutObject of a new UUID key, Get with a GetObject whose "no such key"
 // answer becomes an error matching ErrNotFound, and leave retention to a

@@ -60,7 +60,12 @@ type ResponderError struct {
 	Message string
 }
 
-func (e *ResponderError) Error() string { return "the responder failed: " + e.Message }
+func (e *ResponderError) Error() string {
+	if e.Message == "" {
+		return "the responder failed without saying why"
+	}
+	return "the responder failed: " + e.Message
+}
 
 // ClientStats counts what a Client received.
 type ClientStats struct {
@@ -286,8 +291,10 @@ func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingK
 
 	select {
 	case d := <-w.reply:
-		if text := lenient.String(d.Headers[contract.HeaderReplyError]); text != "" {
-			return zero, &ResponderError{Message: text}
+		// The header says it whatever the body (empty, null, a detail),
+		// even with no text.
+		if text, failed := d.Headers[contract.HeaderReplyError]; failed {
+			return zero, &ResponderError{Message: lenient.String(text)}
 		}
 		var resp Resp
 		if err := c.codecFor(acemq.DefaultCodec(*new(Resp))).Unmarshal(d.ContentType, d.Body, &resp); err != nil {

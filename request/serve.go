@@ -19,7 +19,8 @@ var ErrNoReplyAddress = errors.New("the request names no reply address (neither 
 	contract.HeaderReplyTo + " header nor the reply-to property)")
 
 // HandlerFunc answers one request. An error is sent back to the requester
-// (the acemq-error header, an empty body) and the request is dead-lettered.
+// (the acemq-error header, a body saying no value: see Serve) and the
+// request is dead-lettered.
 type HandlerFunc[Req, Resp any] func(ctx context.Context, m acemq.Message[Req]) (Resp, error)
 
 // Responder answers the requests of one queue until Close; it is the
@@ -57,9 +58,12 @@ func (r *Responder) Replies() ResponderStats {
 // correlation-id, else x-acemq-correlation, else its message id, as .NET
 // expects) and the type WithReplyType names ("Reply").
 //
-// When h fails, the requester gets a reply with the error in acemq-error
-// and an empty body, and the request is dead-lettered, as the other Go
-// library does (Java retries instead and sends no reply). A request with
+// When h fails, the requester gets a reply with the error in acemq-error,
+// and the request is dead-lettered, as the other Go library does (Java
+// retries instead and sends no reply). The reply's body is valid under its
+// content type, for a requester that parses it before it looks at the
+// header (Ruby's): the codec's encoding of no value (JSON's null), or
+// JSON's null as application/json when the codec has none (see noValue). A request with
 // no reply address is dead-lettered with ErrNoReplyAddress. A reply that
 // cannot be sent for a reason other than a missing queue is retried under
 // the consumer's policy, and so h runs again: make it idempotent.
@@ -123,7 +127,7 @@ func (s *server[Req, Resp]) handle(ctx context.Context, m acemq.Message[Req]) ac
 	}
 	if err != nil {
 		reply.Headers = acemq.Table{contract.HeaderReplyError: err.Error()}
-		body = nil
+		reply.ContentType, body = noValue(s.codec)
 	}
 	sent := s.send(ctx, address, reply, body)
 	switch {
@@ -159,4 +163,18 @@ func (s *server[Req, Resp]) send(ctx context.Context, address string, env acemq.
 		return err
 	}
 	return sent.Wait(ctx)
+}
+
+// noValue is a failure reply's content type and body: the codec's encoding
+// of no value (Marshal(nil): JSON's and YAML's null, an encrypted null)
+// when the codec reads it back; else JSON's null as application/json,
+// which every library of the family reads and picks by content type. Not
+// an empty body without a content type: all five libraries read a message
+// without one as JSON, and an empty body is no JSON.
+func noValue(codec acemq.Codec) (contentType string, body []byte) {
+	if b, err := codec.Marshal(nil); err == nil && codec.Unmarshal(codec.ContentType(), b, new(any)) == nil {
+		return codec.ContentType(), b
+	}
+	b, _ := acemq.JSON.Marshal(nil) // null: cannot fail
+	return acemq.JSON.ContentType(), b
 }

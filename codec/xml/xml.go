@@ -25,6 +25,22 @@
 // map[string]any, an element repeated a []any (and one that happens to
 // appear once is not a slice), text beside children the key "".
 //
+// Lists. The Go peer, Ruby and Python repeat a list's element in place
+// (<lines>a</lines><lines>b</lines>); Java (Jackson's default) wraps the
+// list in an element of its name (<lines><lines>a</lines><lines>b</lines>
+// </lines>). A slice field reads both forms whichever its tag: tagged
+// "lines" or "lines>lines" (encoding/xml's wrapper syntax), a wrapper's
+// items may have any one name. The tag decides what Marshal writes:
+// "lines" the repeated form, "lines>lines" Java's. A wrapper is an element
+// without attributes that holds elements first: for a list of text always
+// (text holds no elements), for a list of structs when its first child
+// has the wrapper's name and the struct has no such field. Into a map, an
+// element holding only elements of its own name, nothing else, is their
+// value (a list, or the one item); a map writes a list in a list wrapped.
+// An element that the value decoded into would lose some of is an error
+// (ErrShape), never an empty or missing field: elements where a field takes
+// text, text beside a wrapper's items, items of two names.
+//
 // Refused: a DTD (<!DOCTYPE ...> or any <!...> declaration: ErrDTD), an
 // entity reference other than XML's five and numeric ones (encoding/xml
 // resolves no other, and nothing could define one), a declared encoding
@@ -63,6 +79,10 @@ var (
 	// ErrName is an element or attribute name that is not an XML name
 	// (<1st>, <:a>), which encoding/xml would read.
 	ErrName = errors.New("not an XML name")
+	// ErrShape is an element the value decoded into cannot hold without
+	// losing some of it: elements where a field takes text, a list's
+	// wrapper holding text or items of two names.
+	ErrShape = errors.New("the element's shape does not fit the value it decodes into")
 	// ErrTooDeep is a body nested deeper than a map is read.
 	ErrTooDeep = errors.New("the body's elements are nested too deep")
 )
@@ -151,15 +171,40 @@ func writeValue(enc *xml.Encoder, name string, v reflect.Value) error {
 			}
 		}
 		return enc.EncodeToken(start.End())
-	case (v.Kind() == reflect.Slice || v.Kind() == reflect.Array) && v.Type().Elem().Kind() != reflect.Uint8:
+	case isList(v):
 		for i := range v.Len() {
-			if err := writeValue(enc, name, v.Index(i)); err != nil {
+			item := v.Index(i)
+			if !isList(item) {
+				if err := writeValue(enc, name, item); err != nil {
+					return err
+				}
+				continue
+			}
+			// A list in a list cannot repeat in place: it is wrapped, as
+			// Java writes a list, and read back so.
+			start := xml.StartElement{Name: xml.Name{Local: name}}
+			if err := enc.EncodeToken(start); err != nil {
+				return err
+			}
+			if err := writeValue(enc, name, item); err != nil {
+				return err
+			}
+			if err := enc.EncodeToken(start.End()); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	return enc.EncodeElement(v.Interface(), xml.StartElement{Name: xml.Name{Local: name}})
+}
+
+// isList reports whether v, through interfaces, is a slice or an array
+// other than bytes: a list, written as its element repeated.
+func isList(v reflect.Value) bool {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	return (v.Kind() == reflect.Slice || v.Kind() == reflect.Array) && v.Type().Elem().Kind() != reflect.Uint8
 }
 
 // textOf is v as text, when it is a string.
@@ -224,7 +269,15 @@ func (codec) Unmarshal(_ string, data []byte, v any) error {
 }
 
 func unmarshal(data []byte, v any) error {
-	dec := xml.NewTokenDecoder(guard{xml.NewDecoder(bytes.NewReader(data))})
+	var tokens xml.TokenReader = guard{xml.NewDecoder(bytes.NewReader(data))}
+	switch v.(type) {
+	case *map[string]any, *any:
+	default:
+		if t := reflect.TypeOf(v); t != nil {
+			tokens = newShaper(tokens, shapeOf(t))
+		}
+	}
+	dec := xml.NewTokenDecoder(tokens)
 	root, err := rootElement(dec)
 	if err != nil {
 		return err
@@ -351,17 +404,20 @@ func readElement(dec *xml.Decoder, start xml.StartElement, depth int) (any, erro
 		return nil, ErrTooDeep
 	}
 	var m map[string]any
+	var repeated map[string]bool // names seen more than once, their values a []any
 	add := func(name string, v any) {
 		if m == nil {
-			m = map[string]any{}
+			m, repeated = map[string]any{}, map[string]bool{}
 		}
-		switch prev := m[name].(type) {
-		case nil:
+		prev, seen := m[name]
+		switch {
+		case !seen:
 			m[name] = v
-		case []any:
-			m[name] = append(prev, v)
+		case repeated[name]:
+			m[name] = append(prev.([]any), v)
 		default:
 			m[name] = []any{prev, v}
+			repeated[name] = true
 		}
 	}
 	for _, a := range start.Attr {
@@ -392,6 +448,11 @@ func readElement(dec *xml.Decoder, start xml.StartElement, depth int) (any, erro
 			}
 			if s := text.String(); strings.TrimSpace(s) != "" {
 				add("", s)
+			}
+			// Java's wrapped list: an element holding only elements of its
+			// own name is their value, as if they were repeated in its place.
+			if v, only := m[start.Name.Local]; only && len(m) == 1 && len(start.Attr) == 0 && depth > 1 {
+				return v, nil
 			}
 			return m, nil
 		}

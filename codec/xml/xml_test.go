@@ -224,7 +224,7 @@ func TestUnmarshalErrors(t *testing.T) {
 // FuzzUnmarshal: no body panics the decoder, into a struct or a map, and a
 // map it reads writes and reads back the same.
 func FuzzUnmarshal(f *testing.F) {
-	for _, s := range codectest.Load(f).Of(f, "xml") {
+	for _, s := range append(codectest.Load(f).Of(f, "xml"), codectest.LoadSamples(f).Of(f, "xml")...) {
 		f.Add(s.Body)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -1,8 +1,11 @@
 // Package codectest reads the family's body fixtures for the tests:
 // testdata/fixtures/codec-interop.json, the bodies the Java and Go AceMQ
 // libraries write in each format, with the value each decodes to and the
-// Avro schema they were written with; and crypto-interop.json, the bodies
-// the Java, Python and Ruby libraries encrypted, with their keys.
+// Avro schema they were written with; crypto-interop.json, the bodies
+// the Java, Python and Ruby libraries encrypted, with their keys;
+// codec-samples.json, one order in every format (LoadSamples); and
+// avro-resolution-fixtures.json, Avro writer→reader cases
+// (LoadAvroResolution).
 package codectest
 
 import (
