@@ -107,6 +107,10 @@ const (
 	retryAttemptKey    = attribute.Key(contract.AttrRetryAttempt)
 	retryDelayKey      = attribute.Key(contract.AttrRetryDelay)
 	handlerDurationKey = attribute.Key(contract.AttrHandlerDuration)
+	republishKindKey   = attribute.Key(contract.AttrRepublishKind)
+	pipelineKey        = attribute.Key(contract.AttrPipeline)
+	pipelineStepKey    = attribute.Key(contract.AttrPipelineStep)
+	pipelineTookKey    = attribute.Key(contract.AttrPipelineDuration)
 )
 
 // Tracer is an acemq.Observer that makes OpenTelemetry spans; set it on a
@@ -117,8 +121,9 @@ type Tracer struct {
 }
 
 var (
-	_ acemq.Observer        = (*Tracer)(nil)
-	_ acemq.RequestObserver = (*Tracer)(nil)
+	_ acemq.Observer         = (*Tracer)(nil)
+	_ acemq.RequestObserver  = (*Tracer)(nil)
+	_ acemq.PipelineObserver = (*Tracer)(nil)
 )
 
 // Option configures a Tracer; one whose value is out of range is New's
@@ -213,6 +218,9 @@ func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context
 		destinationKey.String(dest),
 		operationKey.String(contract.SpanPublish),
 		republishKey.Bool(p.Republish),
+	}
+	if p.Republish {
+		attrs = append(attrs, republishKindKey.String(string(p.RepublishKind)))
 	}
 	attrs = appendMessage(attrs, p.RoutingKey, p.MessageID, p.Correlation, p.Type)
 	ctx, span := t.tracer.Start(ctx, dest+" "+contract.SpanPublish, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
@@ -336,6 +344,17 @@ func (t *Tracer) RequestEnd(ctx context.Context, _ *acemq.RequestInfo, res acemq
 		span.SetStatus(codes.Error, desc)
 	}
 	span.End()
+}
+
+// PipelineRunEnd adds an event acemq.pipeline.run to the span of the
+// delivery the run ended at (ctx is its handler's), with the pipeline, the
+// step, the family's outcome (completed, ended_early) and the run's
+// duration in seconds: a span per run would have no start in this process
+// when the run began in another.
+func (t *Tracer) PipelineRunEnd(ctx context.Context, r acemq.PipelineRun) {
+	spanOf(ctx, deliverySpan).AddEvent(contract.EventPipelineRun, trace.WithAttributes(
+		pipelineKey.String(r.Pipeline), pipelineStepKey.String(r.Step),
+		outcomeKey.String(string(r.Outcome)), pipelineTookKey.Float64(r.Duration.Seconds())))
 }
 
 // Event does nothing: events are not tied to a delivery's context, and what

@@ -109,7 +109,7 @@ func (fw forwarder) handle(ctx context.Context, m acemq.Message[[]byte]) acemq.D
 		queue := contract.ScheduleRungQueue(fw.s.exchange, rung)
 		msg, err := hop(m.Envelope, sm, m.Body, fw.s.clock.Now())
 		if err == nil {
-			err = publish(ctx, fw.s.conn, fw.s.exchange, queue, msg)
+			err = publish(ctx, fw.s.conn, contract.RepublishScheduleHop, fw.s.exchange, queue, msg)
 		}
 		if err != nil {
 			return acemq.Retry(fmt.Errorf("the hop to %s failed: %w", queue, err))
@@ -119,7 +119,7 @@ func (fw forwarder) handle(ctx context.Context, m acemq.Message[[]byte]) acemq.D
 	}
 	msg, err := delivery(m.Envelope, sm, m.Body, fw.s.clock.Now())
 	if err == nil {
-		err = publish(ctx, fw.s.conn, sm.exchange, sm.routingKey, msg)
+		err = publish(ctx, fw.s.conn, contract.RepublishScheduleDelivery, sm.exchange, sm.routingKey, msg)
 	}
 	if err != nil {
 		return acemq.Retry(fmt.Errorf("the delivery to %s failed: %w", target(sm.exchange, sm.routingKey), err))
