@@ -8,6 +8,8 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/internal/testing/conntest"
 	"github.com/acemq-go/acemq/pipeline"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
@@ -50,13 +52,24 @@ func (r *runs) await(t *testing.T, n int) []acemq.PipelineRun {
 // from step to step: a run started an hour ago by another process (its
 // x-acemq-first-seen an hour old) is an hour long and more.
 func TestRunsToldToTheObserver(t *testing.T) {
-	o := &runs{more: make(chan struct{}, 10)}
-	conn, err := acemq.New(memory.NewBroker().Connect(), acemq.WithObserver(o))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	p := pipeline.Pipeline{Name: "orders", Steps: []string{"validate", "store"}}
+	t.Run("memory", func(t *testing.T) {
+		o := &runs{more: make(chan struct{}, 10)}
+		conn, err := acemq.New(memory.NewBroker().Connect(), acemq.WithObserver(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		runsTold(t, conn, o, "orders")
+	})
+	t.Run("rabbitmq", func(t *testing.T) {
+		o := &runs{more: make(chan struct{}, 10)}
+		conn := conntest.Connect(t, brokertest.URL(t), t.Name(), acemq.WithObserver(o))
+		runsTold(t, conn, o, brokertest.UniqueName(t, "pipeline"))
+	})
+}
+
+func runsTold(t *testing.T, conn *acemq.Conn, o *runs, name string) {
+	p := pipeline.Pipeline{Name: name, Steps: []string{"validate", "store"}}
 	declare(t, conn, p)
 	run(t, conn, p, "validate", func(ctx context.Context, m acemq.Message[Order]) acemq.Decision {
 		if m.Body.FreeGift {
@@ -72,7 +85,7 @@ func TestRunsToldToTheObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := o.await(t, 1)[0]
-	if got.Pipeline != "orders" || got.Step != "validate" || got.Outcome != contract.TelemetryEndedEarly || got.MessageID != "gift" {
+	if got.Pipeline != name || got.Step != "validate" || got.Outcome != contract.TelemetryEndedEarly || got.MessageID != "gift" {
 		t.Errorf("the run ended early was told as %+v", got)
 	}
 
@@ -92,7 +105,7 @@ func TestRunsToldToTheObserver(t *testing.T) {
 	}
 	publish(t, conn, p.Name, "validate", msg)
 	got = o.await(t, 1)[1]
-	if got.Pipeline != "orders" || got.Step != "store" || got.Outcome != contract.TelemetryCompleted || got.MessageID != "old" {
+	if got.Pipeline != name || got.Step != "store" || got.Outcome != contract.TelemetryCompleted || got.MessageID != "old" {
 		t.Errorf("the run completed was told as %+v", got)
 	}
 	// first-seen is cut to the millisecond the header carries.
