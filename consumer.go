@@ -424,7 +424,7 @@ func (c *Consumer) execute(h inHand, in delivered, s settlement) {
 func (c *Consumer) republish(h inHand, s settlement) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), DefaultConfirmTimeout)
 	defer cancel()
-	return startPublish(ctx, c.observer, c.transport, republication(h.Message, s), true).Wait(ctx)
+	return startPublish(ctx, c.observer, c.transport, republication(h.Message, s), s.Outcome.Republish()).Wait(ctx)
 }
 
 func (c *Consumer) setAsideFailed(h inHand, s settlement, err error) {

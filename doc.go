@@ -73,8 +73,9 @@
 // with a reason class: the words [Stats], the [Observer], the logs and the
 // acemq command all use. The metrics and spans of packages acemqprom and
 // acemqotel say them in the AceMQ family's fewer words (acked, retried,
-// rejected, dead_lettered, parked, in_progress: [contract.Outcome.Telemetry]),
-// the reason class beside them.
+// rejected: the handler's rejection, dead_lettered, parked, in_progress:
+// back on its queue; [contract.Outcome.Telemetry]), the reason class
+// beside them.
 //
 // # The retry ladder, and queues
 //

@@ -13,7 +13,8 @@ import (
 
 // Observer is told what a Conn does: every publish (the application's,
 // those of packages built on acemq through Conn.Publish, and the library's
-// own republishes), every delivery and how it was settled,
+// own republishes), every delivery and how it was settled, pipeline runs
+// (a PipelineObserver),
 // in-process waits, missing rungs, failed set-asides, consumers and the
 // connection's events. Adapters turn this into metrics (package acemqprom)
 // and traces (package acemqotel); the core depends on neither. Set it with
@@ -52,11 +53,15 @@ type PublishInfo struct {
 	Type      string
 	// Correlation is the message's x-acemq-correlation.
 	Correlation string
-	// Republish: the library republishes a message: a delivery's retry or
-	// set-aside, in the context of that delivery's DeliveryStart, or a
-	// dead letter that package deadletter moves (Conn.Republish), in the
-	// context of the move.
-	Republish bool
+	// Republish: the library republishes a message of its own accord:
+	// a delivery's retry, set-aside or put-back, in the context of that
+	// delivery's DeliveryStart; a dead letter that package deadletter
+	// moves (Conn.Republish), in the context of the move; the scheduler's
+	// hops and deliveries (Conn.Forward). RepublishKind says which; false
+	// for the application's publishes (the family counts only those in
+	// acemq.publish.total).
+	Republish     bool
+	RepublishKind contract.RepublishKind
 }
 
 // publishOutcome classifies a publish's error.
@@ -342,11 +347,13 @@ type Pending struct {
 	err      error // the send's
 }
 
-func startPublish(ctx context.Context, observer Observer, t transport.Transport, pub transport.Publishing, republish bool) *Pending {
+// startPublish sends pub, told to observer as a publish of the
+// application's (kind "") or a republish of kind.
+func startPublish(ctx context.Context, observer Observer, t transport.Transport, pub transport.Publishing, kind contract.RepublishKind) *Pending {
 	op := &Pending{observer: observer, t: t, start: time.Now(), info: PublishInfo{
 		Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, Headers: pub.Message.Headers,
 		MessageID: pub.Message.MessageID, Type: lenient.String(pub.Message.Headers[contract.HeaderType]),
-		Correlation: lenient.String(pub.Message.Headers[contract.HeaderCorrelation]), Republish: republish,
+		Correlation: lenient.String(pub.Message.Headers[contract.HeaderCorrelation]), Republish: kind != "", RepublishKind: kind,
 	}}
 	op.ctx = observer.PublishStart(ctx, &op.info)
 	pub.Message.Headers = op.info.Headers

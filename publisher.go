@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/confirm"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -134,7 +135,7 @@ func (p *Publisher[T]) Publish(ctx context.Context, routingKey string, body T, o
 		unsent(ctx, p.observer, p.exchange, routingKey, id, err)
 		return p.fail(p.exchange, routingKey, id, err)
 	}
-	if err := startPublish(ctx, p.observer, p.transport, pub, false).Wait(ctx); err != nil {
+	if err := startPublish(ctx, p.observer, p.transport, pub, "").Wait(ctx); err != nil {
 		return p.fail(pub.Exchange, pub.RoutingKey, id, err)
 	}
 	return nil
@@ -199,7 +200,7 @@ func (p *Publisher[T]) PublishBatch(ctx context.Context, msgs []Outgoing[T]) err
 			continue
 		}
 		pub.More = i < len(msgs)-1 // another follows at once: the transport may send them in one write
-		_ = window.Add(inFlight{i, id, pub.Exchange, pub.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, false)})
+		_ = window.Add(inFlight{i, id, pub.Exchange, pub.RoutingKey, startPublish(ctx, p.observer, p.transport, pub, "")})
 	}
 	_ = window.Drain()
 	if len(failed) == 0 {
@@ -259,27 +260,39 @@ func withOptions(env Envelope, opts []MessageOption) Envelope {
 // publishing until ctx ended, say: ErrBlocked; an interceptor refused it: a
 // *PublishError); else Wait on the Pending, once, for the broker's answer.
 func (c *Conn) Publish(ctx context.Context, exchange, routingKey string, m RawMessage) (*Pending, error) {
-	return c.publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: m}, false)
+	return c.publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: m}, "", true)
+}
+
+// Forward is Publish (through the publish interceptors, mandatory,
+// confirmed) of a message the library sends on for the application, told
+// to the Observer as the library's own republish of kind
+// (PublishInfo.RepublishKind) rather than as the application's publish,
+// which was told when the application made it: the scheduler's forwarder
+// sends its hops and deliveries with it. Kind "" is Publish.
+func (c *Conn) Forward(ctx context.Context, kind contract.RepublishKind, exchange, routingKey string, m RawMessage) (*Pending, error) {
+	return c.publish(ctx, transport.Publishing{Exchange: exchange, RoutingKey: routingKey, Mandatory: true, Message: m}, kind, true)
 }
 
 // Republish is Publish to queue through the default exchange, around the
 // publish interceptors (m was published once already), told to the
-// Observer as a republish (PublishInfo.Republish): package deadletter
-// moves dead letters with it.
+// Observer as a republish of kind contract.RepublishReplay: package
+// deadletter moves dead letters with it.
 func (c *Conn) Republish(ctx context.Context, queue string, m RawMessage) (*Pending, error) {
-	return c.publish(ctx, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m}, true)
+	return c.publish(ctx, transport.Publishing{RoutingKey: queue, Mandatory: true, Message: m}, contract.RepublishReplay, false)
 }
 
-func (c *Conn) publish(ctx context.Context, pub transport.Publishing, republish bool) (*Pending, error) {
+// publish sends pub as kind says (Observer), through the publish
+// interceptors when intercept.
+func (c *Conn) publish(ctx context.Context, pub transport.Publishing, kind contract.RepublishKind, intercept bool) (*Pending, error) {
 	pub.Message.Headers = maps.Clone(pub.Message.Headers) // the Observer may add to them; the caller's stay
-	if !republish && len(c.publishChain) > 0 {
+	if intercept && len(c.publishChain) > 0 {
 		if err := interceptPublish(ctx, c.publishChain, &pub); err != nil {
 			id := readID(pub.Message)
 			unsent(ctx, c.observer, pub.Exchange, pub.RoutingKey, id, err)
 			return nil, &PublishError{Exchange: pub.Exchange, RoutingKey: pub.RoutingKey, MessageID: id, Err: err}
 		}
 	}
-	p := startPublish(ctx, c.observer, c.transport, pub, republish)
+	p := startPublish(ctx, c.observer, c.transport, pub, kind)
 	if p.err != nil {
 		return nil, p.Wait(ctx)
 	}

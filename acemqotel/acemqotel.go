@@ -1,6 +1,7 @@
 // Package acemqotel traces AceMQ with OpenTelemetry, by the span names and
 // attributes the AceMQ family shares (CONTRACT.md section 17): an
-// acemq.Observer (and an acemq.RequestObserver, for package request) that
+// acemq.Observer (and an acemq.RequestObserver, for package request, and an
+// acemq.PipelineObserver, for package pipeline) that
 // makes a producer span for every publish, a consumer span for every
 // delivery and a client span for every request, and carries the trace from
 // one to the other in the message's traceparent and tracestate headers (W3C
@@ -11,8 +12,9 @@
 //
 // # Spans
 //
-// A publish, the application's or the library's own republish (a retry or
-// a set-aside), is a span "D publish" of kind Producer, D being the
+// A publish, the application's or the library's own republish (a retry, a
+// set-aside, a put-back, a replay, the scheduler's hops and deliveries), is
+// a span "D publish" of kind Producer, D being the
 // exchange, or the routing key (the queue) on the default exchange. It is
 // a child of the span in the publish's context and ends when the broker has
 // answered.
@@ -42,7 +44,7 @@
 // (docs/contract.md says why).
 //
 // This library's own, in the same namespace: messaging.acemq.republish
-// (publishes), messaging.acemq.redelivered, messaging.acemq.reason_class,
+// and messaging.acemq.republish.kind (publishes: contract.RepublishKind), messaging.acemq.redelivered, messaging.acemq.reason_class,
 // messaging.acemq.reason (why a message was set aside: per message, so fit
 // for a span though never for a metric), messaging.acemq.target (the queue
 // it was republished to), messaging.acemq.retry.attempt and
@@ -54,8 +56,19 @@
 // failed (error.type the contract.PublishOutcome, the error recorded), a
 // delivery dead-lettered (error.type its contract.ReasonClass), a request
 // failed (error.type failed, the error recorded). A retried, parked,
-// rejected or in-progress delivery and a timed-out request are not errors:
+// rejected (by its handler: in Q.dlq, but the handler's decision) or
+// in-progress delivery and a timed-out request are not errors:
 // messaging.acemq.outcome says what they are.
+//
+// # Pipeline runs
+//
+// A pipeline run's end (acemq.PipelineObserver) is an event
+// acemq.pipeline.run on the span of the delivery it ended at, with
+// messaging.acemq.pipeline, messaging.acemq.pipeline.step,
+// messaging.acemq.outcome (completed, ended_early) and
+// messaging.acemq.pipeline.duration (seconds). The Tracer makes spans only:
+// the family's metrics, the pipeline runs' among them, are package
+// acemqprom's.
 //
 // # Retries
 //
@@ -107,6 +120,10 @@ const (
 	retryAttemptKey    = attribute.Key(contract.AttrRetryAttempt)
 	retryDelayKey      = attribute.Key(contract.AttrRetryDelay)
 	handlerDurationKey = attribute.Key(contract.AttrHandlerDuration)
+	republishKindKey   = attribute.Key(contract.AttrRepublishKind)
+	pipelineKey        = attribute.Key(contract.AttrPipeline)
+	pipelineStepKey    = attribute.Key(contract.AttrPipelineStep)
+	pipelineTookKey    = attribute.Key(contract.AttrPipelineDuration)
 )
 
 // Tracer is an acemq.Observer that makes OpenTelemetry spans; set it on a
@@ -117,8 +134,9 @@ type Tracer struct {
 }
 
 var (
-	_ acemq.Observer        = (*Tracer)(nil)
-	_ acemq.RequestObserver = (*Tracer)(nil)
+	_ acemq.Observer         = (*Tracer)(nil)
+	_ acemq.RequestObserver  = (*Tracer)(nil)
+	_ acemq.PipelineObserver = (*Tracer)(nil)
 )
 
 // Option configures a Tracer; one whose value is out of range is New's
@@ -213,6 +231,9 @@ func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context
 		destinationKey.String(dest),
 		operationKey.String(contract.SpanPublish),
 		republishKey.Bool(p.Republish),
+	}
+	if p.Republish {
+		attrs = append(attrs, republishKindKey.String(string(p.RepublishKind)))
 	}
 	attrs = appendMessage(attrs, p.RoutingKey, p.MessageID, p.Correlation, p.Type)
 	ctx, span := t.tracer.Start(ctx, dest+" "+contract.SpanPublish, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
@@ -336,6 +357,17 @@ func (t *Tracer) RequestEnd(ctx context.Context, _ *acemq.RequestInfo, res acemq
 		span.SetStatus(codes.Error, desc)
 	}
 	span.End()
+}
+
+// PipelineRunEnd adds an event acemq.pipeline.run to the span of the
+// delivery the run ended at (ctx is its handler's), with the pipeline, the
+// step, the family's outcome (completed, ended_early) and the run's
+// duration in seconds: a span per run would have no start in this process
+// when the run began in another.
+func (t *Tracer) PipelineRunEnd(ctx context.Context, r acemq.PipelineRun) {
+	spanOf(ctx, deliverySpan).AddEvent(contract.EventPipelineRun, trace.WithAttributes(
+		pipelineKey.String(r.Pipeline), pipelineStepKey.String(r.Step),
+		outcomeKey.String(string(r.Outcome)), pipelineTookKey.Float64(r.Duration.Seconds())))
 }
 
 // Event does nothing: events are not tied to a delivery's context, and what

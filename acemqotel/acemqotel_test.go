@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -227,7 +228,7 @@ func retried(t *testing.T, tr tracing, conn *acemq.Conn, q string, settle func(*
 		if republish.Name() != hop.target+" publish" {
 			t.Errorf("attempt %d: the republish span is named %q", attempt, republish.Name())
 		}
-		wantAttrs(t, republish, map[string]any{"messaging.acemq.republish": true, "messaging.destination.name": hop.target,
+		wantAttrs(t, republish, map[string]any{"messaging.acemq.republish": true, "messaging.acemq.republish.kind": "retry", "messaging.destination.name": hop.target,
 			"messaging.rabbitmq.destination.routing_key": hop.target, "messaging.message.id": "m-1",
 			"messaging.acemq.outcome": "confirmed"})
 		if republish.Status().Code != codes.Unset {
@@ -494,7 +495,9 @@ func TestRequestReplyIsOneTrace(t *testing.T) {
 }
 
 // Of the deliveries set aside, the dead-lettered one is an error, with its
-// reason class as error.type; the parked one is not (the family's rule).
+// reason class as error.type; the parked one and the handler's rejection
+// (the family's rejected, though it lands in Q.dlq too) are not (the
+// family's rule: dead-lettered is an error).
 func TestDeadLetteredIsAnError(t *testing.T) {
 	tr := newTracing(t)
 	tracer := tr.tracer()
@@ -506,7 +509,9 @@ func TestDeadLetteredIsAnError(t *testing.T) {
 	}{
 		{contract.DeadLettered, contract.ReasonExhausted, "dead_lettered", codes.Error},
 		{contract.Parked, contract.ReasonUndecodable, "parked", codes.Unset},
-		{contract.Requeued, contract.ReasonShutdown, "rejected", codes.Unset},
+		{contract.DeadLettered, contract.ReasonRejected, "rejected", codes.Unset},
+		{contract.DeadLettered, contract.ReasonFatal, "rejected", codes.Unset},
+		{contract.Requeued, contract.ReasonShutdown, "in_progress", codes.Unset},
 		{contract.PutBack, contract.ReasonRequeue, "in_progress", codes.Unset},
 	} {
 		d := &acemq.DeliveryInfo{Queue: "orders"}
@@ -520,5 +525,29 @@ func TestDeadLetteredIsAnError(t *testing.T) {
 		if c.status == codes.Error && attr(s, "error.type").AsString() != string(c.class) {
 			t.Errorf("%s: error.type %v, want %s", c.outcome, attr(s, "error.type").AsInterface(), c.class)
 		}
+	}
+}
+
+// A pipeline run's end is an event on the span of the delivery it ended
+// at, with the pipeline, the step, the family's outcome and its duration.
+func TestPipelineRunIsAnEventOfItsDelivery(t *testing.T) {
+	tr := newTracing(t)
+	tracer := tr.tracer()
+	d := &acemq.DeliveryInfo{Queue: "orders.store"}
+	ctx := tracer.DeliveryStart(context.Background(), d)
+	tracer.PipelineRunEnd(ctx, acemq.PipelineRun{Pipeline: "orders", Step: "store", Outcome: contract.TelemetryCompleted, Duration: 1500 * time.Millisecond, MessageID: "m"})
+	tracer.DeliveryEnd(ctx, d, acemq.SettleResult{Outcome: contract.Accepted})
+	s := tr.ended(t, 1)[0]
+	if len(s.Events()) != 1 || s.Events()[0].Name != "acemq.pipeline.run" {
+		t.Fatalf("the delivery's span has the events %+v, want one acemq.pipeline.run", s.Events())
+	}
+	got := map[string]any{}
+	for _, kv := range s.Events()[0].Attributes {
+		got[string(kv.Key)] = kv.Value.AsInterface()
+	}
+	want := map[string]any{"messaging.acemq.pipeline": "orders", "messaging.acemq.pipeline.step": "store",
+		"messaging.acemq.outcome": "completed", "messaging.acemq.pipeline.duration": 1.5}
+	if !maps.Equal(got, want) {
+		t.Errorf("the event's attributes are %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 // Package acemqprom keeps Prometheus metrics of what an acemq Conn does, by
 // the names the AceMQ family shares (CONTRACT.md section 17): it is an
-// acemq.Observer (and an acemq.RequestObserver, for package request), and a
+// acemq.Observer (and an acemq.RequestObserver, for package request, and an
+// acemq.PipelineObserver, for package pipeline), and a
 // prometheus.Collector that New registers.
 //
 //	reg := prometheus.NewRegistry()
@@ -11,7 +12,7 @@
 // underscores, durations in seconds, counters ending in _total), under the
 // namespace "acemq" unless WithNamespace says otherwise:
 //
-//	acemq_publish_total{exchange,routing_key,message_type,kind,outcome,reason_class}  counter
+//	acemq_publish_total{exchange,routing_key,message_type,outcome,reason_class}       counter
 //	acemq_publish_duration_seconds{exchange}                                          histogram
 //	acemq_consume_total{queue,message_type,outcome,reason_class}                      counter
 //	acemq_consume_duration_seconds{queue}                                             histogram
@@ -25,9 +26,12 @@
 //	acemq_request_duration_seconds{exchange,routing_key,outcome}                      histogram
 //	acemq_outbox_total{outcome}                                                       counter
 //	acemq_outbox_lag_seconds                                                          gauge
+//	acemq_pipeline_run_total{pipeline,step,outcome}                                   counter
+//	acemq_pipeline_run_duration_seconds{pipeline,step,outcome}                        histogram
 //
 // and this library's own, which the family lacks:
 //
+//	acemq_republish_total{exchange,routing_key,message_type,kind,outcome,reason_class} counter
 //	acemq_retry_waiting{queue,where}                                                  gauge
 //	acemq_set_aside_messages{queue,where}                                             gauge
 //	acemq_inspect_errors_total{queue,target}                                          counter
@@ -37,10 +41,15 @@
 // outcome is the family's word (contract.TelemetryOutcome): publish
 // confirmed, unroutable or failed; consume acked, retried, rejected,
 // dead_lettered, parked or in_progress; request answered, timed_out or
-// failed; an outbox record's publish published or failed. reason_class keeps what the family's word folds away: a
-// delivery's contract.ReasonClass ("none" when acked), a publish's finer
-// contract.PublishOutcome (refused, timed_out...; "none" when confirmed).
-// kind="republish" are the library's own retries and set-asides. rung is
+// failed; an outbox record's publish published or failed; a pipeline run
+// completed or ended_early. reason_class keeps what the family's word
+// folds away: a delivery's contract.ReasonClass ("none" when acked), a
+// publish's finer contract.PublishOutcome (refused, timed_out...; "none"
+// when confirmed). publish_total and publish_duration_seconds are the
+// application's publishes only, as the family counts them; the library's
+// own republishes are republish_total's, kind saying why
+// (contract.RepublishKind: retry, set_aside, put_back, replay,
+// schedule_hop, schedule_delivery). rung is
 // the rung's queue, or "consumer" for a retry held in the consumer; target
 // is Q.dlq or Q.parked.
 //
@@ -139,6 +148,7 @@ func WithBuckets(b ...float64) Option {
 // with New.
 type Metrics struct {
 	publishes       *prometheus.CounterVec
+	republishes     *prometheus.CounterVec
 	publishDuration *prometheus.HistogramVec
 	consumes        *prometheus.CounterVec
 	consumeDuration *prometheus.HistogramVec
@@ -150,6 +160,8 @@ type Metrics struct {
 	rungMissing     *prometheus.CounterVec
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
+	runs            *prometheus.CounterVec
+	runDuration     *prometheus.HistogramVec
 	// waiting holds the consumer waits (where="consumer"); the rung waits
 	// of the same metric are read from the broker at each scrape.
 	waiting      *prometheus.GaugeVec
@@ -208,9 +220,10 @@ var (
 
 // help is each metric's help text.
 var help = map[string]string{
-	contract.MetricPublishTotal:         "Publishes by how they ended (outcome: confirmed, unroutable, failed; reason_class: refused, timed_out, failed, unroutable, none); kind=\"republish\" are the library's own retries and set-asides.",
-	contract.MetricPublishDuration:      "Time from a publish to the broker's answer, whatever it was, in seconds.",
-	contract.MetricConsumeTotal:         "Deliveries settled, by outcome (acked, retried, rejected, dead_lettered, parked, in_progress) and by the kind of reason (none when acked).",
+	contract.MetricPublishTotal:         "The application's publishes by how they ended (outcome: confirmed, unroutable, failed; reason_class: refused, timed_out, failed, unroutable, none); the library's own republishes are in republish_total.",
+	contract.MetricPublishDuration:      "Time from an application's publish to the broker's answer, whatever it was, in seconds.",
+	contract.MetricRepublishTotal:       "The library's own republishes (kind: retry, set_aside, put_back, replay, schedule_hop, schedule_delivery) by how they ended, as publish_total.",
+	contract.MetricConsumeTotal:         "Deliveries settled, by outcome (acked, retried, rejected by the handler, dead_lettered, parked, in_progress: back on its queue) and by the kind of reason (none when acked).",
 	contract.MetricConsumeDuration:      "Time the handler ran on a delivery, in seconds; deliveries it never saw (undecodable ones, those handed back at shutdown) are left out.",
 	contract.MetricConsumeAttempts:      "The attempt of each delivery settled (x-acemq-attempt, from 1).",
 	contract.MetricConsumeInFlight:      "Deliveries received and not yet settled, those waiting in the consumer included.",
@@ -220,6 +233,8 @@ var help = map[string]string{
 	contract.MetricRungMissing:          "Retries meant for a rung that waited in the consumer instead, because the rung was missing or returned the message.",
 	contract.MetricRequestTotal:         "Requests (package request) by how they ended: answered, timed_out, failed.",
 	contract.MetricRequestDuration:      "Time from a request to its reply or its failure, in seconds.",
+	contract.MetricPipelineRunTotal:     "Pipeline runs that ended at a step of this process: completed (the last step done) or ended_early (a step returned End).",
+	contract.MetricPipelineRunDuration:  "Time from a pipeline run's start (its message's x-acemq-first-seen) to its end at a step of this process, in seconds.",
 	contract.MetricRetryWaiting:         "Messages waiting for a retry: where=\"consumer\" held in the consumer now; where=\"rung\" on the queue's retry rungs, read from the broker at scrape time.",
 	contract.MetricSetAsideMessages:     "Messages in a consumed queue's dead-letter queue (where=\"dlq\") and parked queue (where=\"parked\"), read from the broker at scrape time.",
 	contract.MetricOutboxTotal:          "Publishes of outbox records by the relays watched: published (confirmed and marked) or failed (every failed publish, counted towards the record's attempts or not).",
@@ -290,6 +305,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	}
 	m := &Metrics{
 		publishes:       b.counter(contract.MetricPublishTotal),
+		republishes:     b.counter(contract.MetricRepublishTotal),
 		publishDuration: b.histogram(contract.MetricPublishDuration, o.buckets),
 		consumes:        b.counter(contract.MetricConsumeTotal),
 		consumeDuration: b.histogram(contract.MetricConsumeDuration, o.buckets),
@@ -301,6 +317,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		rungMissing:     b.counter(contract.MetricRungMissing),
 		requests:        b.counter(contract.MetricRequestTotal),
 		requestDuration: b.histogram(contract.MetricRequestDuration, o.buckets),
+		runs:            b.counter(contract.MetricPipelineRunTotal),
+		runDuration:     b.histogram(contract.MetricPipelineRunDuration, o.buckets),
 		waiting:         b.gauge(contract.MetricRetryWaiting),
 		rungDesc:        b.desc(contract.MetricRetryWaiting),
 		setAsideDesc:    b.desc(contract.MetricSetAsideMessages),
@@ -324,8 +342,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 
 // vecs are the metrics kept as events come, collected as they are.
 func (m *Metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.publishes, m.publishDuration, m.consumes, m.consumeDuration, m.attempts, m.inFlight,
-		m.retried, m.deadLettered, m.setAsideFail, m.rungMissing, m.requests, m.requestDuration, m.waiting, m.connEvents}
+	return []prometheus.Collector{m.publishes, m.republishes, m.publishDuration, m.consumes, m.consumeDuration, m.attempts, m.inFlight,
+		m.retried, m.deadLettered, m.setAsideFail, m.rungMissing, m.requests, m.requestDuration, m.runs, m.runDuration, m.waiting, m.connEvents}
 }
 
 // Describe implements prometheus.Collector.
@@ -415,18 +433,20 @@ func (m *Metrics) collectRungs(ctx context.Context, ch chan<- prometheus.Metric)
 // PublishStart implements acemq.Observer; it changes nothing.
 func (m *Metrics) PublishStart(ctx context.Context, _ *acemq.PublishInfo) context.Context { return ctx }
 
-// PublishEnd implements acemq.Observer: it counts the publish by its
-// outcome and records its duration.
+// PublishEnd implements acemq.Observer: it counts the application's
+// publish by its outcome and records its duration, or counts the library's
+// republish by its kind.
 func (m *Metrics) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
-	kind := contract.TagKindPublish
-	if p.Republish {
-		kind = contract.TagKindRepublish
-	}
 	class := contract.TagNone
 	if r.Outcome != contract.PublishConfirmed {
 		class = string(r.Outcome)
 	}
-	m.publishes.WithLabelValues(p.Exchange, p.RoutingKey, p.Type, kind, string(r.Outcome.Telemetry()), class).Inc()
+	outcome := string(r.Outcome.Telemetry())
+	if p.Republish {
+		m.republishes.WithLabelValues(p.Exchange, p.RoutingKey, p.Type, string(p.RepublishKind), outcome, class).Inc()
+		return
+	}
+	m.publishes.WithLabelValues(p.Exchange, p.RoutingKey, p.Type, outcome, class).Inc()
 	m.publishDuration.WithLabelValues(p.Exchange).Observe(r.Duration.Seconds())
 }
 
@@ -475,6 +495,13 @@ func (m *Metrics) RequestStart(ctx context.Context, _ *acemq.RequestInfo) contex
 func (m *Metrics) RequestEnd(_ context.Context, r *acemq.RequestInfo, res acemq.RequestResult) {
 	m.requests.WithLabelValues(r.Exchange, r.RoutingKey, string(res.Outcome)).Inc()
 	m.requestDuration.WithLabelValues(r.Exchange, r.RoutingKey, string(res.Outcome)).Observe(res.Duration.Seconds())
+}
+
+// PipelineRunEnd implements acemq.PipelineObserver: it counts the run by
+// its outcome and records its duration.
+func (m *Metrics) PipelineRunEnd(_ context.Context, r acemq.PipelineRun) {
+	m.runs.WithLabelValues(r.Pipeline, r.Step, string(r.Outcome)).Inc()
+	m.runDuration.WithLabelValues(r.Pipeline, r.Step, string(r.Outcome)).Observe(r.Duration.Seconds())
 }
 
 // Event implements acemq.Observer.
@@ -566,6 +593,7 @@ func (m *Metrics) connectionEvent(e acemq.Event) {
 }
 
 var (
-	_ acemq.Observer        = (*Metrics)(nil)
-	_ acemq.RequestObserver = (*Metrics)(nil)
+	_ acemq.Observer         = (*Metrics)(nil)
+	_ acemq.RequestObserver  = (*Metrics)(nil)
+	_ acemq.PipelineObserver = (*Metrics)(nil)
 )

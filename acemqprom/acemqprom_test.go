@@ -232,26 +232,32 @@ func runScenario(t *testing.T, w world) {
 	}
 
 	// Every message's type is its routing key at the first publish: q, or
-	// "nowhere" for the unroutable one; republishes keep it.
-	published := func(exchange, routingKey, typ, kind, outcome, class string) string {
+	// "nowhere" for the unroutable one; republishes keep it. Only the
+	// application's publishes are publish_total's (the family's meaning);
+	// the library's own are republish_total's, by kind.
+	published := func(exchange, routingKey, typ, outcome, class string) string {
 		return series("publish_total", "exchange", exchange, "routing_key", routingKey, "message_type", typ,
-			"kind", kind, "outcome", outcome, "reason_class", class)
+			"outcome", outcome, "reason_class", class)
 	}
-	republished := func(routingKey string) string {
-		return published("", routingKey, q, "republish", "confirmed", "none")
+	republished := func(routingKey, kind string) string {
+		return series("republish_total", "exchange", "", "routing_key", routingKey, "message_type", q,
+			"kind", kind, "outcome", "confirmed", "reason_class", "none")
 	}
 	// pubs are the publishes once dlq, parked, home (back to q after a
 	// wait in the consumer) and onRung republishes were made.
 	pubs := func(dlq, parked, home, onRung float64) map[string]float64 {
 		want := map[string]float64{
-			published("", q, q, "publish", "confirmed", "none"):                       7,
-			published(x, "nowhere", "nowhere", "publish", "unroutable", "unroutable"): 1,
-			series("publish_duration_seconds_count", "exchange", ""):                  7 + dlq + parked + home + onRung,
-			series("publish_duration_seconds_count", "exchange", x):                   1,
+			published("", q, q, "confirmed", "none"):                       7,
+			published(x, "nowhere", "nowhere", "unroutable", "unroutable"): 1,
+			series("publish_duration_seconds_count", "exchange", ""):       7,
+			series("publish_duration_seconds_count", "exchange", x):        1,
 		}
-		for rk, n := range map[string]float64{contract.DeadLetterQueue(q): dlq, contract.ParkedQueue(q): parked, q: home, rung: onRung} {
-			if n > 0 {
-				want[republished(rk)] = n
+		for _, r := range []struct {
+			rk, kind string
+			n        float64
+		}{{contract.DeadLetterQueue(q), "set_aside", dlq}, {contract.ParkedQueue(q), "set_aside", parked}, {q, "retry", home}, {rung, "retry", onRung}} {
+			if r.n > 0 {
+				want[republished(r.rk, r.kind)] = r.n
 			}
 		}
 		return want
@@ -264,7 +270,7 @@ func runScenario(t *testing.T, w world) {
 	}
 	settled := map[string]float64{ // without a retry
 		consumed("acked", "none"):                           2,
-		consumed("dead_lettered", "rejected"):               1,
+		consumed("rejected", "rejected"):                    1, // the family's word for a handler's rejection
 		consumed("parked", "parked"):                        1,
 		consumed("parked", "undecodable"):                   1,
 		setAsideTo(contract.DeadLetterQueue(q), "rejected"): 1,
@@ -472,7 +478,7 @@ func TestRungMissingOnMemory(t *testing.T) {
 	inspectErrors := series("inspect_errors_total", "queue", "orders", "target", rung)
 	got := eventually(t, reg, "the retry waiting in the consumer", including(map[string]float64{
 		missing: 1,
-		series("publish_total", "exchange", "", "routing_key", rung, "message_type", "orders", "kind", "republish", "outcome", "unroutable", "reason_class", "unroutable"): 1,
+		series("republish_total", "exchange", "", "routing_key", rung, "message_type", "orders", "kind", "retry", "outcome", "unroutable", "reason_class", "unroutable"): 1,
 		series("retry_waiting", "queue", "orders", "where", "consumer"): 1,
 	}))
 	if _, ok := got[series("retry_waiting", "queue", "orders", "where", "rung")]; ok {

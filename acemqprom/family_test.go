@@ -13,6 +13,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/pipeline"
 	"github.com/acemq-go/acemq/request"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -44,10 +45,11 @@ func scraped(t *testing.T, g prometheus.Gatherer) map[string][]string {
 // to section 17 as package contract holds it: every metric of the
 // family's is there by its rendered name, each outcome label says only the
 // family's words, and the run's outcomes are all seen: a publish confirmed,
-// unroutable and failed; deliveries acked, retried, rejected (a set-aside
-// that failed), dead-lettered, parked and in progress; requests answered,
+// unroutable and failed; deliveries acked, retried, rejected (the
+// handler's Reject), dead-lettered (a panic), parked and in progress (a
+// put-back, and a set-aside that failed); requests answered,
 // timed out and failed; outbox records published and failed (a relay
-// watched, its table on SQLite).
+// watched, its table on SQLite); pipeline runs completed and ended early.
 func TestFamilyNamesInAScrape(t *testing.T) {
 	reg, m := newMetrics(t)
 	b := acemqtest.NewBroker(t)
@@ -63,8 +65,8 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// orders: acked, rejected into Q.dlq, parked, retried in the consumer,
-	// and put back once (in progress).
+	// orders: acked, rejected into Q.dlq, dead-lettered by a panic, parked,
+	// retried in the consumer, and put back once (in progress).
 	var mu sync.Mutex
 	seen := map[string]int{}
 	sight := func(id string) int {
@@ -74,7 +76,11 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 		return seen[id]
 	}
 	orders, err := acemq.Consume(ctx, conn, "orders", func(ctx context.Context, msg acemq.Message[item]) acemq.Decision {
-		if msg.Body.Do != "requeue" {
+		switch msg.Body.Do {
+		case "panic":
+			panic("the script panics")
+		case "requeue":
+		default:
 			return handle(ctx, msg)
 		}
 		if sight(msg.Envelope.ID) == 1 {
@@ -89,7 +95,7 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 
 	// payments: its rung and its Q.dlq gone, so a retry waits in the
 	// consumer (the rung missing) and the dead letter fails to be set
-	// aside, going back to its queue (rejected); its third sight is
+	// aside, going back to its queue (in progress); its third sight is
 	// accepted.
 	payRung := contract.RungQueue("payments", 20*time.Second, contract.DefaultRungKind)
 	payments, err := acemq.Consume(ctx, conn, "payments", func(_ context.Context, msg acemq.Message[item]) acemq.Decision {
@@ -122,7 +128,7 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close(context.Background()) })
 
 	pub := acemqtest.NewPublisher[item](t, conn, "")
-	for _, do := range []string{"accept", "reject", "park", "flaky", "requeue"} {
+	for _, do := range []string{"accept", "reject", "panic", "park", "flaky", "requeue"} {
 		if err := pub.Publish(ctx, "orders", item{Do: do}); err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +157,7 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 	// The waits in the consumer, each seen held before the clock moves:
 	// the put-back (1s), the retry of orders (10s), that of payments (20s).
 	acemqtest.WaitFor(t, orders, "orders waiting", func(s acemq.Stats) bool {
-		return s.Accepted == 1 && s.DeadLettered == 1 && s.Parked == 1 && s.Waiting == 2
+		return s.Accepted == 1 && s.DeadLettered == 2 && s.Parked == 1 && s.Waiting == 2
 	})
 	acemqtest.WaitFor(t, payments, "the payment waiting", func(s acemq.Stats) bool { return s.RungMissing == 1 && s.Waiting == 1 })
 	b.Advance(contract.RequeueDelay)
@@ -163,6 +169,9 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 	acemqtest.WaitFor(t, payments, "the failed set-aside held", func(s acemq.Stats) bool { return s.SetAsideFailed == 1 && s.Waiting == 1 })
 	b.Advance(time.Minute)
 	acemqtest.WaitFor(t, payments, "the payment accepted", func(s acemq.Stats) bool { return s.Accepted == 1 })
+
+	// A pipeline: a run ended early at its first step, one completed.
+	runs(t, conn)
 
 	// An outbox relay: a record published, one failed.
 	s, relay, clock := anOutbox(t, conn, "relay")
@@ -191,10 +200,45 @@ func TestFamilyNamesInAScrape(t *testing.T) {
 		"acemq_consume_total": {"acked", "dead_lettered", "in_progress", "parked", "rejected", "retried"},
 		"acemq_request_total": {"answered", "failed", "timed_out"},
 		"acemq_outbox_total":  {"failed", "published"},
+
+		"acemq_pipeline_run_total":            {"completed", "ended_early"},
+		"acemq_pipeline_run_duration_seconds": {"completed", "ended_early"},
 	}
 	for name, values := range want {
 		if !slices.Equal(got[name], values) {
 			t.Errorf("%s has the outcomes %q, want %q", name, got[name], values)
 		}
 	}
+}
+
+// runs runs a pipeline of two steps on conn until one run has ended early
+// at the first and one has completed at the second.
+func runs(t *testing.T, conn *acemq.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	p := pipeline.Pipeline{Name: "checkout", Steps: []string{"price", "charge"}}
+	if err := p.Declare(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	var steps []*pipeline.Consumer
+	for _, step := range p.Steps {
+		c, err := pipeline.Run(ctx, conn, p, step, func(ctx context.Context, m acemq.Message[item]) acemq.Decision {
+			if m.Body.Do == "end" {
+				return pipeline.End(ctx)
+			}
+			return pipeline.Next(ctx, m.Body)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = c.Close(context.Background()) })
+		steps = append(steps, c)
+	}
+	for _, do := range []string{"end", "go"} {
+		if err := p.Start(ctx, conn, item{Do: do}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acemqtest.WaitFor(t, steps[0].Consumer, "the first step's two runs", func(s acemq.Stats) bool { return s.Accepted == 2 })
+	acemqtest.WaitFor(t, steps[1].Consumer, "the run completed", func(s acemq.Stats) bool { return s.Accepted == 1 })
 }

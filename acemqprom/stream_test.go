@@ -57,9 +57,9 @@ func TestStreamConsumeCounted(t *testing.T) {
 		return series("consume_total", "queue", name, "message_type", name, "outcome", outcome, "reason_class", class)
 	}
 	eventually(t, reg, "the stream's deliveries counted", including(map[string]float64{
-		consumed("acked", "none"):             2,
-		consumed("dead_lettered", "rejected"): 1,
-		consumed("parked", "undecodable"):     1,
+		consumed("acked", "none"):         2,
+		consumed("rejected", "rejected"):  1,
+		consumed("parked", "undecodable"): 1,
 		series("messages_dead_lettered_total", "queue", name, "target", contract.DeadLetterQueue(name), "reason_class", "rejected"): 1,
 	}))
 }

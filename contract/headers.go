@@ -1,5 +1,7 @@
 package contract
 
+import "strings"
+
 // The message headers of the envelope (section 6).
 const (
 	HeaderID          = "x-acemq-id"
@@ -66,6 +68,14 @@ const (
 	// Like x-delivery-count, of the delivery, never republished.
 	HeaderAcquiredCount = "x-acquired-count"
 )
+
+// IsDeathHeader reports whether name (in any case) is one of the headers of
+// the broker's dead-lettering history: x-death, x-first-death-*,
+// x-last-death-*.
+func IsDeathHeader(name string) bool {
+	n := strings.ToLower(name)
+	return n == HeaderDeath || strings.HasPrefix(n, HeaderFirstDeathPrefix) || strings.HasPrefix(n, HeaderLastDeathPrefix)
+}
 
 // The reasons RabbitMQ gives in x-death and x-first-death-reason (section
 // 20: what a message the broker dead-lettered itself says).

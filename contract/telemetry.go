@@ -27,10 +27,16 @@ const (
 	MetricRequestDuration      = "acemq.request.duration"
 	MetricOutboxTotal          = "acemq.outbox.total"
 	MetricOutboxLag            = "acemq.outbox.lag"
+	MetricPipelineRunTotal     = "acemq.pipeline.run.total"
+	MetricPipelineRunDuration  = "acemq.pipeline.run.duration"
 )
 
 // This library's own metrics, which the family lacks, named in its style.
 const (
+	// MetricRepublishTotal counts the library's own republishes (a
+	// RepublishKind), which the family's acemq.publish.total leaves out:
+	// it counts the application's publishes only.
+	MetricRepublishTotal   = "acemq.republish.total"
 	MetricRetryWaiting     = "acemq.retry.waiting"
 	MetricSetAsideMessages = "acemq.set.aside.messages"
 	MetricInspectErrors    = "acemq.inspect.errors.total"
@@ -51,6 +57,8 @@ const (
 	TagTarget      = "target"
 	TagRung        = "rung"
 	TagOutcome     = "outcome"
+	TagPipeline    = "pipeline"
+	TagStep        = "step"
 )
 
 // This library's own tags, beside the family's.
@@ -58,8 +66,7 @@ const (
 	// TagReasonClass is a ReasonClass (none for an accepted message), or,
 	// on a publish, the PublishOutcome its family outcome folds away.
 	TagReasonClass = "reason.class"
-	// TagKind tells a publish of the application's from the library's own
-	// republishes: TagKindPublish, TagKindRepublish.
+	// TagKind is why the library republished a message: a RepublishKind.
 	TagKind  = "kind"
 	TagWhere = "where"
 	TagState = "state"
@@ -68,8 +75,6 @@ const (
 
 // Values of the tags of this library's own.
 const (
-	TagKindPublish   = "publish"
-	TagKindRepublish = "republish"
 	// TagRungConsumer is the rung of a retry waited for in the consumer:
 	// no rung's name (they all hold RungInfix) can be it.
 	TagRungConsumer = "consumer"
@@ -129,10 +134,11 @@ var (
 	consumeOutcomes = []TelemetryOutcome{TelemetryAcked, TelemetryRetried, TelemetryRejected, TelemetryDeadLettered, TelemetryParked, TelemetryInProgress}
 	requestOutcomes = []TelemetryOutcome{TelemetryAnswered, TelemetryTimedOut, TelemetryFailed}
 	outboxOutcomes  = []TelemetryOutcome{TelemetryPublished, TelemetryFailed}
+	runOutcomes     = []TelemetryOutcome{TelemetryCompleted, TelemetryEndedEarly}
 )
 
 var metrics = []Metric{
-	{MetricPublishTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagMessageType, TagKind, TagOutcome, TagReasonClass}, true, publishOutcomes},
+	{MetricPublishTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagMessageType, TagOutcome, TagReasonClass}, true, publishOutcomes},
 	{MetricPublishDuration, Histogram, true, []string{TagExchange}, true, nil},
 	{MetricConsumeTotal, Counter, false, []string{TagQueue, TagMessageType, TagOutcome, TagReasonClass}, true, consumeOutcomes},
 	{MetricConsumeDuration, Histogram, true, []string{TagQueue}, true, nil},
@@ -146,6 +152,9 @@ var metrics = []Metric{
 	{MetricRequestDuration, Histogram, true, []string{TagExchange, TagRoutingKey, TagOutcome}, true, requestOutcomes},
 	{MetricOutboxTotal, Counter, false, []string{TagOutcome}, true, outboxOutcomes},
 	{MetricOutboxLag, Gauge, true, nil, true, nil},
+	{MetricPipelineRunTotal, Counter, false, []string{TagPipeline, TagStep, TagOutcome}, true, runOutcomes},
+	{MetricPipelineRunDuration, Histogram, true, []string{TagPipeline, TagStep, TagOutcome}, true, runOutcomes},
+	{MetricRepublishTotal, Counter, false, []string{TagExchange, TagRoutingKey, TagMessageType, TagKind, TagOutcome, TagReasonClass}, false, publishOutcomes},
 	{MetricRetryWaiting, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
 	{MetricSetAsideMessages, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
 	{MetricInspectErrors, Counter, false, []string{TagQueue, TagTarget}, false, nil},
@@ -153,8 +162,8 @@ var metrics = []Metric{
 	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false, nil},
 }
 
-// Metrics are the metrics this library exports: the family's (section 17,
-// less the pipeline's, which it has not) and its own.
+// Metrics are the metrics this library exports: the family's (section 17)
+// and its own.
 func Metrics() []Metric {
 	out := slices.Clone(metrics)
 	for i := range out {
@@ -178,14 +187,44 @@ const (
 
 	TelemetryAcked        TelemetryOutcome = "acked"         // consume: accepted
 	TelemetryRetried      TelemetryOutcome = "retried"       // consume: in the consumer or on a rung
-	TelemetryRejected     TelemetryOutcome = "rejected"      // consume: handed back to its queue
+	TelemetryRejected     TelemetryOutcome = "rejected"      // consume: the handler rejected it (Reject, Fatal): set aside in Q.dlq
 	TelemetryDeadLettered TelemetryOutcome = "dead_lettered" // consume: set aside in Q.dlq
 	TelemetryParked       TelemetryOutcome = "parked"        // consume: set aside in Q.parked
-	TelemetryInProgress   TelemetryOutcome = "in_progress"   // consume: put back while another consumer holds it (Requeue)
+	TelemetryInProgress   TelemetryOutcome = "in_progress"   // consume: back on its queue, not done (Requeue, or handed back)
 
 	TelemetryAnswered TelemetryOutcome = "answered"  // request: a reply came and decoded
 	TelemetryTimedOut TelemetryOutcome = "timed_out" // request: no reply before the deadline
+
+	TelemetryCompleted  TelemetryOutcome = "completed"   // pipeline run: its last step was done
+	TelemetryEndedEarly TelemetryOutcome = "ended_early" // pipeline run: a step ended it before the last
 )
+
+// RepublishKind is why the library publishes a message again, of its own
+// accord (the kind tag of acemq.republish.total); "" is a publish of the
+// application's, which acemq.publish.total counts.
+type RepublishKind string
+
+const (
+	RepublishRetry            RepublishKind = "retry"             // to a rung, or back to its queue after a wait in the consumer
+	RepublishSetAside         RepublishKind = "set_aside"         // to Q.dlq or Q.parked
+	RepublishPutBack          RepublishKind = "put_back"          // a copy back on its queue: Requeue, a failed set-aside
+	RepublishReplay           RepublishKind = "replay"            // a dead letter a person moves, replays or edits (package deadletter)
+	RepublishScheduleHop      RepublishKind = "schedule_hop"      // the scheduler's forwarder, onto a rung of acemq.schedule
+	RepublishScheduleDelivery RepublishKind = "schedule_delivery" // the scheduler's forwarder, to the target, once due
+)
+
+// Republish is why a settlement of this outcome republishes its message.
+func (o Outcome) Republish() RepublishKind {
+	switch o {
+	case RetriedInConsumer, RetriedOnRung:
+		return RepublishRetry
+	case DeadLettered, Parked:
+		return RepublishSetAside
+	case PutBack:
+		return RepublishPutBack
+	}
+	return ""
+}
 
 // Telemetry is the family's word for a publish's outcome: refused and
 // timed out are failed (the reason.class tag keeps which).
@@ -200,11 +239,13 @@ func (o PublishOutcome) Telemetry() TelemetryOutcome {
 }
 
 // Telemetry is the family's word for how a delivery ended, for its reason
-// class: both retries are retried, and a delivery back on its queue
-// (Requeued: handed back at shutdown or after a failed ack or put-back;
-// PutBack: copied back after a failed set-aside) is rejected, unless its
-// handler put it back (ReasonRequeue: another consumer holds it), which is
-// in_progress.
+// class: both retries are retried; a set-aside in Q.dlq the handler asked
+// for (Reject, or a Fatal error, which Java writes one reason for) is
+// rejected, as the family counts a handler's rejection, any other is
+// dead_lettered; a delivery back on its queue, not done and no attempt
+// spent (PutBack: put back by Requeue, or copied back after a failed
+// set-aside; Requeued: handed back at shutdown or after a failed ack or
+// put-back), is in_progress, its reason class saying why.
 func (o Outcome) Telemetry(class ReasonClass) TelemetryOutcome {
 	switch o {
 	case Accepted:
@@ -212,14 +253,14 @@ func (o Outcome) Telemetry(class ReasonClass) TelemetryOutcome {
 	case RetriedInConsumer, RetriedOnRung:
 		return TelemetryRetried
 	case DeadLettered:
+		if class == ReasonRejected || class == ReasonFatal {
+			return TelemetryRejected
+		}
 		return TelemetryDeadLettered
 	case Parked:
 		return TelemetryParked
 	}
-	if class == ReasonRequeue {
-		return TelemetryInProgress
-	}
-	return TelemetryRejected
+	return TelemetryInProgress
 }
 
 // The spans (section 17): "<destination> publish" (producer), "<queue>
@@ -251,10 +292,18 @@ const (
 const (
 	AttrRedelivered     = "messaging.acemq.redelivered"
 	AttrRepublish       = "messaging.acemq.republish"
+	AttrRepublishKind   = "messaging.acemq.republish.kind"
 	AttrReasonClass     = "messaging.acemq.reason_class"
 	AttrReason          = "messaging.acemq.reason"
 	AttrTarget          = "messaging.acemq.target"
 	AttrRetryAttempt    = "messaging.acemq.retry.attempt"
 	AttrRetryDelay      = "messaging.acemq.retry.delay"
 	AttrHandlerDuration = "messaging.acemq.handler.duration"
+	// EventPipelineRun is the span event of a pipeline run's end, on the
+	// delivery's span of the step it ended at, with the pipeline, step,
+	// outcome and duration attributes below.
+	EventPipelineRun     = "acemq.pipeline.run"
+	AttrPipeline         = "messaging.acemq.pipeline"
+	AttrPipelineStep     = "messaging.acemq.pipeline.step"
+	AttrPipelineDuration = "messaging.acemq.pipeline.duration"
 )

@@ -98,7 +98,7 @@ func (r runner[T]) handle(ctx context.Context, m acemq.Message[T]) acemq.Decisio
 		return d // accepted with nothing said of the run: acked, nothing sent on
 	case res.kind == end && len(s.Remaining()) > 1:
 		r.c.ended.Add(1)
-		r.finish(ctx, Finished{Step: r.step, Early: true, Slip: s, Envelope: m.Envelope})
+		r.finish(ctx, Finished{Step: r.step, Early: true, Slip: s, Envelope: m.Envelope}, contract.TelemetryEndedEarly)
 		return acemq.Accept()
 	}
 	// Next, or End at the last step, which completes the run.
@@ -111,7 +111,7 @@ func (r runner[T]) handle(ctx context.Context, m acemq.Message[T]) acemq.Decisio
 			}
 		}
 		r.c.completed.Add(1)
-		r.finish(ctx, Finished{Step: r.step, Slip: after, Envelope: m.Envelope, Body: body})
+		r.finish(ctx, Finished{Step: r.step, Slip: after, Envelope: m.Envelope, Body: body}, contract.TelemetryCompleted)
 		return acemq.Accept()
 	}
 	if err := r.p.send(ctx, r.conn, onward(m.Envelope), res.body, after); err != nil {
@@ -127,7 +127,15 @@ func (r runner[T]) handle(ctx context.Context, m acemq.Message[T]) acemq.Decisio
 	return acemq.Accept()
 }
 
-func (r runner[T]) finish(ctx context.Context, f Finished) {
+// finish tells the Conn's Observer of the run's end (acemq.PipelineRun),
+// and OnFinish.
+func (r runner[T]) finish(ctx context.Context, f Finished, outcome contract.TelemetryOutcome) {
+	took := f.Envelope.Age(time.Now())
+	if took == acemq.UnknownAge {
+		took = 0
+	}
+	r.conn.ObservePipelineRun(ctx, acemq.PipelineRun{Pipeline: r.p.Name, Step: r.step, Outcome: outcome,
+		Duration: took, MessageID: f.Envelope.ID})
 	if r.p.OnFinish != nil {
 		r.p.OnFinish(ctx, f)
 	}

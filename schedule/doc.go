@@ -26,8 +26,11 @@
 // expiration, so a long wait never holds back a short one.
 //
 // Every hop and the delivery are mandatory, confirmed publishes through
-// acemq.Conn.Publish (the Conn's Observer counts and traces them, its
-// interceptors see them) made before the message is acked, so a crash or a
+// acemq.Conn.Forward (the Conn's interceptors see them; its Observer counts
+// and traces them as the library's own republishes, kinds schedule_hop and
+// schedule_delivery, not as the application's) made before the message is
+// acked, without the broker's dead-lettering history (x-death and the
+// x-first-death-* and x-last-death-* headers) that waiting on a rung adds, so a crash or a
 // lost connection between the two sends the message again rather than
 // losing it: a message may be delivered twice, never not at all, as far as
 // the forwarder goes. RabbitMQ dead-letters from a classic rung at most

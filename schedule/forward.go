@@ -109,7 +109,7 @@ func (fw forwarder) handle(ctx context.Context, m acemq.Message[[]byte]) acemq.D
 		queue := contract.ScheduleRungQueue(fw.s.exchange, rung)
 		msg, err := hop(m.Envelope, sm, m.Body, fw.s.clock.Now())
 		if err == nil {
-			err = publish(ctx, fw.s.conn, fw.s.exchange, queue, msg)
+			err = publish(ctx, fw.s.conn, contract.RepublishScheduleHop, fw.s.exchange, queue, msg)
 		}
 		if err != nil {
 			return acemq.Retry(fmt.Errorf("the hop to %s failed: %w", queue, err))
@@ -119,7 +119,7 @@ func (fw forwarder) handle(ctx context.Context, m acemq.Message[[]byte]) acemq.D
 	}
 	msg, err := delivery(m.Envelope, sm, m.Body, fw.s.clock.Now())
 	if err == nil {
-		err = publish(ctx, fw.s.conn, sm.exchange, sm.routingKey, msg)
+		err = publish(ctx, fw.s.conn, contract.RepublishScheduleDelivery, sm.exchange, sm.routingKey, msg)
 	}
 	if err != nil {
 		return acemq.Retry(fmt.Errorf("the delivery to %s failed: %w", target(sm.exchange, sm.routingKey), err))
@@ -175,13 +175,15 @@ func text(h acemq.Table, name string) (string, bool) {
 }
 
 // hop is the message as it goes on to a rung: the original bytes as
-// application/octet-stream, the envelope and every header kept, but the
-// attempt back to 1, since it counts the forwarder's tries at this step.
+// application/octet-stream, the envelope and every header kept but the
+// broker's dead-lettering history (withoutDeaths), the attempt back to 1,
+// since it counts the forwarder's tries at this step.
 // A value the envelope lacks (another library's message without an id,
 // say) is filled in as a first publish would.
 func hop(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (acemq.RawMessage, error) {
 	env.ContentType = contract.ScheduleHopContentType
 	env.Attempt = 1
+	env.Headers = withoutDeaths(env.Headers)
 	env = env.Complete(sm.routingKey, now)
 	msg := acemq.RawMessage{Body: body}
 	if err := env.Write(&msg); err != nil {
@@ -208,12 +210,9 @@ func writeRoute(r acemq.Route, h acemq.Table) {
 // ScheduledMessage (a new id; the original's correlation, its id as the
 // causation, its origin, claim, reply-to and correlation-id), the
 // original's content type, the application's headers without the
-// scheduler's.
+// scheduler's or the broker's dead-lettering history.
 func delivery(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (acemq.RawMessage, error) {
-	headers := make(acemq.Table, len(env.Headers))
-	for k, v := range env.Headers {
-		headers[k] = v
-	}
+	headers := withoutDeaths(env.Headers)
 	for _, k := range []string{contract.HeaderScheduleExchange, contract.HeaderScheduleRoutingKey,
 		contract.HeaderScheduleDueAt, contract.HeaderScheduleContentType} {
 		delete(headers, k)
@@ -228,4 +227,19 @@ func delivery(env acemq.Envelope, sm scheduled, body []byte, now time.Time) (ace
 	}
 	writeRoute(env.Route, msg.Headers)
 	return msg, nil
+}
+
+// withoutDeaths is a copy of h without the broker's dead-lettering history
+// (x-death, x-first-death-*, x-last-death-*), which a message gains on
+// every rung it waits on: the hops are the scheduler's own business, not
+// the target's, and a consumer of the target would take them for a
+// message that was dead-lettered.
+func withoutDeaths(h acemq.Table) acemq.Table {
+	out := make(acemq.Table, len(h))
+	for k, v := range h {
+		if !contract.IsDeathHeader(k) {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -135,18 +135,20 @@ func (s *Scheduler) publish(ctx context.Context, now, t time.Time, exchange, rou
 	if rung, ok := rungFor(t.Sub(now)); ok {
 		key = contract.ScheduleRungQueue(s.exchange, rung)
 	}
-	return publish(ctx, s.conn, s.exchange, key, msg)
+	return publish(ctx, s.conn, "", s.exchange, key, msg)
 }
 
-// publish is Conn.Publish, waited for (bounded by the publisher's default
-// confirm timeout when ctx has no deadline).
-func publish(ctx context.Context, conn *acemq.Conn, exchange, key string, msg acemq.RawMessage) error {
+// publish is Conn.Forward, waited for (bounded by the publisher's default
+// confirm timeout when ctx has no deadline): the application's publish
+// (kind "", as Conn.Publish), or the forwarder's hop or delivery, which the
+// Conn's Observer counts as the library's own republishes.
+func publish(ctx context.Context, conn *acemq.Conn, kind contract.RepublishKind, exchange, key string, msg acemq.RawMessage) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, acemq.DefaultConfirmTimeout)
 		defer cancel()
 	}
-	sent, err := conn.Publish(ctx, exchange, key, msg)
+	sent, err := conn.Forward(ctx, kind, exchange, key, msg)
 	if err == nil {
 		err = sent.Wait(ctx)
 	}

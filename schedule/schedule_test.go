@@ -465,3 +465,36 @@ func take(t *testing.T, b target, queue string, n int) []transport.Message {
 	}
 	return got
 }
+
+// A message that waited on rungs carries the broker's dead-lettering
+// history (x-death, x-first-death-*, x-last-death-*) into the due queue:
+// the hops are the scheduler's own business, and the target gets the
+// message without them, its application's headers kept.
+func TestDeliveredWithoutDeathHeaders(t *testing.T) {
+	eachBroker(t, func(t *testing.T, b target) {
+		sched := b.scheduler(t)
+		queue := b.targetQueue(t)
+		f := forward(t, sched)
+		if err := sched.PublishIn(t.Context(), 2*time.Second, "", queue, Reminder{Order: "o-1"},
+			acemq.WithHeaders(transport.Table{"tenant": "t-9"})); err != nil {
+			t.Fatal(err)
+		}
+		if b.advance != nil {
+			b.advance(time.Second) // off the first rung, onto the next
+			acemqtest.WaitFor(t, f.Consumer, "the hop", func(s acemq.Stats) bool { return s.Accepted == 1 })
+			b.advance(time.Second)
+		}
+		// Two seconds ahead it went onto the 1s rung at once, and waited
+		// there at least (on memory://, a hop onto it again).
+		settled(t, f, 1)
+		m := take(t, b, queue, 1)[0]
+		for name := range m.Headers {
+			if name == contract.HeaderDeath || strings.HasPrefix(name, contract.HeaderFirstDeathPrefix) || strings.HasPrefix(name, contract.HeaderLastDeathPrefix) {
+				t.Errorf("delivered with the broker's header %s = %v", name, m.Headers[name])
+			}
+		}
+		if m.Headers["tenant"] != "t-9" {
+			t.Errorf("delivered with the headers %v, want the application's tenant kept", m.Headers)
+		}
+	})
+}

@@ -263,7 +263,7 @@ func runDemo(ctx context.Context, out, errOut io.Writer, o demoOptions) (demoSum
 	}
 	if metrics != nil && !o.json {
 		fmt.Fprintf(out, "\nas %s shows them at the end:\n", metrics.URL()+contract.ActuatorMetricsPath)
-		if err := metrics.write(out, contract.MetricPublishTotal, contract.MetricConsumeTotal, contract.MetricMessagesRetried); err != nil {
+		if err := metrics.write(out, contract.MetricPublishTotal, contract.MetricRepublishTotal, contract.MetricConsumeTotal, contract.MetricMessagesRetried); err != nil {
 			return summary, err
 		}
 	}

@@ -78,8 +78,8 @@ func TestDemoMetrics(t *testing.T) {
 		`acemq_messages_retried_total{queue="acemq.demo.orders",rung="consumer"} 6`,
 		`acemq_messages_retried_total{queue="acemq.demo.orders",rung="acemq.demo.orders.retry.quorum.1s"} 4`,
 		`acemq_messages_retried_total{queue="acemq.demo.orders",rung="acemq.demo.orders.retry.quorum.2s"} 2`,
-		`acemq_publish_total{exchange="",kind="republish",message_type="order.new",outcome="confirmed",reason_class="none",routing_key="acemq.demo.orders.dlq"} 2`,
-		`acemq_publish_total{exchange="acemq.demo",kind="publish",message_type="order.new",outcome="confirmed",reason_class="none",routing_key="order.new"} 20`,
+		`acemq_publish_total{exchange="acemq.demo",message_type="order.new",outcome="confirmed",reason_class="none",routing_key="order.new"} 20`,
+		`acemq_republish_total{exchange="",kind="set_aside",message_type="order.new",outcome="confirmed",reason_class="none",routing_key="acemq.demo.orders.dlq"} 2`,
 		"final: published 20, accepted 16, retried in consumer 6, retried on rungs 6, dead-lettered 2, parked 2, lost 0",
 	} {
 		if !strings.Contains(r.stdout, want+"\n") {
