@@ -11,10 +11,6 @@ const (
 	// PartitionRoutingKeyPrefix starts the routing key a partition queue is
 	// bound under, followed by the partition: p3.
 	PartitionRoutingKeyPrefix = "p"
-	// PartitionDottedKeySeparator stands between the base (the set's name)
-	// and the partition in the routing key the Go peer's, Ruby's and
-	// Python's partition helpers compute: orders.3.
-	PartitionDottedKeySeparator = "."
 	// DefaultPartitions is how many partitions a name has when it asks for
 	// none, as Java's OrderedQueue.
 	DefaultPartitions = 8
@@ -36,9 +32,10 @@ func PartitionQueue(name string, k int) string {
 func PartitionRoutingKey(k int) string { return PartitionRoutingKeyPrefix + strconv.Itoa(k) }
 
 // PartitionDottedRoutingKey is the routing key of partition k of base as
-// the Go peer's, Ruby's and Python's helpers compute it: "<base>.<k>".
+// the Go peer's, Ruby's and Python's helpers compute it: "<base>.<k>" (a
+// dot, which a bare "." constant would forbid everywhere as a literal).
 func PartitionDottedRoutingKey(base string, k int) string {
-	return base + PartitionDottedKeySeparator + strconv.Itoa(k)
+	return base + "." + strconv.Itoa(k)
 }
 
 // GroupConsumerTag is the tag of member n (from 0) of the consumer group
