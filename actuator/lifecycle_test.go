@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
+	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -82,21 +83,34 @@ func wantBlocked(t *testing.T, base, detail, reason string) {
 // While the service drains (Conn.Shutdown, a handler still finishing),
 // /acemq-health and /readyz answer 503: the actuator and Health agree that
 // it is not ready, so that a load balancer sends it no more work.
+// It holds on memory:// and on RabbitMQ.
 func TestNotReadyWhileDraining(t *testing.T) {
-	b := acemqtest.NewBroker(t)
-	conn := b.Connect(t)
-	if err := conn.Transport().DeclareQueue(t.Context(), transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+	t.Run("memory", func(t *testing.T) {
+		notReadyWhileDraining(t, acemqtest.NewBroker(t).Connect(t), "orders")
+	})
+	t.Run("rabbitmq", func(t *testing.T) {
+		conn, err := acemq.Connect(t.Context(), brokertest.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		notReadyWhileDraining(t, conn, brokertest.UniqueName(t, "draining"))
+	})
+}
+
+func notReadyWhileDraining(t *testing.T, conn *acemq.Conn, queue string) {
+	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: queue}}}).Apply(t.Context(), conn); err != nil {
 		t.Fatal(err)
 	}
 	started, release := make(chan struct{}), make(chan struct{})
-	if _, err := acemq.Consume(t.Context(), conn, "orders", func(context.Context, acemq.Message[string]) acemq.Decision {
+	if _, err := acemq.Consume(t.Context(), conn, queue, func(context.Context, acemq.Message[string]) acemq.Decision {
 		close(started)
 		<-release
 		return acemq.Accept()
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := acemqtest.NewPublisher[string](t, conn, "").Publish(t.Context(), "orders", "hello"); err != nil {
+	if err := acemqtest.NewPublisher[string](t, conn, "").Publish(t.Context(), queue, "hello"); err != nil {
 		t.Fatal(err)
 	}
 	base := serve(t, conn, nil)
