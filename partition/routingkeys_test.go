@@ -118,10 +118,12 @@ func TestKeyForms(t *testing.T) {
 // reaches key's partition.
 func TestPublishForms(t *testing.T) {
 	each(t, func(t *testing.T, conn *acemq.Conn, name string) {
+		// SharedActive: RabbitMQ refuses basic.get on a quorum queue with
+		// a single active consumer.
 		for i, s := range []partition.Set{
-			{Name: name + "-java", BindForms: partition.JavaForm},
-			{Name: name + "-dotted", BindForms: partition.DottedForm},
-			{Name: name + "-both-dotted", PublishForm: partition.DottedForm},
+			{Name: name + "-java", BindForms: partition.JavaForm, SharedActive: true},
+			{Name: name + "-dotted", BindForms: partition.DottedForm, SharedActive: true},
+			{Name: name + "-both-dotted", PublishForm: partition.DottedForm, SharedActive: true},
 		} {
 			declare(t, conn, s)
 			pub, err := partition.NewPublisher[event](conn, s)
