@@ -68,12 +68,14 @@ func TestHealthUpWhileBlocked(t *testing.T) {
 func wantBlocked(t *testing.T, base, detail, reason string) {
 	t.Helper()
 	r := do(t, http.MethodGet, base+"/acemq-health")
+	t.Logf("/acemq-health %d %s", r.code, r.body)
 	h := decode[familyHealth](t, r)
 	if r.code != http.StatusOK || h.Status != "up" || h.Detail != detail || string(h.Parts["blocked"]) != "true" ||
 		string(h.Parts["blockedReason"]) != `"`+reason+`"` || h.part(t, "connection")["status"] != "up" || h.part(t, "connection")["detail"] != detail {
 		t.Errorf("GET /acemq-health during the alarm: %d %s, want 200, up, %q, parts.blocked and parts.blockedReason", r.code, r.body, detail)
 	}
 	r = do(t, http.MethodGet, base+"/readyz")
+	t.Logf("/readyz %d %s", r.code, r.body)
 	ready := decode[map[string]any](t, r)
 	if r.code != http.StatusOK || ready["status"] != "up" || ready["detail"] != detail || ready["blocked"] != true || ready["blockedReason"] != reason {
 		t.Errorf("GET /readyz during the alarm: %d %s, want 200, up, %q", r.code, r.body, detail)
