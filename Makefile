@@ -191,7 +191,7 @@ test-3.10: PART_NODE = $(TEST_BROKER)
 test-3.10: PART_PKGS = $(CORE_PKGS)
 # The alarm and the console's outage tests disturb their node, so they run
 # after the rest of a part; on 3.10's, whose part ends minutes before 4.3's.
-test-3.10: PART_MORE = $(MAKE) --no-print-directory chaos-alarm || s=1; $(MAKE) --no-print-directory console-outage || s=1;
+test-3.10: PART_MORE = $(MAKE) --no-print-directory chaos-alarm || s=1; $(MAKE) --no-print-directory console-outage || s=1; $(MAKE) --no-print-directory actuator-alarm || s=1;
 PART_CONFORMANCE ?= ./transport/rabbitmq/
 # The console's browser tests whose pages do not depend on the node's
 # version (its layout, sign-in, cross-site refusals): Chromium is the
@@ -264,6 +264,14 @@ chaos-alarm:
 .PHONY: console-outage
 console-outage:
 	$(GO) test -race -tags chaos -count=1 -run '^(TestConsolePausedBroker|TestConsoleStoppedBroker|TestConsoleJobBlockedByAnAlarm)$$' -v ./console/
+
+# /acemq-health and /readyz during a real memory alarm (actuator/alarm_test.go):
+# 200, up, the family's sentence (section 21). The chaos tag keeps it out of
+# `go test ./...`, as the alarm blocks every publisher of the node: run it
+# through make test, after the rest.
+.PHONY: actuator-alarm
+actuator-alarm:
+	$(GO) test -race -tags chaos -count=1 -run '^TestHealthDuringAMemoryAlarm$$' -v ./actuator/
 
 # The screenshots of docs/console.md (console/internal/screenshots): dead
 # letters of every format and reason on a vhost of the 4.3 test node, a
@@ -377,7 +385,7 @@ lint: rules
 	@browser=$$($(GO) list -deps $$(GO=$(GO) bash scripts/packages.sh | grep -v -E '/(internal/testing/browsertest|console/internal/screenshots)$$') | grep -E '^github.com/chromedp/' || true); \
 	if [ -n "$$browser" ]; then echo "a non-test package links chromedp:"; echo "$$browser"; exit 1; fi
 	$(GO) vet $(LIB_PKGS)
-	$(GO) vet -tags chaos ./internal/testing/chaos/... ./console/...
+	$(GO) vet -tags chaos ./internal/testing/chaos/... ./console/... ./actuator/
 	$(STATICCHECK) $(LIB_PKGS)
 	$(GO) -C bench vet ./...
 	cd bench && $(GO) tool staticcheck ./...

@@ -43,9 +43,10 @@ type Conn struct {
 	observer  Observer
 	// The Conn's interceptors, run before a Publisher's or a consumer's.
 	publishChain, consumeChain []Interceptor
-	consumers                  atomic.Int64 // started and not yet closed
-	capabilities               capabilities // what the service used through it
-	closed                     atomic.Bool  // Close was called
+	consumers                  openConsumers // started and not yet closed
+	capabilities               capabilities  // what the service used through it
+	closed                     atomic.Bool   // Close was called
+	draining                   atomic.Bool   // Shutdown was called
 }
 
 // Credentials supply a username and password on every connect and reconnect,

@@ -213,7 +213,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 			cons.work()
 		}()
 	}
-	c.consumers.Add(1)
+	c.consumers.add(cons)
 	c.AddCapabilities(CodecCapabilities(o.codec)...)
 	return cons, nil
 }
@@ -581,14 +581,16 @@ func (c *Consumer) Stats() Stats {
 // republish is confirmed before the original is acked; a failure hands the
 // delivery back); deliveries prefetched behind it are requeued by its
 // goroutine afterwards, or by the broker when the connection closes. Close
-// starts no goroutine.
+// starts no goroutine. A drain that ran out of time so (handlers abandoned,
+// republishes still unconfirmed) is an error matching ErrDrainTimeout, with
+// the report.
 //
 // Closing a consumer again fails with an error matching ErrClosed.
 func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	if c.stopping.Swap(true) {
 		return ShutdownReport{}, fmt.Errorf("acemq: closing the consumer of %s: closed before: %w", c.queue, ErrClosed)
 	}
-	c.conn.consumers.Add(-1)
+	defer c.conn.consumers.remove(c) // counted while it drains
 	cancelErr := c.sub.Cancel(ctx)
 
 	drained := make(chan struct{})
@@ -632,9 +634,9 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	report.Requeued = int(c.requeuedAtEnd.Load())
 	c.observer.Event(Event{Kind: EventConsumerStopped, Queue: c.queue, Conn: c.conn})
 	if cancelErr != nil {
-		return report, fmt.Errorf("acemq: closing the consumer of %s: %w", c.queue, cancelErr)
+		cancelErr = fmt.Errorf("acemq: closing the consumer of %s: %w", c.queue, cancelErr)
 	}
-	return report, nil
+	return report, errors.Join(cancelErr, c.drainError(report))
 }
 
 // tasks counts work under way. Unlike a sync.WaitGroup, it can be waited

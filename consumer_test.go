@@ -371,8 +371,8 @@ func TestConsumerCloseCancelsSlowHandlers(t *testing.T) {
 	settled := make(chan string, 10)
 	f.deliver("slow", `{}`, nil, settled)
 	<-started
-	if _, err := c.Close(context.Background()); err != nil {
-		t.Fatal(err)
+	if _, err := c.Close(context.Background()); !errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("Close at the drain timeout: %v, want ErrDrainTimeout", err)
 	}
 	if got := next(t, settled); got != "slow nack requeue=true" {
 		t.Errorf("settled with %q, want a requeue (its retry wait could not start)", got)
@@ -486,8 +486,8 @@ func TestConsumerCloseReturnsAtTheDrainTimeout(t *testing.T) {
 			clock.Advance(time.Second)
 			got := within(t, done, "Close did not return at the drain timeout")
 			// release is still open: the handler has not returned.
-			if got.err != nil || got.report.Abandoned != 1 {
-				t.Fatalf("Close = %+v, %v; want one handler abandoned", got.report, got.err)
+			if !errors.Is(got.err, ErrDrainTimeout) || got.report.Abandoned != 1 {
+				t.Fatalf("Close = %+v, %v; want one handler abandoned and ErrDrainTimeout", got.report, got.err)
 			}
 			select {
 			case s := <-settled:
@@ -587,8 +587,8 @@ func TestConsumerCloseLeavesNoGoroutineBehind(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	report, err := c.Close(ctx)
-	if err != nil || report.Abandoned != 1 {
-		t.Fatalf("Close = %+v, %v; want one handler abandoned", report, err)
+	if !errors.Is(err, ErrDrainTimeout) || report.Abandoned != 1 {
+		t.Fatalf("Close = %+v, %v; want one handler abandoned and ErrDrainTimeout", report, err)
 	}
 	if left := createdBy("github.com/acemq-go/acemq.(*Consumer).Close"); len(left) > 0 {
 		t.Errorf("Close left %d goroutines running:\n%s", len(left), strings.Join(left, "\n\n"))

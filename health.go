@@ -3,6 +3,7 @@ package acemq
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -23,17 +24,25 @@ type Health struct {
 	Connected bool
 	Closed    bool
 	// Answered: the broker answered a round trip (a channel opened and
-	// closed) within Health's context, in RoundTrip. It does not while the
-	// Conn reconnects, nor while the broker blocks it: RabbitMQ then reads
-	// nothing more from a connection that publishes.
+	// closed) within Health's context, in RoundTrip. Health does not ask
+	// while the broker blocks the connection: RabbitMQ then reads nothing
+	// more from a connection that publishes, so the round trip would only
+	// wait out the probe's timeout.
 	Answered  bool
 	RoundTrip time.Duration
 	// Blocked: the broker blocks this connection's publishes for
 	// BlockedReason (a memory or disk alarm); publishes wait, and fail with
 	// ErrBlocked at their deadline. RabbitMQ tells a connection so only once
-	// it publishes during the alarm.
+	// it publishes during the alarm. A blocked Conn is still ready (section
+	// 21 of the family's contract): restarting into a blocked broker, or
+	// taking every instance out of rotation for a broker-wide alarm, helps
+	// nobody.
 	Blocked       bool
 	BlockedReason string
+	// Draining: Conn.Shutdown has begun, its consumers are finishing what
+	// they hold; the Conn is not ready, so that a load balancer sends the
+	// service no more work.
+	Draining bool
 	// Consumers counts the consumers started on the Conn and not closed.
 	Consumers int
 	// Recoveries counts connections lost and opened again.
@@ -50,11 +59,43 @@ type Health struct {
 // back any sooner.
 func (h Health) Live() bool { return !h.Closed }
 
-// Ready says the Conn can work now: connected, and the broker answered.
-func (h Health) Ready() bool { return h.Connected && h.Answered && !h.Closed }
+// Ready says the Conn can take work now: connected and not draining, and
+// the broker answered or blocks the connection (publishes wait for its
+// alarm to clear by themselves).
+func (h Health) Ready() bool {
+	return h.Connected && !h.Closed && !h.Draining && (h.Answered || h.Blocked)
+}
 
-// MarshalJSON writes h as ReadinessHandler serves it: the fields in
-// camelCase, the error as its text, live and ready included.
+// Status is the family's word for Ready: up when ready, down otherwise.
+func (h Health) Status() contract.HealthStatus {
+	if h.Ready() {
+		return contract.HealthUp
+	}
+	return contract.HealthDown
+}
+
+// Detail says in a sentence why h is ready or not; for a blocked
+// connection, the family's sentence and the broker's reason
+// (contract.BlockedDetail), which alert rules match.
+func (h Health) Detail() string {
+	switch {
+	case h.Closed:
+		return "the connection to " + h.Broker + " is closed"
+	case h.Draining:
+		return "draining: the service is shutting down, its consumers are finishing"
+	case !h.Connected:
+		return "reconnecting to " + h.Broker
+	case h.Blocked:
+		return contract.BlockedDetail(h.BlockedReason)
+	case !h.Answered:
+		return "connected to " + h.Broker + ", which did not answer a round trip"
+	}
+	return fmt.Sprintf("connected to %s, which answered a round trip in %s", h.Broker, h.RoundTrip)
+}
+
+// MarshalJSON writes h as ReadinessHandler serves it: status and detail
+// first, then the fields in camelCase, the error as its text, live and ready
+// included.
 func (h Health) MarshalJSON() ([]byte, error) { return h.marshal(true) }
 
 // liveness is what LivenessHandler serves: the Conn's state without a round
@@ -67,6 +108,8 @@ func (l liveness) MarshalJSON() ([]byte, error) { return Health(l).marshal(false
 // which ready, answered and the round trip are not known and are left out.
 func (h Health) marshal(asked bool) ([]byte, error) {
 	type view struct {
+		Status           string     `json:"status,omitempty"`
+		Detail           string     `json:"detail,omitempty"`
 		Broker           string     `json:"broker"`
 		Live             bool       `json:"live"`
 		Ready            *bool      `json:"ready,omitempty"`
@@ -76,16 +119,18 @@ func (h Health) marshal(asked bool) ([]byte, error) {
 		RoundTripSeconds float64    `json:"roundTripSeconds,omitempty"`
 		Blocked          bool       `json:"blocked"`
 		BlockedReason    string     `json:"blockedReason,omitempty"`
+		Draining         bool       `json:"draining"`
 		Consumers        int        `json:"consumers"`
 		Recoveries       int        `json:"recoveries"`
 		LastError        string     `json:"lastError,omitempty"`
 		LastErrorAt      *time.Time `json:"lastErrorAt,omitempty"`
 	}
 	v := view{Broker: h.Broker, Live: h.Live(), Connected: h.Connected, Closed: h.Closed,
-		Blocked: h.Blocked, BlockedReason: h.BlockedReason, Consumers: h.Consumers, Recoveries: h.Recoveries}
+		Blocked: h.Blocked, BlockedReason: h.BlockedReason, Draining: h.Draining, Consumers: h.Consumers, Recoveries: h.Recoveries}
 	if asked {
 		ready, answered := h.Ready(), h.Answered
 		v.Ready, v.Answered, v.RoundTripSeconds = &ready, &answered, h.RoundTrip.Seconds()
+		v.Status, v.Detail = string(h.Status()), h.Detail()
 	}
 	if h.LastError != nil {
 		v.LastError, v.LastErrorAt = h.LastError.Error(), &h.LastErrorAt
@@ -94,10 +139,11 @@ func (h Health) marshal(asked bool) ([]byte, error) {
 }
 
 // Health reports the Conn's state and makes a round trip to the broker,
-// bounded by ctx (by DefaultHealthTimeout when ctx has no deadline).
+// bounded by ctx (by DefaultHealthTimeout when ctx has no deadline), unless
+// the broker blocks the connection and would not answer.
 func (c *Conn) Health(ctx context.Context) Health {
 	h := c.state()
-	if h.Closed {
+	if h.Closed || h.Blocked {
 		return h
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -122,7 +168,8 @@ func (c *Conn) state() Health {
 		Broker:    c.url,
 		Connected: st.Connected, Closed: st.Closed,
 		Blocked: st.Blocked, BlockedReason: st.BlockedReason,
-		Consumers:  int(c.consumers.Load()),
+		Draining:   c.draining.Load() && !st.Closed,
+		Consumers:  c.consumers.count(),
 		Recoveries: max(st.Connects-1, 0),
 		LastError:  st.LastError, LastErrorAt: st.LastErrorAt,
 	}
@@ -138,9 +185,11 @@ func (c *Conn) LivenessHandler() http.Handler {
 	})
 }
 
-// ReadinessHandler answers a readiness probe: 200 when the Conn is
-// connected and the broker answers within timeout, else 503, with Health
-// as JSON. Mount it where the platform probes, such as /readyz.
+// ReadinessHandler answers a readiness probe: 200 when the Conn is ready
+// (Health.Ready: connected, not draining, and the broker answers within
+// timeout or blocks the connection), else 503, with Health as JSON, its
+// status (up or down) and detail first. Mount it where the platform
+// probes, such as /readyz.
 func (c *Conn) ReadinessHandler(timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)

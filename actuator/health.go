@@ -11,9 +11,10 @@ import (
 	"github.com/acemq-go/acemq/contract"
 )
 
-// healthHandler answers /acemq-health: 503 when the health is down, 200
-// when it is up or degraded (the Conn still works, or waits for the broker
-// by itself: restarting or unrouting the service would not help).
+// healthHandler answers /acemq-health: 503 when the health is down (the
+// connection, or the service draining), 200 when it is up or degraded (the
+// Conn still works, or waits for the broker by itself: restarting or
+// unrouting the service would not help).
 type healthHandler struct {
 	conn          *acemq.Conn
 	timeout, slow time.Duration
@@ -41,6 +42,10 @@ type report struct {
 	detail  string
 	checked time.Time
 	parts   []part
+	// blocked and blockedReason are written beside the parts, as the Go
+	// peer writes them (parts.blocked, parts.blockedReason).
+	blocked       bool
+	blockedReason string
 }
 
 type part struct {
@@ -57,6 +62,10 @@ func (r report) MarshalJSON() ([]byte, error) {
 			{contract.HealthFieldDetail, p.detail},
 		}})
 	}
+	parts = append(parts, member{contract.HealthPartBlocked, r.blocked})
+	if r.blocked {
+		parts = append(parts, member{contract.HealthPartBlockedReason, r.blockedReason})
+	}
 	return object{
 		{contract.HealthFieldStatus, r.status},
 		{contract.HealthFieldDetail, r.detail},
@@ -70,7 +79,8 @@ var rank = map[contract.HealthStatus]int{contract.HealthUp: 0, contract.HealthDe
 
 // assess judges h, a Health whose round trip was bounded by timeout: the
 // status is its worst part's, and the detail that part's (every part's
-// when all are up).
+// when all are up, but the family's sentence alone for a blocked
+// connection, as alert rules match it).
 func assess(h acemq.Health, timeout, slow time.Duration) report {
 	parts := []part{connectionPart(h), brokerPart(h, timeout, slow), consumersPart(h)}
 	worst := contract.HealthUp
@@ -85,12 +95,16 @@ func assess(h acemq.Health, timeout, slow time.Duration) report {
 			details = append(details, p.detail)
 		}
 	}
-	return report{status: worst, detail: strings.Join(details, "; "), parts: parts}
+	detail := strings.Join(details, "; ")
+	if h.Blocked && worst == contract.HealthUp {
+		detail = contract.BlockedDetail(h.BlockedReason)
+	}
+	return report{status: worst, detail: detail, parts: parts, blocked: h.Blocked, blockedReason: h.BlockedReason}
 }
 
-// connectionPart: up while connected, degraded while the broker blocks the
-// connection (a resource alarm: publishes wait), down while reconnecting and
-// once closed.
+// connectionPart: up while connected, the broker blocking it (a resource
+// alarm: publishes wait) included, with the family's sentence (section 21);
+// down while reconnecting and once closed.
 func connectionPart(h acemq.Health) part {
 	p := part{name: contract.HealthPartConnection}
 	switch {
@@ -102,10 +116,7 @@ func connectionPart(h acemq.Health) part {
 			p.detail += fmt.Sprintf(", lost at %s: %v", h.LastErrorAt.UTC().Format(time.RFC3339), h.LastError)
 		}
 	case h.Blocked:
-		p.status, p.detail = contract.HealthDegraded, "connected to "+h.Broker+", which blocks its publishes"
-		if h.BlockedReason != "" {
-			p.detail += ": " + h.BlockedReason
-		}
+		p.status, p.detail = contract.HealthUp, contract.BlockedDetail(h.BlockedReason)
 	default:
 		p.status, p.detail = contract.HealthUp, "connected to "+h.Broker
 		if h.Recoveries > 0 {
@@ -115,9 +126,9 @@ func connectionPart(h acemq.Health) part {
 	return p
 }
 
-// brokerPart: up when the broker answered a round trip, degraded when it
-// answered slower than slow, or did not answer because it blocks the
-// connection; down otherwise.
+// brokerPart: up when the broker answered a round trip, or blocks the
+// connection (it is not asked then: it would read nothing); degraded when
+// it answered slower than slow; down otherwise.
 func brokerPart(h acemq.Health, timeout, slow time.Duration) part {
 	p := part{name: contract.HealthPartBroker}
 	switch {
@@ -130,7 +141,7 @@ func brokerPart(h acemq.Health, timeout, slow time.Duration) part {
 	case !h.Connected:
 		p.status, p.detail = contract.HealthDown, "not asked: the connection is down"
 	case h.Blocked:
-		p.status, p.detail = contract.HealthDegraded, fmt.Sprintf("no answer to a round trip within %s: it blocks this connection", timeout)
+		p.status, p.detail = contract.HealthUp, "not asked: it blocks this connection, and reads nothing from it until the alarm clears"
 	default:
 		// The round trip timed out, or failed at once as the connection
 		// was lost before the Conn knew it.
@@ -139,9 +150,15 @@ func brokerPart(h acemq.Health, timeout, slow time.Duration) part {
 	return p
 }
 
-// consumersPart counts the consumers running; it is never worse than up,
-// since a service may have none (it only publishes).
+// consumersPart counts the consumers running: up, since a service may have
+// none (it only publishes), but down while the service drains (Shutdown:
+// they are finishing), so that a load balancer sends it no more work, as
+// the readiness probe says too.
 func consumersPart(h acemq.Health) part {
+	if h.Draining && !h.Closed {
+		return part{name: contract.HealthPartConsumers, status: contract.HealthDown,
+			detail: fmt.Sprintf("draining: the service is shutting down, %d consumer%s finishing", h.Consumers, plural(h.Consumers))}
+	}
 	return part{name: contract.HealthPartConsumers, status: contract.HealthUp,
 		detail: fmt.Sprintf("%d consumer%s running", h.Consumers, plural(h.Consumers))}
 }

@@ -31,6 +31,13 @@ func PartitionQueue(name string, k int) string {
 // PartitionRoutingKey is the routing key partition k is bound under: "p<k>".
 func PartitionRoutingKey(k int) string { return PartitionRoutingKeyPrefix + strconv.Itoa(k) }
 
+// PartitionDottedRoutingKey is the routing key of partition k of base as
+// the Go peer's, Ruby's and Python's helpers compute it: "<base>.<k>" (a
+// dot, which a bare "." constant would forbid everywhere as a literal).
+func PartitionDottedRoutingKey(base string, k int) string {
+	return base + "." + strconv.Itoa(k)
+}
+
 // GroupConsumerTag is the tag of member n (from 0) of the consumer group
 // on queue: "acemq-<queue>-<n>".
 func GroupConsumerTag(queue string, n int) string {

@@ -11,8 +11,10 @@
 // elsewhere.
 //
 // A Set is Java's OrderedQueue topology: a direct exchange N and quorum
-// queues N.p0 ... N.p<n-1>, each bound to N under p<k>. A Publisher sends a
-// keyed message to its partition; Consume takes partitions one message at a
+// queues N.p0 ... N.p<n-1>, each bound to N under p<k> (Java's routing key)
+// and, by default, under N.<k> too (the key the Go peer's, Ruby's and
+// Python's helpers compute), so that a service of any of those libraries
+// reaches it. A Publisher sends a keyed message to its partition; Consume takes partitions one message at a
 // time, retrying a failure in place (never through the broker, which would
 // put it behind the messages after it) and dead-lettering it to N.p<k>.dlq
 // when the policy gives up, so that the next message of the partition
@@ -54,7 +56,8 @@ func Of(key string, n int) (int, error) {
 func of(key string, n int) int { return int(uint64(Hash(key)) % uint64(n)) }
 
 // Set is a name's partitions: exchange Name (direct, durable) and the quorum
-// queues Name.p<k>, k from 0 to Partitions-1, each bound to it under p<k>.
+// queues Name.p<k>, k from 0 to Partitions-1, each bound to it under the
+// routing keys of BindForms (p<k> and Name.<k> by default).
 type Set struct {
 	Name string
 	// Partitions is how many; 0 is contract.DefaultPartitions (8, as Java).
@@ -66,6 +69,15 @@ type Set struct {
 	// and its order is lost; by default the broker lets one at a time
 	// have a partition and hands it to another when that one goes.
 	SharedActive bool
+	// BindForms are the routing-key forms each partition queue is bound
+	// under; 0 is BothForms: p<k>, as Java publishes, and N.<k>, as the Go
+	// peer, Ruby and Python do. No key of one form is a key of the other
+	// (only N.<k> holds a dot), so each names one partition.
+	BindForms KeyForm
+	// PublishForm is the form a Publisher of the set routes by: JavaForm
+	// or DottedForm, one of BindForms. 0 is JavaForm when it is bound (a
+	// set a Java service declared binds only that), else DottedForm.
+	PublishForm KeyForm
 }
 
 // count is the partition count, the default filled in.
@@ -79,7 +91,8 @@ func (s Set) count() int {
 // Count is how many partitions the set has.
 func (s Set) Count() int { return s.count() }
 
-// Validate says what is wrong with the set: no name, or a count below 0.
+// Validate says what is wrong with the set: no name, a count below 0, or
+// routing-key forms that do not fit (see KeyForm).
 func (s Set) Validate() error {
 	switch {
 	case s.Name == "":
@@ -87,7 +100,7 @@ func (s Set) Validate() error {
 	case s.Partitions < 0:
 		return fmt.Errorf("partition: %s has %d partitions; want at least 1 (0 for %d)", s.Name, s.Partitions, contract.DefaultPartitions)
 	}
-	return nil
+	return s.validateForms()
 }
 
 // Queue names partition k: "N.p<k>".
@@ -105,9 +118,10 @@ func (s Set) Queues() []string {
 // Of is key's partition in the set; an error if its count is below 0.
 func (s Set) Of(key string) (int, error) { return Of(key, s.count()) }
 
-// routingKey is key's partition's routing key, p<k>, in a valid set.
+// routingKey is key's partition's routing key in the set's PublishForm
+// (p<k> by default), in a valid set.
 func (s Set) routingKey(key string) string {
-	return contract.PartitionRoutingKey(of(key, s.count()))
+	return s.publishForm().key(s.Name, of(key, s.count()))
 }
 
 // Topology declares the set: its exchange and its partition queues with
@@ -115,8 +129,12 @@ func (s Set) routingKey(key string) string {
 func (s Set) Topology() acemq.Topology {
 	t := acemq.Topology{Exchanges: []acemq.ExchangeSpec{{Name: s.Name, Type: transport.Direct}}}
 	for k := range s.count() {
-		q := acemq.QueueSpec{Name: s.Queue(k), Type: transport.Quorum,
-			Bindings: []acemq.BindingSpec{{Exchange: s.Name, RoutingKey: contract.PartitionRoutingKey(k)}}}
+		q := acemq.QueueSpec{Name: s.Queue(k), Type: transport.Quorum}
+		for _, f := range []KeyForm{JavaForm, DottedForm} {
+			if s.bindForms()&f != 0 {
+				q.Bindings = append(q.Bindings, acemq.BindingSpec{Exchange: s.Name, RoutingKey: f.key(s.Name, k)})
+			}
+		}
 		if !s.SharedActive {
 			q.Arguments = transport.Table{contract.ArgSingleActiveConsumer: true}
 		}
@@ -165,7 +183,8 @@ func NewPublisher[T any](c *acemq.Conn, s Set, opts ...acemq.PublisherOption) (*
 	return &Publisher[T]{set: s, pub: p}, nil
 }
 
-// Publish sends body to key's partition (routing key p<k>), confirmed, as
+// Publish sends body to key's partition (routing key p<k>, or N.<k> as the
+// set's PublishForm says), confirmed, as
 // acemq.Publisher.Publish does. Messages of one key published one after
 // another are consumed in that order.
 func (p *Publisher[T]) Publish(ctx context.Context, key string, body T, opts ...acemq.MessageOption) error {

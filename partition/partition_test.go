@@ -146,7 +146,8 @@ func TestSet(t *testing.T) {
 			got = append(got, "bind "+d.Queue+" "+d.Exchange+" "+d.RoutingKey)
 		}
 	}
-	want := "exchange orders, queue orders.p0, queue orders.p1, queue orders.p2, bind orders.p0 orders p0, bind orders.p1 orders p1, bind orders.p2 orders p2"
+	want := "exchange orders, queue orders.p0, queue orders.p1, queue orders.p2, " +
+		"bind orders.p0 orders p0, bind orders.p0 orders orders.0, bind orders.p1 orders p1, bind orders.p1 orders orders.1, bind orders.p2 orders p2, bind orders.p2 orders orders.2"
 	if strings.Join(got, ", ") != want {
 		t.Errorf("the plan is\n%s\nwant\n%s", strings.Join(got, ", "), want)
 	}
