@@ -271,9 +271,7 @@ var retrySets = []string{contract.HeaderAttempt, contract.HeaderError,
 	contract.HeaderEditedAt, contract.HeaderEditedBy, contract.HeaderEditedParts, contract.HeaderEditCount, contract.HeaderOriginalBodySHA256}
 
 func editable(name string) bool {
-	n := strings.ToLower(name)
-	return n != contract.HeaderDeath && !strings.HasPrefix(n, contract.HeaderFirstDeathPrefix) &&
-		!strings.HasPrefix(n, contract.HeaderLastDeathPrefix) && !slices.Contains(retrySets, n)
+	return !contract.IsDeathHeader(name) && !slices.Contains(retrySets, strings.ToLower(name))
 }
 
 // FormatEditable writes headers for a person to edit: a JSON object, one
