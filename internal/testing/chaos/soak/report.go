@@ -104,7 +104,7 @@ func (r Report) String() string {
 		fmt.Fprintf(&s, "  goroutines  %d → %d (at most +%d)\n", b.Goroutines, f.Goroutines, MoreGoroutines)
 		fmt.Fprintf(&s, "  connections opened %d → %d\n", b.Connections, f.Connections)
 	}
-	fmt.Fprintf(&s, "  (medians of %d readings; baseline %v, final %v)\n", Readings, r.Baseline, r.Final)
+	fmt.Fprintf(&s, "  (medians of %d readings; baseline: %s; final: %s)\n", Readings, readings(r.Baseline), readings(r.Final))
 	fmt.Fprintf(&s, "  closes that disturbed it: %d of %d; deliveries failed on purpose (the ladder): %d\n", r.Disturbed, r.Closes, r.Retried)
 	fmt.Fprintf(&s, "  lines %d; at the first close %+v; at the end %+v\n", r.Lines, r.AtFirstClose, r.AtEnd)
 	lost := "0 lost (the load exited 0: every confirmed message consumed)"
@@ -118,6 +118,14 @@ func (r Report) String() string {
 		s.WriteString("  PASSED the family's allowances\n")
 	}
 	return s.String()
+}
+
+func readings(rs []Reading) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = r.String()
+	}
+	return strings.Join(s, "; ")
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
