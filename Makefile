@@ -332,7 +332,7 @@ chaos-cluster:
 # 4.3 chaos nodes' (the two restart runs), the cluster's
 # (failover and TestRungHopIsAtMostOnce), the idempotent consumer's
 # (chaos-idempotent), the scheduler's restart on 3.10 and 4.0
-# (chaos-schedule). Fails if any of them fails; the contract rungs'
+# (chaos-schedule), the family's soak of the standing load (chaos-soak). Fails if any of them fails; the contract rungs'
 # expected losses are printed (EXPECTED LOSS), not failures.
 RESTART_TESTS := TestChaosRestart|TestChaosRestartDefaults
 chaos:
@@ -343,7 +343,24 @@ chaos:
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; \
 	$(MAKE) --no-print-directory chaos-schedule || status=$$?; \
-	$(MAKE) --no-print-directory chaos-schedule SCHED_SERIES=4.0 || status=$$?; exit $$status
+	$(MAKE) --no-print-directory chaos-schedule SCHED_SERIES=4.0 || status=$$?; \
+	$(MAKE) --no-print-directory chaos-soak || status=$$?; exit $$status
+
+# The family's endurance soak, scaled to fit (docs/reliability.md, "The
+# family's standing load"): examples/standing-load as a process on the
+# chaos node of SOAK_SERIES (4.3, the default, 4.0 or 3.10), started for the
+# run and stopped after it; its connections closed through the management
+# API SOAK_CLOSES times, SOAK_EVERY apart (the family's own: 240, 15s);
+# judged by the family's allowances (descriptors and threads at most +16,
+# RSS at most 2x, medians of 3 readings before and after) and 0 lost.
+SOAK_SERIES ?= 4.3
+SOAK_CLOSES ?= 20
+SOAK_EVERY ?= 5s
+.PHONY: chaos-soak
+chaos-soak: CHAOS_SERIES = $(SOAK_SERIES)
+chaos-soak:
+	$(CHAOS_NODE) ACEMQ_SOAK_CLOSES=$(SOAK_CLOSES) ACEMQ_SOAK_EVERY=$(SOAK_EVERY) bash scripts/rabbitmq.sh run \
+	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^TestChaosSoak$$' -v ./internal/testing/chaos/soak/
 
 # The idempotent consumer's full runs (docs/reliability.md): 20 kills and
 # 10 forced closes on SQLite and on PostgreSQL, with idempotency.Handler

@@ -7,6 +7,7 @@ require (
 	github.com/acemq-go/acemq/idempotency/sqlstore v0.0.0-00010101000000-000000000000
 	github.com/acemq-go/acemq/internal/testing/dbtest v0.0.0-00010101000000-000000000000
 	github.com/acemq-go/acemq/outbox/sqlstore v0.0.0-00010101000000-000000000000
+	github.com/prometheus/procfs v0.22.0
 )
 
 require (
