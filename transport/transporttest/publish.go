@@ -476,7 +476,7 @@ func maxMessageSize(e *env) {
 	// 56 MiB through a race-instrumented client takes seconds, and more
 	// than the suite's timeout on a loaded machine (seen with three
 	// emulations and three nodes under test at once).
-	e.allow(2 * time.Minute)
+	e.allow(2 * timeout)
 	const max = 16 << 20
 	q := e.classic("q", nil)
 	for _, n := range []int{max, max + 1, 20 << 20} {

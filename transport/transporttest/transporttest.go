@@ -141,7 +141,10 @@ func Run(t *testing.T, target Target) {
 }
 
 // timeout bounds every wait of one behaviour; nothing asserts a duration.
-const timeout = 30 * time.Second
+// It is long because it only catches a broker that never does what the
+// behaviour waits for: with two checkouts testing three versions each, a
+// behaviour with a 200 ms rung once spent all of 30 s.
+const timeout = 2 * time.Minute
 
 // poll is how often a wait looks at the broker's state again.
 const poll = 10 * time.Millisecond
