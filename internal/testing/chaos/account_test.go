@@ -134,3 +134,15 @@ func TestLostByFault(t *testing.T) {
 		t.Errorf("lostByFault:\n got %q\nwant %q", got, want)
 	}
 }
+
+// Dead letters a rung still holds, when every confirmed message is settled,
+// are copies on their way back (a killed consumer's retries): not a
+// failure. With a loss they may be the lost messages: a failure.
+func TestHeldByRungs(t *testing.T) {
+	if rep := (Report{HeldByRungs: 3, Duplicates: 19}); !rep.OK() {
+		t.Errorf("%+v: nothing lost, 3 copies held: want OK", rep)
+	}
+	if rep := (Report{Lost: []int{5}, LostByHops: map[int]int{1: 1}, HeldByRungs: 1}); rep.OK() || rep.OKButRungHops() {
+		t.Errorf("%+v: one lost, one held: OK %v, OKButRungHops %v; want neither", rep, rep.OK(), rep.OKButRungHops())
+	}
+}
