@@ -18,6 +18,7 @@ type ReasonClass string
 const (
 	ReasonNone            ReasonClass = ""                 // accepted
 	ReasonRetry           ReasonClass = "retry"            // the handler asked for a retry
+	ReasonTimeout         ReasonClass = "timeout"          // the handler ran past its timeout; retried
 	ReasonUndecodable     ReasonClass = "undecodable"      // the body did not decode
 	ReasonRejected        ReasonClass = "rejected"         // the handler rejected it; in x-death, a consumer rejected it without requeue
 	ReasonFatal           ReasonClass = "fatal"            // the handler failed with a fatal error
@@ -29,6 +30,7 @@ const (
 	ReasonRequeue         ReasonClass = "requeue"          // the handler put it back unchanged (acemq.Requeue)
 	ReasonRepublishFailed ReasonClass = "republish_failed" // its republish failed; handed back
 	ReasonShutdown        ReasonClass = "shutdown"         // handed back as the consumer closed
+	ReasonPaused          ReasonClass = "paused"           // handed back unstarted as the consumer paused
 	ReasonAckFailed       ReasonClass = "ack_failed"       // its ack failed; the broker delivers it again
 
 	ReasonInterceptor   ReasonClass = "interceptor"    // an interceptor refused it (the .NET library and the Go peer have them)
