@@ -3,6 +3,7 @@ package acemq
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/acemq-go/acemq/contract"
 )
@@ -13,6 +14,7 @@ import (
 type Decision struct {
 	verdict verdict
 	err     error
+	after   time.Duration // RetryAfter's wait; 0 is the policy's
 }
 
 type verdict uint8
@@ -33,6 +35,23 @@ func Accept() Decision { return Decision{verdict: accepted} }
 // marked with Fatal dead-letters the message at once instead.
 func Retry(err error) Decision {
 	return Decision{verdict: retried, err: orDefault(err, "retry requested")}
+}
+
+// RetryAfter asks for another attempt, as Retry does, after a wait of d
+// that the handler chooses: a dependency's Retry-After, say. Only the wait
+// differs: an error marked with Fatal still dead-letters the message at
+// once, and the policy's attempts and maximum age still end it. d is
+// bounded by the policy's longest wait (its maximum delay when it has one,
+// else the longest wait of its schedule) and goes where any wait of its
+// length goes: below the policy's broker wait threshold it is held in the
+// consumer, jittered only upwards (never sooner than asked); from the
+// threshold on, on the ladder's shortest rung at least d long (so 90s on a
+// 40s/80s/160s ladder waits 160s), or its longest. A d of 0 or less is
+// Retry(err): the policy's own wait.
+func RetryAfter(d time.Duration, err error) Decision {
+	r := Retry(err)
+	r.after = max(d, 0)
+	return r
 }
 
 // Reject dead-letters the message: it will never succeed. It lands in Q.dlq
@@ -62,6 +81,9 @@ func (d Decision) String() string {
 	case accepted:
 		return "accept"
 	case retried:
+		if d.after > 0 {
+			return fmt.Sprintf("retry after %s (%v)", contract.FormatDuration(d.after), d.err)
+		}
 		return fmt.Sprintf("retry (%v)", d.err)
 	case rejected:
 		return fmt.Sprintf("reject (%v)", d.err)

@@ -46,6 +46,9 @@ type delivered struct {
 	// RungUnavailable: the rung for this wait is missing or returned the
 	// message, so the wait is the consumer's.
 	RungUnavailable bool
+	// TimedOut: the handler ran past its timeout (WithHandlerTimeout);
+	// Decision retries with the timeout.
+	TimedOut bool
 }
 
 // settle decides a delivery's settlement from the handler's decision, the
@@ -94,12 +97,21 @@ func settle(in delivered, policy RetryPolicy, ladder retry.Ladder, random func()
 	case retry.TooOld:
 		return deadLetter(r.Reason()+": "+d.err.Error(), contract.ReasonTooOld)
 	}
-	next := r.Attempt + 1
-	if rung, ok := ladder.RungFor(r.Delay); ok && !in.RungUnavailable {
-		return settlement{Outcome: contract.RetriedOnRung, Target: rung.Queue, Attempt: next, Class: contract.ReasonRetry, Delay: r.Delay}
+	next, delay, class := r.Attempt+1, r.Delay, contract.ReasonRetry
+	if d.after > 0 {
+		delay = retry.Chosen(policy, d.after)
 	}
-	wait := retry.Jittered(policy, r.Delay, random)
-	return settlement{Outcome: contract.RetriedInConsumer, Target: in.Source, Attempt: next, Class: contract.ReasonRetry, Wait: wait, Delay: wait}
+	if in.TimedOut {
+		class = contract.ReasonTimeout
+	}
+	if rung, ok := ladder.RungFor(delay); ok && !in.RungUnavailable {
+		return settlement{Outcome: contract.RetriedOnRung, Target: rung.Queue, Attempt: next, Class: class, Delay: rung.Delay}
+	}
+	wait := retry.Jittered(policy, delay, random)
+	if d.after > 0 {
+		wait = retry.JitteredUp(policy, delay, random)
+	}
+	return settlement{Outcome: contract.RetriedInConsumer, Target: in.Source, Attempt: next, Class: class, Wait: wait, Delay: wait}
 }
 
 // republication is the publish that carries out s for message m: through the

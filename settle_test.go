@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
@@ -119,5 +120,92 @@ func TestRepublication(t *testing.T) {
 	bare := republication(transport.Message{Body: []byte("x")}, settlement{Target: "q", Attempt: 2}).Message
 	if bare.Headers[contract.HeaderAttempt] != int64(2) {
 		t.Errorf("a message without headers gets %v", bare.Headers)
+	}
+}
+
+// RetryAfter's wait is the handler's, bounded by the policy's longest wait
+// and routed as any wait of its length: on the ladder's rung at or above it
+// (40s, 80s, 160s here), or in the consumer below the threshold, jittered
+// only upwards; the policy still ends it.
+func TestSettleRetryAfter(t *testing.T) {
+	policy := Exponential(4, 40*sec, 160*sec).GiveUpAfter(hr) // rungs 40s, 80s, 160s; jitter 0.2
+	ladder := mustLadder(t, "q", policy)
+	boom := errors.New("429 Too Many Requests")
+	lowest, highest := func() float64 { return 0 }, func() float64 { return 0.999 }
+	onRung := func(rung string, delay time.Duration) settlement {
+		return settlement{Outcome: contract.RetriedOnRung, Target: rung, Attempt: 2, Class: contract.ReasonRetry, Delay: delay}
+	}
+	inConsumer := func(wait time.Duration) settlement {
+		return settlement{Outcome: contract.RetriedInConsumer, Target: "q", Attempt: 2, Class: contract.ReasonRetry, Wait: wait, Delay: wait}
+	}
+	tests := []struct {
+		name   string
+		in     delivered
+		random func() float64
+		want   settlement
+	}{
+		{"90s waits on the 160s rung", delivered{Decision: RetryAfter(90*sec, boom), Attempt: 1}, lowest, onRung("q.retry.160s", 160*sec)},
+		{"40s waits on the 40s rung", delivered{Decision: RetryAfter(40*sec, boom), Attempt: 1}, lowest, onRung("q.retry.40s", 40*sec)},
+		{"a wait past the policy's maximum is its maximum", delivered{Decision: RetryAfter(hr, boom), Attempt: 1}, lowest, onRung("q.retry.160s", 160*sec)},
+		{"5s waits in the consumer", delivered{Decision: RetryAfter(5*sec, boom), Attempt: 1}, lowest, inConsumer(5 * sec)},
+		{"jittered upwards only", delivered{Decision: RetryAfter(5*sec, boom), Attempt: 1}, highest, inConsumer(5*sec + 999*ms)},
+		{"a missing rung waits in the consumer", delivered{Decision: RetryAfter(90*sec, boom), Attempt: 1, RungUnavailable: true}, lowest, inConsumer(90 * sec)},
+		{"0 is the policy's wait", delivered{Decision: RetryAfter(0, boom), Attempt: 2}, lowest,
+			settlement{Outcome: contract.RetriedOnRung, Target: "q.retry.80s", Attempt: 3, Class: contract.ReasonRetry, Delay: 80 * sec}},
+		{"below 0 too", delivered{Decision: RetryAfter(-sec, boom), Attempt: 1}, lowest, onRung("q.retry.40s", 40*sec)},
+		{"fatal still dead-letters", delivered{Decision: RetryAfter(90*sec, Fatal(boom)), Attempt: 1}, lowest,
+			settlement{Outcome: contract.DeadLettered, Target: "q.dlq", Reason: boom.Error(), Class: contract.ReasonFatal}},
+		{"the attempts still end it", delivered{Decision: RetryAfter(5*sec, boom), Attempt: 4}, lowest,
+			settlement{Outcome: contract.DeadLettered, Target: "q.dlq", Reason: "exhausted 4 attempts: " + boom.Error(), Class: contract.ReasonExhausted}},
+		{"and the age", delivered{Decision: RetryAfter(5*sec, boom), Attempt: 1, Age: hr}, lowest,
+			settlement{Outcome: contract.DeadLettered, Target: "q.dlq", Reason: "exceeded the maximum message age of 1h: " + boom.Error(), Class: contract.ReasonTooOld}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Source = "q"
+			if got := settle(tt.in, policy, ladder, tt.random); got != tt.want {
+				t.Errorf("settle = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The longest wait a handler may choose is the policy's maximum delay, or
+// without one the longest wait of its schedule.
+func TestSettleRetryAfterBound(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy RetryPolicy
+		want   time.Duration
+	}{
+		{"a fixed policy's delay", Fixed(3, 10*sec), 10 * sec},
+		{"an uncapped exponential's last wait", Exponential(4, sec, 0).WithJitter(0), 4 * sec},
+		{"a capped exponential's cap", Exponential(3, sec, hr).WithJitter(0).WaitInBrokerFrom(0), hr},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := delivered{Source: "q", Decision: RetryAfter(10*hr, errors.New("later")), Attempt: 1}
+			if got := settle(in, tt.policy, mustLadder(t, "q", tt.policy), nil); got.Wait != tt.want || got.Outcome != contract.RetriedInConsumer {
+				t.Errorf("settle = %+v, want a wait of %s in the consumer", got, tt.want)
+			}
+		})
+	}
+}
+
+// A handler that timed out is retried with the timeout's class; when the
+// policy gives up, the dead letter says it timed out.
+func TestSettleTimedOut(t *testing.T) {
+	policy := Fixed(3, minute)
+	ladder := mustLadder(t, "q", policy)
+	timedOut := Retry(errors.New(contract.ReasonTextTimedOut + "5s"))
+	got := settle(delivered{Source: "q", Decision: timedOut, TimedOut: true, Attempt: 1}, policy, ladder, nil)
+	want := settlement{Outcome: contract.RetriedOnRung, Target: "q.retry.1m", Attempt: 2, Class: contract.ReasonTimeout, Delay: minute}
+	if got != want {
+		t.Errorf("settle = %+v, want %+v", got, want)
+	}
+	got = settle(delivered{Source: "q", Decision: timedOut, TimedOut: true, Attempt: 3}, policy, ladder, nil)
+	want = settlement{Outcome: contract.DeadLettered, Target: "q.dlq", Reason: "exhausted 3 attempts: the handler timed out after 5s", Class: contract.ReasonExhausted}
+	if got != want {
+		t.Errorf("settle = %+v, want %+v", got, want)
 	}
 }

@@ -48,6 +48,11 @@ const (
 	ReasonTextPanicked    = "handler panicked: "
 	// ReasonTextFatal is the error of a Fatal decision made without one.
 	ReasonTextFatal = "fatal error"
+	// ReasonTextTimedOut is the error of a handler that ran past its
+	// timeout (acemq.WithHandlerTimeout), followed by the timeout
+	// (FormatDuration): a dead letter that exhausted its attempts so reads
+	// "exhausted 3 attempts: the handler timed out after 5s".
+	ReasonTextTimedOut = "the handler timed out after "
 )
 
 // ExhaustedReason is the reason of a message that used the policy's

@@ -19,6 +19,8 @@ type Policy interface {
 	MaxMessageAge() time.Duration
 	BrokerWaitThreshold() time.Duration
 	JitterFactor() float64
+	// MaxDelay caps every wait; 0 means uncapped.
+	MaxDelay() time.Duration
 	// Schedule is the maxAttempts-1 waits, without jitter.
 	Schedule() []time.Duration
 	Validate() error
@@ -142,14 +144,46 @@ func RungDelays(p Policy) []time.Duration {
 // random returns values in [0, 1), as math/rand/v2's Float64 does; nil uses
 // that one.
 func Jittered(p Policy, d time.Duration, random func() float64) time.Duration {
-	if random == nil {
-		random = rand.Float64
+	return spread(p, d, func() float64 { return 2*orRand(random)() - 1 })
+}
+
+// Chosen is the wait a handler chose (acemq.RetryAfter), bounded by the
+// longest wait p allows: its maximum delay when it has one, else the longest
+// wait of its schedule (a Fixed policy's delay). A ladder's wait is bounded
+// again by RungFor: never past the longest rung.
+func Chosen(p Policy, d time.Duration) time.Duration {
+	longest := p.MaxDelay()
+	if longest <= 0 {
+		for _, w := range p.Schedule() {
+			longest = max(longest, w)
+		}
 	}
+	return min(d, longest)
+}
+
+// JitteredUp spreads a consumer wait the handler chose, d, to d*(1+u*f), u
+// uniform in [0, 1] and f the policy's jitter factor: only upwards, since
+// the wait is the earliest time the handler's dependency named (a
+// Retry-After), and never below contract.MinConsumerWait. random is as
+// Jittered's.
+func JitteredUp(p Policy, d time.Duration, random func() float64) time.Duration {
+	return spread(p, d, orRand(random))
+}
+
+// spread is d*(1+u*f), drawing u only when p has a jitter factor f, never
+// below contract.MinConsumerWait.
+func spread(p Policy, d time.Duration, u func() float64) time.Duration {
 	if f := p.JitterFactor(); f > 0 {
-		u := 2*random() - 1
-		d = Saturate(float64(d) * (1 + u*f))
+		d = Saturate(float64(d) * (1 + u()*f))
 	}
 	return max(d, contract.MinConsumerWait)
+}
+
+func orRand(random func() float64) func() float64 {
+	if random == nil {
+		return rand.Float64
+	}
+	return random
 }
 
 // JitterRange bounds a consumer wait of d under p's jitter: Jittered at
