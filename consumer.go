@@ -63,6 +63,12 @@ type Stats struct {
 	SetAsideFailed int64
 	// Waiting is how many deliveries are held in an in-process wait now.
 	Waiting int64
+	// TimedOut counts handlers that ran past their timeout
+	// (WithHandlerTimeout): their deliveries were retried.
+	TimedOut int64
+	// Overrunning is how many of those are still running now, each
+	// holding one of the consumer's goroutines.
+	Overrunning int64
 }
 
 // ShutdownReport says what Close handed back to the broker.
@@ -105,6 +111,7 @@ type Consumer struct {
 	appendOnly *AppendOnly
 	halted     atomic.Bool
 	inPlace    bool // WithRetryInPlace
+	timeouts   handlerTimeouts
 
 	handlerCtx    context.Context // cancelled when the drain timeout ends
 	stopHandlers  context.CancelFunc
@@ -176,6 +183,9 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	if h == nil {
 		return nil, errors.New("acemq: consume " + queue + ": the handler is nil")
 	}
+	if o.inPlace && o.handlerTimeout > 0 {
+		return nil, fmt.Errorf("acemq: consume %s: %w: WithHandlerTimeout cannot be combined with WithRetryInPlace", queue, ErrInvalidOption)
+	}
 	ladderPolicy := o.policy
 	if o.inPlace || o.appendOnly != nil {
 		ladderPolicy = NoRetry() // no rung: every wait is the consumer's
@@ -188,6 +198,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		conn: c, queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
 		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
 		observer: c.observer, waits: map[*wait]struct{}{}, appendOnly: o.appendOnly, inPlace: o.inPlace,
+		timeouts: handlerTimeouts{limit: o.handlerTimeout},
 	}
 	subscription := transport.ConsumeOptions{Tag: o.tag, Prefetch: o.prefetch, Setup: cons.declareLadder}
 	if o.appendOnly != nil {
@@ -354,7 +365,11 @@ func (c *Consumer) work() {
 		// Real time, not the Conn's clock (a test's manual one): this is
 		// how long the handler took, not when anything is due.
 		began := time.Now()
-		in, panicErr := c.handle(h.ctx, d)
+		in, panicErr, late := c.handleInTime(&h, d)
+		if late { // its timeout settled it
+			c.running.Add(-1)
+			continue
+		}
 		if in.DecodeErr == nil && !in.Refused {
 			h.handled = time.Since(began)
 		}
@@ -565,6 +580,7 @@ func (c *Consumer) Stats() Stats {
 		RetriedOnRung: c.counts.retriedOnRung.Load(), DeadLettered: c.counts.deadLettered.Load(),
 		Parked: c.counts.parked.Load(), Requeued: c.counts.requeued.Load(), PutBack: c.counts.putBack.Load(),
 		RungMissing: c.rungMissing.Load(), SetAsideFailed: c.setAsideFailures.Load(), Waiting: waiting,
+		TimedOut: c.timeouts.timedOut.Load(), Overrunning: c.timeouts.overrunning.Load(),
 	}
 }
 

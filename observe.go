@@ -158,6 +158,11 @@ const (
 	EventQueuePurged
 	// EventQueueDeleted: Conn.DeleteQueue deleted Queue, which held Messages.
 	EventQueueDeleted
+	// EventHandlerOverran: a handler returned after its timeout
+	// (WithHandlerTimeout), having run for Delay; the delivery was retried
+	// at the timeout, and its decision (Reason) is discarded. Its goroutine
+	// is free again.
+	EventHandlerOverran
 )
 
 func (k EventKind) String() string {
@@ -188,6 +193,8 @@ func (k EventKind) String() string {
 		return "queue purged"
 	case EventQueueDeleted:
 		return "queue deleted"
+	case EventHandlerOverran:
+		return "handler overran"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -205,7 +212,8 @@ type Event struct {
 	CutShort  bool
 	// Messages is how many messages a purged or deleted queue held.
 	Messages int
-	// Class is why a delivery waits (the wait events).
+	// Class is why a delivery waits (the wait events); ReasonTimeout for
+	// EventHandlerOverran.
 	Class contract.ReasonClass
 	// Rungs are the queues of the consumer's retry ladder, in schedule
 	// order (EventConsumerStarted).

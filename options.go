@@ -60,6 +60,8 @@ type consumeOptions struct {
 	chain        []Interceptor
 	appendOnly   *AppendOnly // WithAppendOnly
 	inPlace      bool        // WithRetryInPlace
+	// handlerTimeout is WithHandlerTimeout's; 0: none.
+	handlerTimeout time.Duration
 }
 
 // ErrInvalidOption is matched (errors.Is) by every option whose value is out
