@@ -86,6 +86,8 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 		cause := timedOutError{limit}
 		cancel(cause)
 		c.logger.Warn("acemq: handler timed out; retrying the message", "message_id", onTime.info.MessageID, "timeout", limit)
+		c.observer.Event(Event{Kind: EventHandlerTimedOut, Conn: c.conn, Queue: c.queue, MessageID: onTime.info.MessageID,
+			Delay: limit, Class: contract.ReasonTimeout})
 		onTime.handled = time.Since(began)
 		in := c.timedOut(d, cause)
 		c.execute(onTime, in, settle(in, c.policy, c.ladder, c.random))

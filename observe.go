@@ -131,7 +131,8 @@ const (
 	// goes back to its queue.
 	EventSetAsideFailed
 	// EventWaitStarted: a delivery is held in the consumer for Delay:
-	// a retry's wait (Class ReasonRetry), or the pause before handing
+	// a retry's wait (Class ReasonRetry, or ReasonTimeout for a handler
+	// that timed out: ReasonClass.IsRetry), or the pause before handing
 	// back a delivery whose republish failed (ReasonRepublishFailed).
 	EventWaitStarted
 	// EventWaitEnded: a wait ended, its time up or, with CutShort, cut
@@ -158,6 +159,10 @@ const (
 	EventQueuePurged
 	// EventQueueDeleted: Conn.DeleteQueue deleted Queue, which held Messages.
 	EventQueueDeleted
+	// EventHandlerTimedOut: a handler ran past its timeout (Delay, the
+	// WithHandlerTimeout); its context is cancelled, its delivery retried
+	// at once. Its goroutine stays taken until EventHandlerOverran.
+	EventHandlerTimedOut
 	// EventHandlerOverran: a handler returned after its timeout
 	// (WithHandlerTimeout), having run for Delay; the delivery was retried
 	// at the timeout, and its decision (Reason) is discarded. Its goroutine
@@ -193,6 +198,8 @@ func (k EventKind) String() string {
 		return "queue purged"
 	case EventQueueDeleted:
 		return "queue deleted"
+	case EventHandlerTimedOut:
+		return "handler timed out"
 	case EventHandlerOverran:
 		return "handler overran"
 	}
@@ -213,7 +220,7 @@ type Event struct {
 	// Messages is how many messages a purged or deleted queue held.
 	Messages int
 	// Class is why a delivery waits (the wait events); ReasonTimeout for
-	// EventHandlerOverran.
+	// EventHandlerTimedOut and EventHandlerOverran.
 	Class contract.ReasonClass
 	// Rungs are the queues of the consumer's retry ladder, in schedule
 	// order (EventConsumerStarted).

@@ -375,7 +375,10 @@ func (t *Tracer) PipelineRunEnd(ctx context.Context, r acemq.PipelineRun) {
 // with error.type unroutable followed by a wait in the consumer; a failed
 // set-aside, a republish span in error and a delivery requeued with reason
 // class republish_failed; a wait in the consumer, the length of its
-// delivery's span.
+// delivery's span; a handler's timeout (acemq.WithHandlerTimeout), a
+// delivery span ended at the timeout, retried with reason class timeout,
+// which the handler's own spans outlast when it returns later (the
+// overrun: acemqprom counts it).
 func (t *Tracer) Event(acemq.Event) {}
 
 // defaultExchange names the destination of a publish to the default

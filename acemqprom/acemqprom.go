@@ -37,6 +37,8 @@
 //	acemq_inspect_errors_total{queue,target}                                          counter
 //	acemq_connection_state{state}                                                     gauge
 //	acemq_connection_events_total{event}                                              counter
+//	acemq_handler_timeouts_total{queue}                                               counter
+//	acemq_handler_overrunning{queue}                                                  gauge
 //
 // outcome is the family's word (contract.TelemetryOutcome): publish
 // confirmed, unroutable or failed; consume acked, retried, rejected,
@@ -170,6 +172,8 @@ type Metrics struct {
 	inspectFails *prometheus.CounterVec
 	connDesc     *prometheus.Desc
 	connEvents   *prometheus.CounterVec
+	timeouts     *prometheus.CounterVec
+	overrunning  *prometheus.GaugeVec
 	outboxDesc   *prometheus.Desc
 	lagDesc      *prometheus.Desc
 
@@ -242,6 +246,8 @@ var help = map[string]string{
 	contract.MetricInspectErrors:        "Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time), or an outbox relay's lag (queue empty, target the relay's name); it was left out.",
 	contract.MetricConnectionState:      "The connection's state: 1 for the state it is in (connected, reconnecting, blocked, closed), 0 for the others.",
 	contract.MetricConnectionEvents:     "Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).",
+	contract.MetricHandlerTimeouts:      "Handlers that ran past their timeout (acemq.WithHandlerTimeout); each delivery was retried at the timeout, reason_class timeout.",
+	contract.MetricHandlerOverrunning:   "Handlers still running past their timeout, each holding one of its consumer's goroutines until it returns (its decision then discarded).",
 }
 
 // builder makes the metrics of contract.Metrics, named and labelled as it
@@ -325,6 +331,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		inspectFails:    b.counter(contract.MetricInspectErrors),
 		connDesc:        b.desc(contract.MetricConnectionState),
 		connEvents:      b.counter(contract.MetricConnectionEvents),
+		timeouts:        b.counter(contract.MetricHandlerTimeouts),
+		overrunning:     b.gauge(contract.MetricHandlerOverrunning),
 		outboxDesc:      b.desc(contract.MetricOutboxTotal),
 		lagDesc:         b.desc(contract.MetricOutboxLag),
 		watched:         map[string]*watch{},
@@ -343,7 +351,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 // vecs are the metrics kept as events come, collected as they are.
 func (m *Metrics) vecs() []prometheus.Collector {
 	return []prometheus.Collector{m.publishes, m.republishes, m.publishDuration, m.consumes, m.consumeDuration, m.attempts, m.inFlight,
-		m.retried, m.deadLettered, m.setAsideFail, m.rungMissing, m.requests, m.requestDuration, m.runs, m.runDuration, m.waiting, m.connEvents}
+		m.retried, m.deadLettered, m.setAsideFail, m.rungMissing, m.requests, m.requestDuration, m.runs, m.runDuration, m.waiting, m.connEvents,
+		m.timeouts, m.overrunning}
 }
 
 // Describe implements prometheus.Collector.
@@ -510,13 +519,18 @@ func (m *Metrics) Event(e acemq.Event) {
 	// Only retries: a delivery held before it is handed back after a
 	// failed republish is not waiting for a retry.
 	case acemq.EventWaitStarted:
-		if e.Class == contract.ReasonRetry {
+		if e.Class.IsRetry() {
 			m.waiting.WithLabelValues(e.Queue, "consumer").Inc()
 		}
 	case acemq.EventWaitEnded:
-		if e.Class == contract.ReasonRetry {
+		if e.Class.IsRetry() {
 			m.waiting.WithLabelValues(e.Queue, "consumer").Dec()
 		}
+	case acemq.EventHandlerTimedOut:
+		m.timeouts.WithLabelValues(e.Queue).Inc()
+		m.overrunning.WithLabelValues(e.Queue).Inc()
+	case acemq.EventHandlerOverran:
+		m.overrunning.WithLabelValues(e.Queue).Dec()
 	case acemq.EventRungMissing:
 		m.rungMissing.WithLabelValues(e.Queue, e.Target).Inc()
 	case acemq.EventSetAsideFailed:

@@ -40,6 +40,10 @@ const (
 	ReasonUnknown       ReasonClass = "unknown"        // set aside, but nothing on it says why
 )
 
+// IsRetry reports whether c is the class of a retry the policy schedules:
+// the handler's (ReasonRetry) or its timeout's (ReasonTimeout).
+func (c ReasonClass) IsRetry() bool { return c == ReasonRetry || c == ReasonTimeout }
+
 // The x-acemq-error texts this library writes (section 7), each followed by
 // the handler's error where there is one.
 const (

@@ -42,6 +42,11 @@ const (
 	MetricInspectErrors    = "acemq.inspect.errors.total"
 	MetricConnectionState  = "acemq.connection.state"
 	MetricConnectionEvents = "acemq.connection.events.total"
+	// MetricHandlerTimeouts counts handlers that ran past their timeout
+	// (their deliveries retried); MetricHandlerOverrunning is how many of
+	// them still run, each holding a consumer's goroutine.
+	MetricHandlerTimeouts    = "acemq.handler.timeouts.total"
+	MetricHandlerOverrunning = "acemq.handler.overrunning"
 )
 
 // MetricPrefix starts every metric's name: the namespace.
@@ -160,6 +165,8 @@ var metrics = []Metric{
 	{MetricInspectErrors, Counter, false, []string{TagQueue, TagTarget}, false, nil},
 	{MetricConnectionState, Gauge, false, []string{TagState}, false, nil},
 	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false, nil},
+	{MetricHandlerTimeouts, Counter, false, []string{TagQueue}, false, nil},
+	{MetricHandlerOverrunning, Gauge, false, []string{TagQueue}, false, nil},
 }
 
 // Metrics are the metrics this library exports: the family's (section 17)
