@@ -158,6 +158,13 @@ const (
 	EventQueuePurged
 	// EventQueueDeleted: Conn.DeleteQueue deleted Queue, which held Messages.
 	EventQueueDeleted
+	// EventConsumerPaused: the consumer (Consumer, of Queue) stopped taking
+	// deliveries, paused by Reason (a PauseCause).
+	EventConsumerPaused
+	// EventConsumerResumed: it takes deliveries again, let go of by Reason.
+	EventConsumerResumed
+	// EventConsumerRescaled: it runs at Scale now.
+	EventConsumerRescaled
 )
 
 func (k EventKind) String() string {
@@ -188,6 +195,12 @@ func (k EventKind) String() string {
 		return "queue purged"
 	case EventQueueDeleted:
 		return "queue deleted"
+	case EventConsumerPaused:
+		return "consumer paused"
+	case EventConsumerResumed:
+		return "consumer resumed"
+	case EventConsumerRescaled:
+		return "consumer rescaled"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -198,6 +211,11 @@ type Event struct {
 	// Queue is the consumer's queue, for consumer events; the queue
 	// purged or deleted.
 	Queue string
+	// Consumer is the consumer's id, for the events of a consumer's
+	// start and its run-time control.
+	Consumer string
+	// Scale is a rescaled consumer's (EventConsumerRescaled).
+	Scale Scale
 	// Target is the rung or set-aside queue.
 	Target    string
 	MessageID string
