@@ -21,7 +21,10 @@ type ConsumerState string
 const (
 	ConsumerRunning ConsumerState = "running"
 	ConsumerPaused  ConsumerState = "paused"
-	ConsumerClosed  ConsumerState = "closed"
+	// ConsumerHalted: an append-only consumer stopped at a failed message
+	// (AppendOnly); it does not resume.
+	ConsumerHalted ConsumerState = "halted"
+	ConsumerClosed ConsumerState = "closed"
 )
 
 // PauseCause says who paused a consumer. It runs again once no cause
@@ -128,6 +131,8 @@ func (c *Consumer) Status() ConsumerStatus {
 	switch {
 	case c.stopping.Load():
 		s.State = ConsumerClosed
+	case c.halted.Load():
+		s.State = ConsumerHalted
 	case len(c.pausedBy) > 0:
 		s.State = ConsumerPaused
 	}
@@ -189,7 +194,8 @@ func (c *Consumer) Pause(ctx context.Context) error {
 
 // Resume undoes Pause: the consumer subscribes again, at its Scale. A
 // consumer its circuit breaker holds stays paused until the breaker lets
-// it go. Resuming a running consumer does nothing.
+// it go. Resuming a running consumer does nothing; an append-only one that
+// halted at a failure (AppendOnly) is not resumed: that is an error.
 func (c *Consumer) Resume(ctx context.Context) error { return c.resumeFor(ctx, PausedByOperator) }
 
 // Rescale changes how many handlers run at once and how many deliveries
@@ -306,6 +312,9 @@ func (c *Consumer) resumeFor(ctx context.Context, cause PauseCause) error {
 	c.pausedBy = slices.DeleteFunc(c.pausedBy, func(p PauseCause) bool { return p == cause })
 	if len(c.pausedBy) > 0 || c.current != nil {
 		return nil
+	}
+	if c.halted.Load() {
+		return fmt.Errorf("acemq: resuming the consumer %s: it halted at a failed message of its append-only queue; close it and consume again", c.id)
 	}
 	if err := c.subscribe(ctx, c.effectiveScale().Prefetch); err != nil {
 		c.pausedBy = append(c.pausedBy, cause)
