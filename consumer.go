@@ -129,7 +129,8 @@ type Consumer struct {
 	pausedBy     []PauseCause
 	current      *feed              // nil while paused
 	live         map[*feed]struct{} // feeds whose forwarder runs
-	workerN      int                // workers started and not told to stop
+	shown        atomic.Pointer[controlled]
+	workerN      int // workers started and not told to stop
 
 	mu      sync.Mutex
 	waits   map[*wait]struct{}
@@ -220,6 +221,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
 		return handleDelivery(ctx, queue, o.codec, chain, h, d, c.clock.Now())
 	}
+	cons.show()
 	// The id is taken before subscribing, so that two consumers starting
 	// at once never share one; a failed start gives it back.
 	if err := c.consumers.add(cons, o.id); err != nil {

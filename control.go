@@ -125,18 +125,17 @@ func cmpString(a, b string) int {
 
 // Status says what the consumer is doing now.
 func (c *Consumer) Status() ConsumerStatus {
-	c.ctl.Lock()
-	s := ConsumerStatus{ID: c.id, Queue: c.queue, State: ConsumerRunning, PausedBy: slices.Clone(c.pausedBy),
-		Scale: c.scale}
+	shown := c.shown.Load()
+	s := ConsumerStatus{ID: c.id, Queue: c.queue, State: ConsumerRunning, PausedBy: slices.Clone(shown.pausedBy),
+		Scale: shown.scale}
 	switch {
 	case c.stopping.Load():
 		s.State = ConsumerClosed
 	case c.halted.Load():
 		s.State = ConsumerHalted
-	case len(c.pausedBy) > 0:
+	case len(shown.pausedBy) > 0:
 		s.State = ConsumerPaused
 	}
-	c.ctl.Unlock()
 	if c.breaker != nil {
 		s.Breaker = c.breaker.state()
 	}
@@ -146,10 +145,19 @@ func (c *Consumer) Status() ConsumerStatus {
 }
 
 // paused says whether a cause holds the consumer.
-func (c *Consumer) paused() bool {
-	c.ctl.Lock()
-	defer c.ctl.Unlock()
-	return len(c.pausedBy) > 0
+func (c *Consumer) paused() bool { return len(c.shown.Load().pausedBy) > 0 }
+
+// controlled is what run-time control has made of a consumer, as Status
+// shows it: a copy, so that Status never waits for a pause or a rescale
+// under way (a subscription waits for a connection).
+type controlled struct {
+	scale    Scale
+	pausedBy []PauseCause
+}
+
+// show publishes the consumer's control state for Status; ctl is held.
+func (c *Consumer) show() {
+	c.shown.Store(&controlled{scale: c.scale, pausedBy: slices.Clone(c.pausedBy)})
 }
 
 // Pause stops taking deliveries until Resume: the subscription is
@@ -215,6 +223,7 @@ func (c *Consumer) Rescale(ctx context.Context, s Scale) error {
 	}
 	c.ctl.Lock()
 	defer c.ctl.Unlock()
+	defer c.show()
 	if c.stopping.Load() {
 		return fmt.Errorf("acemq: rescaling the consumer %s: %w", c.id, ErrClosed)
 	}
@@ -278,6 +287,7 @@ func (c *Consumer) resize(n int) {
 func (c *Consumer) pauseFor(ctx context.Context, cause PauseCause) error {
 	c.ctl.Lock()
 	defer c.ctl.Unlock()
+	defer c.show()
 	if c.stopping.Load() {
 		return fmt.Errorf("acemq: pausing the consumer %s: %w", c.id, ErrClosed)
 	}
@@ -306,6 +316,7 @@ func (c *Consumer) pauseFor(ctx context.Context, cause PauseCause) error {
 func (c *Consumer) resumeFor(ctx context.Context, cause PauseCause) error {
 	c.ctl.Lock()
 	defer c.ctl.Unlock()
+	defer c.show()
 	if c.stopping.Load() {
 		return fmt.Errorf("acemq: resuming the consumer %s: %w", c.id, ErrClosed)
 	}
