@@ -170,6 +170,8 @@ func (c *Consumer) show() {
 // Pause returns once nothing is being handled, or when ctx ends: the
 // consumer stays paused and the error says how many handlers still run.
 // Pausing a paused consumer waits the same way and changes nothing else.
+// A handler that pauses its own consumer waits for itself: it should pause
+// from another goroutine.
 // A paused consumer counts in Health.PausedConsumers and never makes the
 // Conn unready.
 //
