@@ -75,7 +75,7 @@ func (c *Consumer) halts(s settlement) bool {
 // subscription is cancelled and h acknowledged unhandled.
 func (c *Consumer) halt(h inHand, s settlement) {
 	c.halted.Store(true)
-	if err := c.sub.Cancel(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+	if err := c.cancelCurrent(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
 		c.logger.Warn("acemq: cancelling the subscription of a halted consumer failed", "error", err)
 	}
 	c.logger.Warn("acemq: the consumer of an append-only queue halted at a failed message", "message_id", h.info.MessageID,

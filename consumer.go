@@ -101,7 +101,6 @@ type Consumer struct {
 	ladder    retry.Ladder
 	random    func() float64
 	handle    func(ctx context.Context, d transport.Delivery) (delivered, error)
-	sub       transport.Subscription
 	drain     time.Duration
 	backoff   time.Duration // before requeueing after a failed republish
 	clock     transport.Clock
@@ -116,9 +115,29 @@ type Consumer struct {
 	handlerCtx    context.Context // cancelled when the drain timeout ends
 	stopHandlers  context.CancelFunc
 	stopping      atomic.Bool
-	workers       tasks        // the goroutines taking deliveries
-	running       atomic.Int64 // handlers running now
+	stopped       chan struct{} // closed by Close
+	workers       tasks         // the goroutines taking deliveries from feed
+	forwarders    tasks         // the goroutines feeding them, one per subscription
+	busy          tasks         // deliveries a worker is handling and settling
+	running       atomic.Int64  // handlers running now
 	requeuedAtEnd atomic.Int64
+
+	// Run-time control (control.go). A subscription's forwarder hands its
+	// deliveries to whichever worker is free, so that the concurrency
+	// bounds handlers across a change of subscription.
+	id           string
+	subscription transport.ConsumeOptions // each subscription's, but its prefetch
+	feed         chan transport.Delivery
+	shrink       chan struct{} // a token stops one idle worker
+	breaker      breakerControl
+	ctl          sync.Mutex // serialises pausing, resuming, rescaling and Close
+	scale        Scale
+	probe        bool
+	pausedBy     []PauseCause
+	current      *feed              // nil while paused
+	live         map[*feed]struct{} // feeds whose forwarder runs
+	shown        atomic.Pointer[controlled]
+	workerN      int // workers started and not told to stop
 
 	mu      sync.Mutex
 	waits   map[*wait]struct{}
@@ -198,11 +217,13 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		conn: c, queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
 		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
 		observer: c.observer, waits: map[*wait]struct{}{}, appendOnly: o.appendOnly, inPlace: o.inPlace,
+		stopped: make(chan struct{}), feed: make(chan transport.Delivery), shrink: make(chan struct{}, maxConcurrency),
+		scale: Scale{Concurrency: o.concurrency, Prefetch: o.prefetch}, live: map[*feed]struct{}{},
 		timeouts: handlerTimeouts{limit: o.handlerTimeout},
 	}
-	subscription := transport.ConsumeOptions{Tag: o.tag, Prefetch: o.prefetch, Setup: cons.declareLadder}
+	cons.subscription = transport.ConsumeOptions{Tag: o.tag, Setup: cons.declareLadder}
 	if o.appendOnly != nil {
-		subscription.Setup, subscription.Arguments = cons.appendOnlySetup(), o.appendOnly.Arguments
+		cons.subscription.Setup, cons.subscription.Arguments = cons.appendOnlySetup(), o.appendOnly.Arguments
 	} else if err := cons.checkOtherRungs(ctx, o.rungs != ""); err != nil {
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
@@ -211,20 +232,22 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	cons.handle = func(ctx context.Context, d transport.Delivery) (delivered, error) {
 		return handleDelivery(ctx, queue, o.codec, chain, h, d, c.clock.Now())
 	}
-	cons.sub, err = c.transport.Consume(ctx, queue, subscription)
-	if err != nil {
+	cons.show()
+	// The id is taken before subscribing, so that two consumers starting
+	// at once never share one; a failed start gives it back.
+	if err := c.consumers.add(cons, o.id); err != nil {
 		cons.stopHandlers()
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
-	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Rungs: ladder.Queues(), Conn: c})
-	for range o.concurrency {
-		cons.workers.add()
-		go func() {
-			defer cons.workers.done()
-			cons.work()
-		}()
+	cons.ctl.Lock()
+	defer cons.ctl.Unlock()
+	if err := cons.subscribe(ctx, o.prefetch); err != nil {
+		c.consumers.remove(cons)
+		cons.stopHandlers()
+		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
-	c.consumers.add(cons)
+	c.observer.Event(Event{Kind: EventConsumerStarted, Queue: queue, Consumer: cons.id, Rungs: ladder.Queues(), Conn: c})
+	cons.resize(o.concurrency)
 	c.AddCapabilities(CodecCapabilities(o.codec)...)
 	return cons, nil
 }
@@ -353,39 +376,64 @@ func readsWhat(codec Codec) string {
 	return "the consumer's codec (" + codec.ContentType() + ") reads"
 }
 
+// work takes deliveries from the feed and handles them, until the
+// consumer closes or a shrink token says there is one worker too many.
 func (c *Consumer) work() {
-	for d := range c.sub.Deliveries() {
-		h := c.start(d)
-		if c.stopping.Load() || c.halted.Load() {
-			c.requeue(h, contract.ReasonShutdown)
-			c.requeuedAtEnd.Add(1)
-			continue
+	defer c.workers.done()
+	for {
+		select { // an idle worker that is too many stops first
+		case <-c.shrink:
+			return
+		default:
 		}
-		c.running.Add(1)
-		// Real time, not the Conn's clock (a test's manual one): this is
-		// how long the handler took, not when anything is due.
-		began := time.Now()
-		in, panicErr, late := c.handleInTime(&h, d)
-		if late { // its timeout settled it
-			c.running.Add(-1)
-			continue
+		select {
+		case <-c.shrink:
+			return
+		case <-c.stopped:
+			return
+		case d := <-c.feed: // counted busy by its forwarder
+			c.handleOne(d)
+			c.busy.done()
 		}
-		if in.DecodeErr == nil && !in.Refused {
-			h.handled = time.Since(began)
-		}
-		c.logPanic(d, panicErr)
-		s, waited := settle(in, c.policy, c.ladder, c.random), true
-		if c.inPlace {
-			in, s, waited = c.retryInPlace(&h, d, in, s)
-		}
-		c.running.Add(-1)
-		if !waited {
-			c.requeue(h, contract.ReasonShutdown) // Close cut its wait short
-			c.requeuedAtEnd.Add(1)
-			continue
-		}
-		c.execute(h, in, s)
 	}
+}
+
+// handleOne handles d and settles it.
+func (c *Consumer) handleOne(d transport.Delivery) {
+	h := c.start(d)
+	if c.stopping.Load() || c.halted.Load() {
+		c.requeueAtEnd(h)
+		return
+	}
+	c.running.Add(1)
+	// Real time, not the Conn's clock (a test's manual one): this is
+	// how long the handler took, not when anything is due.
+	began := time.Now()
+	in, panicErr, late := c.handleInTime(&h, d)
+	if late { // its timeout settled it
+		c.running.Add(-1)
+		return
+	}
+	if in.DecodeErr == nil && !in.Refused {
+		h.handled = time.Since(began)
+	}
+	c.logPanic(d, panicErr)
+	s, waited := settle(in, c.policy, c.ladder, c.random), true
+	if c.inPlace {
+		in, s, waited = c.retryInPlace(&h, d, in, s)
+	}
+	c.running.Add(-1)
+	if !waited {
+		c.requeueAtEnd(h) // Close cut its wait short
+		return
+	}
+	c.execute(h, in, s)
+}
+
+// requeueAtEnd hands h back unhandled as the consumer closes.
+func (c *Consumer) requeueAtEnd(h inHand) {
+	c.requeue(h, contract.ReasonShutdown)
+	c.requeuedAtEnd.Add(1)
 }
 
 func (c *Consumer) logPanic(d transport.Delivery, panicErr error) {
@@ -543,8 +591,7 @@ func (c *Consumer) hold(h inHand, s settlement) {
 		return
 	}
 	c.mu.Unlock()
-	c.requeue(h, contract.ReasonShutdown) // closing: hand it back rather than start a wait
-	c.requeuedAtEnd.Add(1)
+	c.requeueAtEnd(h) // closing: hand it back rather than start a wait
 }
 
 // event is a wait's event.
@@ -603,19 +650,30 @@ func (c *Consumer) Stats() Stats {
 //
 // Closing a consumer again fails with an error matching ErrClosed.
 func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
+	c.ctl.Lock()
 	if c.stopping.Swap(true) {
+		c.ctl.Unlock()
 		return ShutdownReport{}, fmt.Errorf("acemq: closing the consumer of %s: closed before: %w", c.queue, ErrClosed)
 	}
+	close(c.stopped)
+	cur := c.current
+	c.current = nil
+	c.ctl.Unlock()
 	defer c.conn.consumers.remove(c) // counted while it drains
-	cancelErr := c.sub.Cancel(ctx)
+	var cancelErr error
+	if cur != nil {
+		cancelErr = cur.sub.Cancel(ctx)
+	}
 
 	drained := make(chan struct{})
 	stopDrain := c.clock.AfterFunc(c.drain, func() { close(drained) })
 	defer stopDrain()
-	select {
-	case <-c.workers.idle():
-	case <-drained:
-	case <-ctx.Done():
+	for _, idle := range []func() <-chan struct{}{c.forwarders.idle, c.workers.idle} {
+		select {
+		case <-idle():
+		case <-drained:
+		case <-ctx.Done():
+		}
 	}
 	c.stopHandlers()
 	var report ShutdownReport

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -16,43 +18,68 @@ import (
 // EX_TEMPFAIL), as the family's commands do.
 var ErrDrainTimeout = errors.New("the drain ran out of time")
 
-// openConsumers are the consumers started on a Conn and not yet closed,
-// for Health's count and for Shutdown to close.
+// openConsumers are the consumers started on a Conn and not yet closed, by
+// id, for Health's count, run-time control and Shutdown.
 type openConsumers struct {
 	mu  sync.Mutex
-	set map[*Consumer]struct{}
+	ids map[string]*Consumer
 }
 
-func (o *openConsumers) add(c *Consumer) {
+// add gives c the id asked for, or a default one, and counts it open.
+func (o *openConsumers) add(c *Consumer, id string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.set == nil {
-		o.set = map[*Consumer]struct{}{}
+	if o.ids == nil {
+		o.ids = map[string]*Consumer{}
 	}
-	o.set[c] = struct{}{}
+	taken := func(id string) bool { _, ok := o.ids[id]; return ok }
+	switch {
+	case id == "":
+		id = defaultID(c.queue, taken)
+	case taken(id):
+		return fmt.Errorf("the Conn already has a consumer of id %q: %w", id, ErrInvalidOption)
+	}
+	c.id = id
+	o.ids[id] = c
+	return nil
 }
 
 func (o *openConsumers) remove(c *Consumer) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	delete(o.set, c)
+	if o.ids[c.id] == c {
+		delete(o.ids, c.id)
+	}
+}
+
+func (o *openConsumers) byID(id string) *Consumer {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ids[id]
 }
 
 // count counts them.
 func (o *openConsumers) count() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.set)
+	return len(o.ids)
+}
+
+// paused counts those paused.
+func (o *openConsumers) paused() int {
+	n := 0
+	for _, c := range o.list() {
+		if c.paused() {
+			n++
+		}
+	}
+	return n
 }
 
 func (o *openConsumers) list() []*Consumer {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	cs := make([]*Consumer, 0, len(o.set))
-	for c := range o.set {
-		cs = append(cs, c)
-	}
-	return cs
+	return slices.Collect(maps.Values(o.ids))
 }
 
 // Shutdown stops the service's messaging, as a service does when it is told

@@ -45,6 +45,10 @@ type Health struct {
 	Draining bool
 	// Consumers counts the consumers started on the Conn and not closed.
 	Consumers int
+	// PausedConsumers counts those of them paused (Consumer.Pause, or an
+	// open circuit breaker): paused is not failing, and the Conn stays
+	// ready.
+	PausedConsumers int
 	// Recoveries counts connections lost and opened again.
 	Recoveries int
 	// LastError is the last connection failure (a lost connection or a
@@ -121,12 +125,13 @@ func (h Health) marshal(asked bool) ([]byte, error) {
 		BlockedReason    string     `json:"blockedReason,omitempty"`
 		Draining         bool       `json:"draining"`
 		Consumers        int        `json:"consumers"`
+		PausedConsumers  int        `json:"pausedConsumers"`
 		Recoveries       int        `json:"recoveries"`
 		LastError        string     `json:"lastError,omitempty"`
 		LastErrorAt      *time.Time `json:"lastErrorAt,omitempty"`
 	}
 	v := view{Broker: h.Broker, Live: h.Live(), Connected: h.Connected, Closed: h.Closed,
-		Blocked: h.Blocked, BlockedReason: h.BlockedReason, Draining: h.Draining, Consumers: h.Consumers, Recoveries: h.Recoveries}
+		Blocked: h.Blocked, BlockedReason: h.BlockedReason, Draining: h.Draining, Consumers: h.Consumers, PausedConsumers: h.PausedConsumers, Recoveries: h.Recoveries}
 	if asked {
 		ready, answered := h.Ready(), h.Answered
 		v.Ready, v.Answered, v.RoundTripSeconds = &ready, &answered, h.RoundTrip.Seconds()
@@ -168,10 +173,11 @@ func (c *Conn) state() Health {
 		Broker:    c.url,
 		Connected: st.Connected, Closed: st.Closed,
 		Blocked: st.Blocked, BlockedReason: st.BlockedReason,
-		Draining:   c.draining.Load() && !st.Closed,
-		Consumers:  c.consumers.count(),
-		Recoveries: max(st.Connects-1, 0),
-		LastError:  st.LastError, LastErrorAt: st.LastErrorAt,
+		Draining:        c.draining.Load() && !st.Closed,
+		Consumers:       c.consumers.count(),
+		PausedConsumers: c.consumers.paused(),
+		Recoveries:      max(st.Connects-1, 0),
+		LastError:       st.LastError, LastErrorAt: st.LastErrorAt,
 	}
 }
 

@@ -159,6 +159,13 @@ const (
 	EventQueuePurged
 	// EventQueueDeleted: Conn.DeleteQueue deleted Queue, which held Messages.
 	EventQueueDeleted
+	// EventConsumerPaused: the consumer (Consumer, of Queue) stopped taking
+	// deliveries, paused by Reason (a PauseCause).
+	EventConsumerPaused
+	// EventConsumerResumed: it takes deliveries again, let go of by Reason.
+	EventConsumerResumed
+	// EventConsumerRescaled: it runs at Scale now.
+	EventConsumerRescaled
 	// EventHandlerTimedOut: a handler ran past its timeout (Delay, the
 	// WithHandlerTimeout); its context is cancelled, its delivery retried
 	// at once. Its goroutine stays taken until EventHandlerOverran.
@@ -198,6 +205,12 @@ func (k EventKind) String() string {
 		return "queue purged"
 	case EventQueueDeleted:
 		return "queue deleted"
+	case EventConsumerPaused:
+		return "consumer paused"
+	case EventConsumerResumed:
+		return "consumer resumed"
+	case EventConsumerRescaled:
+		return "consumer rescaled"
 	case EventHandlerTimedOut:
 		return "handler timed out"
 	case EventHandlerOverran:
@@ -212,6 +225,11 @@ type Event struct {
 	// Queue is the consumer's queue, for consumer events; the queue
 	// purged or deleted.
 	Queue string
+	// Consumer is the consumer's id, for the events of a consumer's
+	// start and its run-time control.
+	Consumer string
+	// Scale is a rescaled consumer's (EventConsumerRescaled).
+	Scale Scale
 	// Target is the rung or set-aside queue.
 	Target    string
 	MessageID string

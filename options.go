@@ -53,6 +53,7 @@ type consumeOptions struct {
 	prefetch     int
 	concurrency  int
 	tag          string
+	id           string // WithConsumerID
 	drainTimeout time.Duration
 	codec        Codec
 	random       func() float64
@@ -316,8 +317,8 @@ func WithPrefetch(n int) ConsumeOption {
 // WithConcurrency sets how many handlers run at once (default 1).
 func WithConcurrency(n int) ConsumeOption {
 	return consumeOption(option.Named("WithConcurrency", func(o *options) error {
-		if n < 1 {
-			return invalid("the concurrency is %d but must be at least 1", n)
+		if n < 1 || n > maxConcurrency {
+			return invalid("the concurrency is %d but must be from 1 to %d", n, maxConcurrency)
 		}
 		o.cons.concurrency = n
 		return nil

@@ -35,7 +35,7 @@ func TestOptionsOutOfRangeAreErrors(t *testing.T) {
 		opt  acemq.ConsumeOption
 		want string
 	}{
-		{acemq.WithConcurrency(0), "WithConcurrency: invalid option: the concurrency is 0 but must be at least 1"},
+		{acemq.WithConcurrency(0), "WithConcurrency: invalid option: the concurrency is 0 but must be from 1 to 65535"},
 		{acemq.WithPrefetch(-1), "WithPrefetch: invalid option"},
 		{acemq.WithDrainTimeout(-time.Second), "WithDrainTimeout: invalid option"},
 		{acemq.WithRungs("sideways"), `WithRungs: invalid option: unknown kind of rungs "sideways"`},

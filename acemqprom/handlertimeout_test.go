@@ -50,8 +50,8 @@ func TestHandlerTimeoutOnMemory(t *testing.T) {
 	b.Advance(10 * time.Second)
 	eventually(t, reg, "the retry and the second attempt", including(map[string]float64{
 		series("consume_total", "queue", "orders", "message_type", "orders", "outcome", "retried", "reason_class", "timeout"): 1,
-		series("consume_total", "queue", "orders", "message_type", "orders", "outcome", "acked", "reason_class", "none"):     1,
-		series("messages_retried_total", "queue", "orders", "rung", "consumer"):                                              1,
+		series("consume_total", "queue", "orders", "message_type", "orders", "outcome", "acked", "reason_class", "none"):      1,
+		series("messages_retried_total", "queue", "orders", "rung", "consumer"):                                               1,
 		waiting: 0, timeouts: 1, overrunning: 0,
 	}))
 	checkLabels(t, reg)

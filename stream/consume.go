@@ -187,8 +187,8 @@ func (c *Consumer) settled(d *acemq.DeliveryInfo, s acemq.SettleResult) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.err != nil || s.ReasonClass == contract.ReasonShutdown:
-		return // sent ahead, acknowledged unhandled
+	case c.err != nil || s.ReasonClass == contract.ReasonShutdown || s.ReasonClass == contract.ReasonPaused:
+		return // sent ahead, acknowledged unhandled as the consumer closed or paused
 	case s.Outcome != contract.Requeued, s.ReasonClass == contract.ReasonAckFailed:
 		// Handled or set aside (a lost ack: the next subscription
 		// starts after the position anyway).
