@@ -72,7 +72,8 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 	}
 	ctx, cancel := context.WithCancelCause(h.ctx)
 	defer cancel(nil)
-	var settled atomic.Bool // by the handler's return or by the timeout, once
+	var settled atomic.Bool     // by the handler's return or by the timeout, once
+	told := make(chan struct{}) // the timeout is counted and told
 	began := time.Now()
 	onTime := *h // the timer's own copy: h is the worker's
 	stop := c.clock.AfterFunc(limit, func() {
@@ -83,11 +84,12 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 		defer c.settles.done()
 		c.timeouts.timedOut.Add(1)
 		c.timeouts.overrunning.Add(1)
-		cause := timedOutError{limit}
-		cancel(cause)
 		c.logger.Warn("acemq: handler timed out; retrying the message", "message_id", onTime.info.MessageID, "timeout", limit)
 		c.observer.Event(Event{Kind: EventHandlerTimedOut, Conn: c.conn, Queue: c.queue, MessageID: onTime.info.MessageID,
 			Delay: limit, Class: contract.ReasonTimeout})
+		close(told)
+		cause := timedOutError{limit}
+		cancel(cause)
 		onTime.handled = time.Since(began)
 		in := c.timedOut(d, cause)
 		c.execute(onTime, in, settle(in, c.policy, c.ladder, c.random))
@@ -97,6 +99,7 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 	if !settled.Swap(true) {
 		return in, panicErr, false
 	}
+	<-told // so that the overrun is told after the timeout, and counted after it
 	c.timeouts.overrunning.Add(-1)
 	ran := time.Since(began)
 	c.logPanic(d, panicErr)

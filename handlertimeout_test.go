@@ -252,3 +252,38 @@ func TestHandlerTimeout(t *testing.T) {
 		t.Errorf("%s holds the message again: its late Accept was not discarded", q)
 	}
 }
+
+// Whatever the handler does once its context is cancelled, the timeout is
+// told before the overrun, and Overrunning never goes below zero: the
+// events of each delivery come in order.
+func TestHandlerTimeoutIsToldBeforeTheOverrunOnMemory(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	seen := eventsOf(acemq.EventHandlerTimedOut, acemq.EventHandlerOverran)
+	conn := b.Connect(t, acemq.WithObserver(seen))
+	declareClassic(t, conn, "orders")
+	started := make(chan struct{}, 1)
+	c := consume(t, conn, "orders", func(ctx context.Context, _ acemq.Message[item]) acemq.Decision {
+		started <- struct{}{}
+		<-ctx.Done() // returns as soon as its timeout cancels it
+		return acemq.Accept()
+	}, acemq.WithHandlerTimeout(time.Second))
+	for n := range 50 {
+		publish(t, conn, "orders", item{N: n})
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d: the handler did not start within 10s", n)
+		}
+		b.Advance(time.Second)
+		first, second := seen.next(t), seen.next(t)
+		if first.Kind != acemq.EventHandlerTimedOut || second.Kind != acemq.EventHandlerOverran {
+			t.Fatalf("message %d: told %s, then %s", n, first.Kind, second.Kind)
+		}
+		if s := c.Stats(); s.Overrunning < 0 {
+			t.Fatalf("message %d: Overrunning = %d", n, s.Overrunning)
+		}
+	}
+	acemqtest.WaitFor(t, c, "every message dead-lettered, no handler overrunning", func(s acemq.Stats) bool {
+		return s.DeadLettered == 50 && s.TimedOut == 50 && s.Overrunning == 0
+	})
+}
