@@ -94,7 +94,15 @@ var benchBrokers atomic.Int64
 // BenchmarkPublishConsumeMemory is one whole cycle on memory://: a confirmed
 // publish, its delivery, decoding, the handler's Accept. One message is in
 // flight at a time, so it is the cycle's latency, not a throughput.
-func BenchmarkPublishConsumeMemory(b *testing.B) {
+func BenchmarkPublishConsumeMemory(b *testing.B) { publishConsumeMemory(b) }
+
+// BenchmarkPublishConsumeMemoryHandlerTimeout is the same cycle with a
+// handler timeout (never reached): what its timer and context cost.
+func BenchmarkPublishConsumeMemoryHandlerTimeout(b *testing.B) {
+	publishConsumeMemory(b, WithHandlerTimeout(time.Minute))
+}
+
+func publishConsumeMemory(b *testing.B, opts ...ConsumeOption) {
 	ctx := context.Background()
 	tr, err := memory.Dial(ctx, fmt.Sprintf("memory://bench-%d", benchBrokers.Add(1)))
 	if err != nil {
@@ -112,7 +120,7 @@ func BenchmarkPublishConsumeMemory(b *testing.B) {
 	c, err := Consume(ctx, conn, "orders", func(context.Context, Message[benchItem]) Decision {
 		handled <- struct{}{}
 		return Accept()
-	})
+	}, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
