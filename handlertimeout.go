@@ -11,8 +11,9 @@ import (
 	"github.com/acemq-go/acemq/transport"
 )
 
-// WithHandlerTimeout bounds how long a handler may run on one delivery: after
-// d (on the Conn's clock) its context is cancelled, with a cause matching
+// WithHandlerTimeout bounds how long a handler may run on one delivery (its
+// consume interceptors and the decoding of its body included): after d (on
+// the Conn's clock) its context is cancelled, with a cause matching
 // ErrHandlerTimeout, and the delivery is settled at once as a retry under
 // the policy, of class contract.ReasonTimeout, its error saying the timeout
 // ("the handler timed out after 5s", which a dead letter that exhausted its
