@@ -392,18 +392,20 @@ func (c *Consumer) work() {
 		case <-c.stopped:
 			return
 		case d := <-c.feed: // counted busy by its forwarder
-			c.handleOne(d)
-			c.busy.done()
+			if !c.handleOne(d) {
+				c.busy.done()
+			}
 		}
 	}
 }
 
-// handleOne handles d and settles it.
-func (c *Consumer) handleOne(d transport.Delivery) {
+// handleOne handles d and settles it. released says its handler's timeout
+// settled it, and marked it no longer busy.
+func (c *Consumer) handleOne(d transport.Delivery) (released bool) {
 	h := c.start(d)
 	if c.stopping.Load() || c.halted.Load() {
 		c.requeueAtEnd(h)
-		return
+		return false
 	}
 	c.running.Add(1)
 	// Real time, not the Conn's clock (a test's manual one): this is
@@ -412,7 +414,7 @@ func (c *Consumer) handleOne(d transport.Delivery) {
 	in, panicErr, late := c.handleInTime(&h, d)
 	if late { // its timeout settled it
 		c.running.Add(-1)
-		return
+		return true
 	}
 	if in.DecodeErr == nil && !in.Refused {
 		h.handled = time.Since(began)
@@ -425,9 +427,10 @@ func (c *Consumer) handleOne(d transport.Delivery) {
 	c.running.Add(-1)
 	if !waited {
 		c.requeueAtEnd(h) // Close cut its wait short
-		return
+		return false
 	}
 	c.execute(h, in, s)
+	return false
 }
 
 // requeueAtEnd hands h back unhandled as the consumer closes.

@@ -63,8 +63,9 @@ type handlerTimeouts struct {
 // handleInTime runs the handler of d, as c.handle does, within the
 // consumer's handler timeout. Whichever comes first, the handler's return
 // or the timeout, settles h: late is true when the timeout did (from its
-// timer, not from this goroutine), and the handler's result is then
-// discarded, told as EventHandlerOverran.
+// timer, not from this goroutine, which then also marks the delivery no
+// longer busy), and the handler's result is then discarded, told as
+// EventHandlerOverran.
 func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, panicErr error, late bool) {
 	limit := c.timeouts.limit
 	if limit <= 0 {
@@ -94,6 +95,7 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 		onTime.handled = time.Since(began)
 		in := c.timedOut(d, cause)
 		c.execute(onTime, in, settle(in, c.policy, c.ladder, c.random))
+		c.busy.done() // settled: the worker's handler no longer holds a pause
 	})
 	in, panicErr = c.handle(ctx, d)
 	stop()

@@ -287,3 +287,27 @@ func TestHandlerTimeoutIsToldBeforeTheOverrunOnMemory(t *testing.T) {
 		return s.DeadLettered == 50 && s.TimedOut == 50 && s.Overrunning == 0
 	})
 }
+
+// A handler past its timeout holds no pause: its delivery is settled, so
+// Pause returns while the handler still hangs.
+func TestPauseDoesNotWaitForAHandlerPastItsTimeoutOnMemory(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	declareClassic(t, conn, "orders")
+	h := newHung(t)
+	c := consume(t, conn, "orders", h.handle, acemq.WithPolicy(acemq.Fixed(3, time.Minute)),
+		acemq.WithHandlerTimeout(5*time.Second), acemq.WithDrainTimeout(10*time.Second))
+	t.Cleanup(h.free)
+	publish(t, conn, "orders", item{N: 1})
+	h.waitStarted(t)
+	b.Advance(5 * time.Second)
+	acemqtest.WaitFor(t, c, "the retry at the timeout", func(s acemq.Stats) bool { return s.TimedOut == 1 && s.Overrunning == 1 })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := c.Pause(ctx); err != nil {
+		t.Errorf("Pause with a handler past its timeout: %v", err)
+	}
+	if s := c.Stats(); s.Overrunning != 1 {
+		t.Errorf("%d handlers overrunning after the pause, want the hung one", s.Overrunning)
+	}
+}
