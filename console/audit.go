@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 )
 
@@ -30,14 +29,6 @@ type callerKey struct{}
 func callerOf(ctx context.Context) caller {
 	c, _ := ctx.Value(callerKey{}).(caller)
 	return c
-}
-
-// clientAddr is the address a request came from, without its port.
-func clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
 }
 
 // audit writes one line of the audit log, naming c.

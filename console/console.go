@@ -32,6 +32,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/admin"
 	"github.com/acemq-go/acemq/console/preview"
+	"github.com/acemq-go/acemq/internal/httpguard"
 )
 
 // Config is what a console serves and how it lets people in.
@@ -97,7 +98,7 @@ func CheckListen(addr string, c Config) error {
 		return errors.New("--tls-cert and --tls-key go together: give both, or neither")
 	}
 	switch {
-	case isLoopback(host):
+	case httpguard.IsLoopback(host):
 		return nil
 	case !c.hasCredentials():
 		return fmt.Errorf("--listen %s: %w", addr, ErrNoCredentials)
@@ -110,14 +111,6 @@ func CheckListen(addr string, c Config) error {
 // ErrPlainHTTP refuses a console whose credentials would cross the network
 // in clear.
 var ErrPlainHTTP = errors.New("the console listens beyond this machine over plain HTTP, where its token or password would cross the network in clear: give it --tls-cert and --tls-key (acemq certs makes development ones), or listen on 127.0.0.1 behind a TLS-terminating proxy, or accept the risk with --insecure-http")
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // Server is a console's HTTP handler.
 type Server struct {
@@ -206,7 +199,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	if s.tls == nil && s.c.hasCredentials() {
-		if host, _, err := net.SplitHostPort(l.Addr().String()); err == nil && !isLoopback(host) {
+		if host, _, err := net.SplitHostPort(l.Addr().String()); err == nil && !httpguard.IsLoopback(host) {
 			s.log.Warn("INSECURE: the console takes its credentials over plain HTTP beyond this machine (--insecure-http): "+
 				"anyone on the network path can read the token or password. Serve it with --tls-cert and --tls-key, or on 127.0.0.1 behind a TLS-terminating proxy.",
 				"listen", l.Addr().String())

@@ -3,6 +3,8 @@ package console
 import (
 	"log/slog"
 	"net/http"
+
+	"github.com/acemq-go/acemq/internal/httpguard"
 )
 
 // login lets in a browser that gives the token: it starts a session of
@@ -19,10 +21,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		if s.throttled(w, r) {
 			return
 		}
-		if equal(r.PostForm.Get("token"), s.c.Token) {
+		if httpguard.Equal(r.PostForm.Get("token"), s.c.Token) {
 			se := s.sessions.start(s.c.Now())
 			http.SetCookie(w, sessionCookieOf(r, se))
-			s.audit(caller{Who: "token " + se.short, Addr: clientAddr(r)}, "console login", slog.String("method", "token"))
+			s.audit(caller{Who: "token " + se.short, Addr: httpguard.ClientAddr(r)}, "console login", slog.String("method", "token"))
 			http.Redirect(w, r, "/", http.StatusSeeOther)
 			return
 		}

@@ -2,15 +2,15 @@ package console
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/acemq-go/acemq/internal/httpguard"
 )
 
 // contentSecurityPolicy allows the console's own script, styles and images
@@ -56,7 +56,7 @@ func (s *Server) secure(next http.Handler) http.Handler {
 		// answers only to a loopback name: a page elsewhere whose name was
 		// made to resolve to 127.0.0.1 (DNS rebinding) is same-origin with
 		// itself, and would read the pages, the CSRF token with them.
-		if !s.c.hasCredentials() && !loopbackHost(r.Host) {
+		if !s.c.hasCredentials() && !httpguard.LoopbackHost(r.Host) {
 			s.refuse(w, r, http.StatusMisdirectedRequest, "Without credentials this console answers only to localhost, 127.0.0.1 or [::1].")
 			return
 		}
@@ -82,7 +82,7 @@ func (s *Server) secure(next http.Handler) http.Handler {
 			}
 			// The login form comes before any token is handed out: it has
 			// none, and is kept to the console's own pages by crossSite.
-			if r.URL.Path != "/login" && c.csrf != "" && !equal(r.PostForm.Get("csrf"), c.csrf) {
+			if r.URL.Path != "/login" && c.csrf != "" && !httpguard.Equal(r.PostForm.Get("csrf"), c.csrf) {
 				s.refuse(w, r, http.StatusForbidden, "The form's CSRF token is missing or wrong: reload the page and try again.")
 				return
 			}
@@ -99,20 +99,9 @@ var crossSiteLinks = map[string]bool{"/": true, "/login": true}
 // crossSite says why a request from another site (or another origin of
 // this one: another port is the same site) is refused, or "" when it is
 // not from one, or is a link to one of crossSiteLinks followed by a
-// person. A browser says where a request comes from in Sec-Fetch-Site
-// (every current browser) and, on a POST or a script's fetch, Origin.
+// person.
 func crossSite(r *http.Request) string {
-	foreign := false
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none": // "none": typed, or a bookmark
-	default:
-		foreign = true
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		if u, err := url.Parse(origin); err != nil || u.Host != r.Host {
-			foreign = true
-		}
-	}
+	foreign := httpguard.FromAnotherSite(r)
 	if !foreign {
 		return ""
 	}
@@ -131,24 +120,24 @@ func crossSite(r *http.Request) string {
 // throttled) and says so. The login page and the static files need no
 // credentials.
 func (s *Server) identify(w http.ResponseWriter, r *http.Request) (caller, bool) {
-	addr := clientAddr(r)
+	addr := httpguard.ClientAddr(r)
 	if !s.c.hasCredentials() {
 		return caller{Who: "local", Addr: addr, csrf: s.csrf}, true
 	}
 	if r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/") {
 		return caller{Addr: addr}, true
 	}
-	bearer, hasBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	bearer, hasBearer := httpguard.Bearer(r)
 	user, password, hasBasic := r.BasicAuth()
 	if hasBearer || hasBasic {
 		if s.throttled(w, r) {
 			return caller{}, false
 		}
 		switch {
-		case hasBearer && s.c.Token != "" && equal(bearer, s.c.Token):
+		case hasBearer && s.c.Token != "" && httpguard.Equal(bearer, s.c.Token):
 			// A script's header, which no browser adds by itself: no CSRF.
 			return caller{Who: "token", Addr: addr}, true
-		case hasBasic && s.c.User != "" && s.c.Password != "" && equal(user, s.c.User) && equal(password, s.c.Password):
+		case hasBasic && s.c.User != "" && s.c.Password != "" && httpguard.Equal(user, s.c.User) && httpguard.Equal(password, s.c.Password):
 			// A browser resends basic auth by itself: its forms carry the token.
 			return caller{Who: user, Addr: addr, csrf: s.csrf}, true
 		}
@@ -172,7 +161,7 @@ func (s *Server) identify(w http.ResponseWriter, r *http.Request) (caller, bool)
 // throttled refuses r (429) when its address gave too many wrong
 // credentials of late.
 func (s *Server) throttled(w http.ResponseWriter, r *http.Request) bool {
-	wait := s.throttle.wait(clientAddr(r), s.c.Now())
+	wait := s.throttle.wait(httpguard.ClientAddr(r), s.c.Now())
 	if wait <= 0 {
 		return false
 	}
@@ -183,7 +172,7 @@ func (s *Server) throttled(w http.ResponseWriter, r *http.Request) bool {
 
 // loginFailed counts a wrong credential of r's address and logs it.
 func (s *Server) loginFailed(r *http.Request, method, user string) {
-	addr := clientAddr(r)
+	addr := httpguard.ClientAddr(r)
 	s.throttle.failed(addr, s.c.Now())
 	attrs := []slog.Attr{slog.String("method", method)}
 	if user != "" {
@@ -207,7 +196,7 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 // an attack looks like from here.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, reason string) {
 	s.log.LogAttrs(r.Context(), slog.LevelWarn, "console request refused", slog.Int("status", status),
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("addr", clientAddr(r)),
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("addr", httpguard.ClientAddr(r)),
 		slog.String("sec_fetch_site", r.Header.Get("Sec-Fetch-Site")), slog.String("origin", r.Header.Get("Origin")),
 		slog.String("reason", reason))
 	title := "Refused"
@@ -292,16 +281,3 @@ func callerOfWriter(w http.ResponseWriter) caller {
 		}
 	}
 }
-
-// loopbackHost says whether a request's Host (a name or address, with or
-// without a port) is this machine's loopback.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	return isLoopback(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
-}
-
-// equal compares in constant time.
-func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/acemq-go/acemq/internal/httpguard"
 )
 
 // sessionLifetime is how long a browser stays signed in after giving the
@@ -95,5 +97,5 @@ func overTLS(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
-	return isLoopback(clientAddr(r)) && r.Header.Get("X-Forwarded-Proto") == "https"
+	return httpguard.IsLoopback(httpguard.ClientAddr(r)) && r.Header.Get("X-Forwarded-Proto") == "https"
 }
