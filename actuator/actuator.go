@@ -7,7 +7,18 @@
 //	/livez          Conn.LivenessHandler
 //	/readyz         Conn.ReadinessHandler
 //
-// to GET and HEAD only (405 with Allow otherwise), and a Server that
+// to GET and HEAD only (405 with Allow otherwise); the consumer control
+// (section 21 of the family's contract: consumers addressable by an id)
+//
+//	GET  /acemq-consumers              every consumer's status
+//	GET  /acemq-consumers/{id}         one consumer's
+//	POST /acemq-consumers/{id}/pause   stop taking deliveries
+//	POST /acemq-consumers/{id}/resume  take them again
+//	POST /acemq-consumers/{id}/scale   {"concurrency":8,"prefetch":40}
+//
+// each answering with the consumer's status, and let in only from this
+// machine or with the control token (WithControlToken), never from
+// another site's page; and a Server that
 // listens on loopback, port 9464, unless told otherwise:
 //
 //	reg := prometheus.NewRegistry()
@@ -58,6 +69,7 @@ type Option func(*config) error
 
 type config struct {
 	metrics       http.Handler
+	controlToken  string
 	healthTimeout time.Duration
 	slowRoundTrip time.Duration
 }
@@ -74,6 +86,25 @@ func WithMetrics(h http.Handler) Option {
 		return nil
 	}
 }
+
+// WithControlToken lets a request with "Authorization: Bearer token" use
+// the consumer control from anywhere the actuator listens; without it
+// control answers only requests from this machine to a loopback address.
+// Serve the actuator over TLS (a proxy's) beyond this machine: the token
+// would cross the network in clear otherwise.
+func WithControlToken(token string) Option {
+	return func(c *config) error {
+		if len(token) < minControlToken {
+			return fmt.Errorf("WithControlToken: the token has %d characters; give at least %d (openssl rand -hex 32 makes one)", len(token), minControlToken)
+		}
+		c.controlToken = token
+		return nil
+	}
+}
+
+// minControlToken is the shortest control token taken: long enough that
+// guessing it over HTTP is hopeless.
+const minControlToken = 16
 
 // WithHealthTimeout bounds the round trip of /acemq-health and /readyz
 // (DefaultHealthTimeout).
@@ -109,7 +140,8 @@ func New(conn *acemq.Conn, opts ...Option) (http.Handler, error) {
 		return nil, fmt.Errorf("actuator: the slow round trip (%s) must be shorter than the health timeout (%s)", c.slowRoundTrip, c.healthTimeout)
 	}
 	// A pattern with GET matches HEAD too, and the mux answers any other
-	// method on these paths with 405 and Allow: GET, HEAD.
+	// method on these paths with 405 and Allow: GET, HEAD (POST on the
+	// control's actions).
 	mux := http.NewServeMux()
 	get := func(path string, h http.Handler) { mux.Handle(http.MethodGet+" "+path, h) }
 	if c.metrics != nil {
@@ -119,6 +151,7 @@ func New(conn *acemq.Conn, opts ...Option) (http.Handler, error) {
 	get(contract.ActuatorInfoPath, newInfoHandler(conn))
 	get(LivenessPath, conn.LivenessHandler())
 	get(ReadinessPath, conn.ReadinessHandler(c.healthTimeout))
+	consumers{conn}.routes(mux, func(h http.Handler) http.Handler { return controlGuard{token: c.controlToken, next: h} })
 	return mux, nil
 }
 

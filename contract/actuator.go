@@ -11,6 +11,15 @@ const (
 	// ActuatorInfoPath serves the library, its version, the transport and
 	// the capabilities as JSON.
 	ActuatorInfoPath = "/acemq-info"
+	// ActuatorConsumersPath lists the consumers of the Conn (GET);
+	// ActuatorConsumersPath/{id} shows one (GET), and /{id}/pause,
+	// /{id}/resume and /{id}/scale control it (POST): section 21's
+	// consumers addressable at run time by an id. The family names no
+	// path for them: this library chose these, beside its other paths.
+	ActuatorConsumersPath = "/acemq-consumers"
+	ActuatorPauseAction   = "pause"
+	ActuatorResumeAction  = "resume"
+	ActuatorScaleAction   = "scale"
 	// DefaultActuatorAddress is where the actuator listens unless told
 	// otherwise: loopback, on the family's port.
 	DefaultActuatorAddress = "127.0.0.1:9464"
