@@ -309,3 +309,38 @@ func TestWithControlTokenRefusesAShortToken(t *testing.T) {
 		t.Errorf("New with a 5-character token: %v, want an error asking for 16", err)
 	}
 }
+
+// A paused consumer is paused, not failing: the health stays up, says how
+// many are paused (parts.pausedConsumers), and the service stays ready.
+func TestHealthShowsPausedConsumers(t *testing.T) {
+	base, _ := controlled(t)
+	wantCode(t, "pause", call(t, http.MethodPost, base+"/acemq-consumers/orders/pause", "", nil), http.StatusOK)
+
+	r := do(t, http.MethodGet, base+"/acemq-health")
+	h := decode[health](t, r)
+	if r.code != http.StatusOK || h.Status != "up" || h.Parts["consumers"]["status"] != "up" {
+		t.Errorf("with a paused consumer: %d, %s, consumers %v; want 200, up", r.code, h.Status, h.Parts["consumers"])
+	}
+	if got, want := h.Parts["consumers"]["detail"], "1 consumer running, 1 paused"; got != want {
+		t.Errorf("consumers detail %q, want %q", got, want)
+	}
+	if got := decode[struct {
+		Parts struct {
+			PausedConsumers *int `json:"pausedConsumers"`
+		} `json:"parts"`
+	}](t, r).Parts.PausedConsumers; got == nil || *got != 1 {
+		t.Errorf("parts.pausedConsumers %v, want 1: %s", got, r.body)
+	}
+	if r := do(t, http.MethodGet, base+"/readyz"); r.code != http.StatusOK {
+		t.Errorf("/readyz with a paused consumer: %d %s, want 200", r.code, r.body)
+	}
+
+	wantCode(t, "resume", call(t, http.MethodPost, base+"/acemq-consumers/orders/resume", "", nil), http.StatusOK)
+	r = do(t, http.MethodGet, base+"/acemq-health")
+	if got, want := decode[health](t, r).Parts["consumers"]["detail"], "2 consumers running"; got != want {
+		t.Errorf("after resume: consumers detail %q, want %q", got, want)
+	}
+	if !strings.Contains(r.body, `"pausedConsumers":0`) {
+		t.Errorf("after resume the health lacks pausedConsumers 0: %s", r.body)
+	}
+}

@@ -46,6 +46,9 @@ type report struct {
 	// peer writes them (parts.blocked, parts.blockedReason).
 	blocked       bool
 	blockedReason string
+	// pausedConsumers is written beside them too (parts.pausedConsumers),
+	// this library's: the family names none.
+	pausedConsumers int
 }
 
 type part struct {
@@ -66,6 +69,7 @@ func (r report) MarshalJSON() ([]byte, error) {
 	if r.blocked {
 		parts = append(parts, member{contract.HealthPartBlockedReason, r.blockedReason})
 	}
+	parts = append(parts, member{contract.HealthPartPausedConsumers, r.pausedConsumers})
 	return object{
 		{contract.HealthFieldStatus, r.status},
 		{contract.HealthFieldDetail, r.detail},
@@ -99,7 +103,7 @@ func assess(h acemq.Health, timeout, slow time.Duration) report {
 	if h.Blocked && worst == contract.HealthUp {
 		detail = contract.BlockedDetail(h.BlockedReason)
 	}
-	return report{status: worst, detail: detail, parts: parts, blocked: h.Blocked, blockedReason: h.BlockedReason}
+	return report{status: worst, detail: detail, parts: parts, blocked: h.Blocked, blockedReason: h.BlockedReason, pausedConsumers: h.PausedConsumers}
 }
 
 // connectionPart: up while connected, the broker blocking it (a resource
@@ -150,17 +154,23 @@ func brokerPart(h acemq.Health, timeout, slow time.Duration) part {
 	return p
 }
 
-// consumersPart counts the consumers running: up, since a service may have
-// none (it only publishes), but down while the service drains (Shutdown:
-// they are finishing), so that a load balancer sends it no more work, as
-// the readiness probe says too.
+// consumersPart counts the consumers running and paused: up, since a
+// service may have none (it only publishes) and a paused consumer is
+// paused, not failing (an operator's pause, or a circuit breaker waiting
+// for a dependency: restarting the service would help neither); but down
+// while the service drains (Shutdown: they are finishing), so that a load
+// balancer sends it no more work, as the readiness probe says too.
 func consumersPart(h acemq.Health) part {
 	if h.Draining && !h.Closed {
 		return part{name: contract.HealthPartConsumers, status: contract.HealthDown,
 			detail: fmt.Sprintf("draining: the service is shutting down, %d consumer%s finishing", h.Consumers, plural(h.Consumers))}
 	}
-	return part{name: contract.HealthPartConsumers, status: contract.HealthUp,
-		detail: fmt.Sprintf("%d consumer%s running", h.Consumers, plural(h.Consumers))}
+	running := h.Consumers - h.PausedConsumers
+	detail := fmt.Sprintf("%d consumer%s running", running, plural(running))
+	if h.PausedConsumers > 0 {
+		detail += fmt.Sprintf(", %d paused", h.PausedConsumers)
+	}
+	return part{name: contract.HealthPartConsumers, status: contract.HealthUp, detail: detail}
 }
 
 func roundTrip(d time.Duration) string { return d.Round(time.Microsecond).String() }

@@ -38,6 +38,12 @@ const (
 	HealthPartConnection = "connection"
 	HealthPartBroker     = "broker"
 	HealthPartConsumers  = "consumers"
+
+	// HealthPartPausedConsumers stands beside the parts, as blocked does
+	// (parts.pausedConsumers): how many consumers are paused, by an
+	// operator or a circuit breaker. This library's: the family names
+	// none.
+	HealthPartPausedConsumers = "pausedConsumers"
 )
 
 // HealthStatus is a health's status, and each part's.
