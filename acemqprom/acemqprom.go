@@ -39,6 +39,7 @@
 //	acemq_connection_events_total{event}                                              counter
 //	acemq_handler_timeouts_total{queue}                                               counter
 //	acemq_handler_overrunning{queue}                                                  gauge
+//	acemq_consumer_paused{queue,consumer}                                             gauge
 //
 // outcome is the family's word (contract.TelemetryOutcome): publish
 // confirmed, unroutable or failed; consume acked, retried, rejected,
@@ -174,6 +175,7 @@ type Metrics struct {
 	connEvents   *prometheus.CounterVec
 	timeouts     *prometheus.CounterVec
 	overrunning  *prometheus.GaugeVec
+	paused       *prometheus.GaugeVec // consumers.go
 	outboxDesc   *prometheus.Desc
 	lagDesc      *prometheus.Desc
 
@@ -248,6 +250,7 @@ var help = map[string]string{
 	contract.MetricConnectionEvents:     "Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).",
 	contract.MetricHandlerTimeouts:      "Handlers that ran past their timeout (acemq.WithHandlerTimeout); each delivery was retried at the timeout, reason_class timeout.",
 	contract.MetricHandlerOverrunning:   "Handlers still running past their timeout, each holding one of its consumer's goroutines until it returns (its decision then discarded).",
+	contract.MetricConsumerPaused:       "1 while the consumer (its id) is paused, by an operator or its circuit breaker, 0 while it runs: paused, not failing.",
 }
 
 // builder makes the metrics of contract.Metrics, named and labelled as it
@@ -333,6 +336,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		connEvents:      b.counter(contract.MetricConnectionEvents),
 		timeouts:        b.counter(contract.MetricHandlerTimeouts),
 		overrunning:     b.gauge(contract.MetricHandlerOverrunning),
+		paused:          b.gauge(contract.MetricConsumerPaused),
 		outboxDesc:      b.desc(contract.MetricOutboxTotal),
 		lagDesc:         b.desc(contract.MetricOutboxLag),
 		watched:         map[string]*watch{},
@@ -352,7 +356,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 func (m *Metrics) vecs() []prometheus.Collector {
 	return []prometheus.Collector{m.publishes, m.republishes, m.publishDuration, m.consumes, m.consumeDuration, m.attempts, m.inFlight,
 		m.retried, m.deadLettered, m.setAsideFail, m.rungMissing, m.requests, m.requestDuration, m.runs, m.runDuration, m.waiting, m.connEvents,
-		m.timeouts, m.overrunning}
+		m.timeouts, m.overrunning, m.paused}
 }
 
 // Describe implements prometheus.Collector.
@@ -537,8 +541,12 @@ func (m *Metrics) Event(e acemq.Event) {
 		m.setAsideFail.WithLabelValues(e.Queue, e.Target).Inc()
 	case acemq.EventConsumerStarted:
 		m.watch(e)
+		m.consumerEvent(e)
 	case acemq.EventConsumerStopped:
 		m.unwatch(e.Queue, e.Conn)
+		m.consumerEvent(e)
+	case acemq.EventConsumerPaused, acemq.EventConsumerResumed:
+		m.consumerEvent(e)
 	case acemq.EventConnectionLost, acemq.EventConnectionRecovered, acemq.EventConnectionBlocked,
 		acemq.EventConnectionUnblocked, acemq.EventConnectionClosed:
 		m.connectionEvent(e)

@@ -269,13 +269,14 @@ func runScenario(t *testing.T, w world) {
 		return series("messages_dead_lettered_total", "queue", q, "target", target, "reason_class", class)
 	}
 	settled := map[string]float64{ // without a retry
-		consumed("acked", "none"):                           2,
-		consumed("rejected", "rejected"):                    1, // the family's word for a handler's rejection
-		consumed("parked", "parked"):                        1,
-		consumed("parked", "undecodable"):                   1,
-		setAsideTo(contract.DeadLetterQueue(q), "rejected"): 1,
-		setAsideTo(contract.ParkedQueue(q), "parked"):       1,
-		setAsideTo(contract.ParkedQueue(q), "undecodable"):  1,
+		consumed("acked", "none"):                            2,
+		consumed("rejected", "rejected"):                     1, // the family's word for a handler's rejection
+		consumed("parked", "parked"):                         1,
+		consumed("parked", "undecodable"):                    1,
+		setAsideTo(contract.DeadLetterQueue(q), "rejected"):  1,
+		setAsideTo(contract.ParkedQueue(q), "parked"):        1,
+		setAsideTo(contract.ParkedQueue(q), "undecodable"):   1,
+		series("consumer_paused", "queue", q, "consumer", q): 0, // running
 	}
 	waiting := func(where string) string { return series("retry_waiting", "queue", q, "where", where) }
 	setAside := func(where string) string { return series("set_aside_messages", "queue", q, "where", where) }
@@ -327,7 +328,8 @@ func runScenario(t *testing.T, w world) {
 	if _, err := c.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// No consumer: its queues are no longer read.
+	// No consumer: its queues are no longer read, nor is it paused or not.
+	delete(want, series("consumer_paused", "queue", q, "consumer", q))
 	delete(want, waiting("rung"))
 	delete(want, setAside("dlq"))
 	delete(want, setAside("parked"))

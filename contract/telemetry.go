@@ -40,6 +40,10 @@ const (
 	MetricRetryWaiting     = "acemq.retry.waiting"
 	MetricSetAsideMessages = "acemq.set.aside.messages"
 	MetricInspectErrors    = "acemq.inspect.errors.total"
+	// MetricConsumerPaused is 1 while a consumer is paused (by an
+	// operator or its circuit breaker), 0 while it runs: paused, not
+	// failing.
+	MetricConsumerPaused   = "acemq.consumer.paused"
 	MetricConnectionState  = "acemq.connection.state"
 	MetricConnectionEvents = "acemq.connection.events.total"
 	// MetricHandlerTimeouts counts handlers that ran past their timeout
@@ -76,6 +80,9 @@ const (
 	TagWhere = "where"
 	TagState = "state"
 	TagEvent = "event"
+	// TagConsumer is a consumer's id (Consumer.ID): the queue's name
+	// unless the service named it.
+	TagConsumer = "consumer"
 )
 
 // Values of the tags of this library's own.
@@ -163,6 +170,7 @@ var metrics = []Metric{
 	{MetricRetryWaiting, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
 	{MetricSetAsideMessages, Gauge, false, []string{TagQueue, TagWhere}, false, nil},
 	{MetricInspectErrors, Counter, false, []string{TagQueue, TagTarget}, false, nil},
+	{MetricConsumerPaused, Gauge, false, []string{TagQueue, TagConsumer}, false, nil},
 	{MetricConnectionState, Gauge, false, []string{TagState}, false, nil},
 	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false, nil},
 	{MetricHandlerTimeouts, Counter, false, []string{TagQueue}, false, nil},
