@@ -409,10 +409,12 @@ lint: rules
 
 # The Prometheus alert rules of dashboards/ (docs/observability.md), checked
 # by promtool, from Debian's prometheus package (installed when missing,
-# never its service: scripts/promtool.sh). The Go tests of acemqprom check
-# that the rules and the Grafana dashboard use only metrics it exports.
+# never its service: scripts/promtool.sh), and their unit tests (a paused
+# consumer fires none). The Go tests of acemqprom check that the rules and
+# the Grafana dashboard use only metrics it exports.
 rules:
 	@bash scripts/promtool.sh check rules dashboards/acemq-alerts.yml
+	@bash scripts/promtool.sh test rules dashboards/acemq-alerts.test.yml
 
 # Runs every Fuzz* target of every package for FUZZTIME each; new targets are
 # found by `go test -list`, so nothing here needs editing when one is added.
