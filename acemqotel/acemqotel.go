@@ -77,7 +77,15 @@
 // one trace, with a parent at every hop, from the first publish through
 // every rung and consumer wait to the last delivery. See PublishStart.
 //
-// Event is not traced: what it reports is already on the spans.
+// # Consumer control
+//
+// A consumer's pause, resume and rescale (acemq.Consumer.Pause, Resume,
+// Rescale, by an operator or a circuit breaker) are each a span "Q pause",
+// "Q resume", "Q rescale" of kind Internal, the root of a trace of its
+// own, with messaging.destination.name, messaging.acemq.consumer (its id),
+// and messaging.acemq.pause.cause (operator, circuit breaker) or
+// messaging.acemq.concurrency and messaging.acemq.prefetch. The other
+// events are not traced: what they report is already on the spans.
 package acemqotel
 
 import (
@@ -370,16 +378,17 @@ func (t *Tracer) PipelineRunEnd(ctx context.Context, r acemq.PipelineRun) {
 		outcomeKey.String(string(r.Outcome)), pipelineTookKey.Float64(r.Duration.Seconds())))
 }
 
-// Event does nothing: events are not tied to a delivery's context, and what
-// they report is on the spans already. A missing rung is a republish span
-// with error.type unroutable followed by a wait in the consumer; a failed
-// set-aside, a republish span in error and a delivery requeued with reason
-// class republish_failed; a wait in the consumer, the length of its
-// delivery's span; a handler's timeout (acemq.WithHandlerTimeout), a
-// delivery span ended at the timeout, retried with reason class timeout,
-// which the handler's own spans outlast when it returns later (the
-// overrun: acemqprom counts it).
-func (t *Tracer) Event(acemq.Event) {}
+// Event makes a span of a consumer's pause, resume or rescale (control.go),
+// and nothing of the other events: they are not tied to a delivery's
+// context, and what they report is on the spans already. A missing rung is
+// a republish span with error.type unroutable followed by a wait in the
+// consumer; a failed set-aside, a republish span in error and a delivery
+// requeued with reason class republish_failed; a wait in the consumer, the
+// length of its delivery's span; a handler's timeout
+// (acemq.WithHandlerTimeout), a delivery span ended at the timeout, retried
+// with reason class timeout, which the handler's own spans outlast when it
+// returns later (the overrun: acemqprom counts it).
+func (t *Tracer) Event(e acemq.Event) { t.controlSpan(e) }
 
 // defaultExchange names the destination of a publish to the default
 // exchange without a routing key, as the RabbitMQ conventions of

@@ -321,4 +321,11 @@ const (
 	AttrPipeline         = "messaging.acemq.pipeline"
 	AttrPipelineStep     = "messaging.acemq.pipeline.step"
 	AttrPipelineDuration = "messaging.acemq.pipeline.duration"
+	// The spans of a consumer's run-time control ("Q pause", "Q resume",
+	// "Q rescale"): its id, the cause that paused or let go of it, its
+	// new scale.
+	AttrConsumer    = "messaging.acemq.consumer"
+	AttrPauseCause  = "messaging.acemq.pause.cause"
+	AttrConcurrency = "messaging.acemq.concurrency"
+	AttrPrefetch    = "messaging.acemq.prefetch"
 )
