@@ -214,6 +214,8 @@ func TestConsumerControlRefusals(t *testing.T) {
 		{"a token where none is configured", "", map[string]string{"Authorization": "Bearer " + controlToken}, http.StatusUnauthorized, "no control token"},
 		{"a rebound name", "", map[string]string{"Host": "evil.example:9464"}, http.StatusForbidden, "only from this machine"},
 		{"a rebound name, with a token configured", controlToken, map[string]string{"Host": "evil.example:9464"}, http.StatusUnauthorized, "needs Authorization: Bearer"},
+		{"through a proxy on this machine", "", map[string]string{"X-Forwarded-For": "203.0.113.9"}, http.StatusForbidden, "only from this machine"},
+		{"through a proxy, with the token", controlToken, map[string]string{"X-Forwarded-For": "203.0.113.9", "Authorization": "Bearer " + controlToken}, http.StatusOK, ""},
 		{"another site's page", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden, "another site"},
 		{"another site's page, with the token", controlToken, map[string]string{"Sec-Fetch-Site": "cross-site", "Authorization": "Bearer " + controlToken}, http.StatusForbidden, "another site"},
 		{"another origin", "", map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden, "another site"},

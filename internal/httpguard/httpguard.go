@@ -44,8 +44,13 @@ func ClientAddr(r *http.Request) string {
 }
 
 // Local says whether r came from this machine to a loopback address of it
-// (when the server says where it came to), with a loopback Host.
+// (when the server says where it came to), with a loopback Host, and not
+// through a proxy that says so (Forwarded, X-Forwarded-For): a proxy on
+// this machine connects from loopback on behalf of anyone.
 func Local(r *http.Request) bool {
+	if r.Header.Get("Forwarded") != "" || r.Header.Get("X-Forwarded-For") != "" {
+		return false
+	}
 	if to, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		host, _, err := net.SplitHostPort(to.String())
 		if err != nil || !IsLoopback(host) {

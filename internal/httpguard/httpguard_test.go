@@ -42,11 +42,18 @@ func TestLocal(t *testing.T) {
 		{"from elsewhere", req("10.0.0.9:5000", "127.0.0.1:9464", loopback), false},
 		{"to an outside address", req("127.0.0.1:5000", "127.0.0.1:9464", every), false},
 		{"a rebound name", req("127.0.0.1:5000", "evil.example:9464", loopback), false},
+		{"through a proxy", proxied(req("127.0.0.1:5000", "127.0.0.1:9464", loopback), "X-Forwarded-For"), false},
+		{"through a proxy, Forwarded", proxied(req("127.0.0.1:5000", "127.0.0.1:9464", loopback), "Forwarded"), false},
 	} {
 		if got := httpguard.Local(c.r); got != c.want {
 			t.Errorf("%s: Local = %t, want %t", c.name, got, c.want)
 		}
 	}
+}
+
+func proxied(r *http.Request, header string) *http.Request {
+	r.Header.Set(header, "for=203.0.113.9")
+	return r
 }
 
 func TestFromAnotherSite(t *testing.T) {
