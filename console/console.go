@@ -74,6 +74,9 @@ type Config struct {
 	// not answer by then says what is wrong instead. 0 is
 	// DefaultPageTimeout.
 	PageTimeout time.Duration
+	// Services are the services whose consumers the Consumers page shows
+	// and controls (pause, resume, rescale), through their actuators.
+	Services []Service
 }
 
 // hasCredentials says whether c lets in only those who show something.
@@ -159,6 +162,9 @@ func New(c Config) (*Server, error) {
 	if c.MaxImport <= 0 {
 		c.MaxImport = DefaultMaxImport
 	}
+	if err := checkServices(c.Services); err != nil {
+		return nil, err
+	}
 	var tc *tls.Config
 	if c.TLSCert != "" || c.TLSKey != "" {
 		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
@@ -172,6 +178,7 @@ func New(c Config) (*Server, error) {
 		jobs: newJobs(), uploads: newUploads(), ctx: ctx, cancel: cancel}
 	s.jobs.blocked = s.blockedReason
 	s.routes()
+	s.warnPlainTokens()
 	return s, nil
 }
 

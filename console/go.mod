@@ -9,10 +9,11 @@ require (
 	github.com/chromedp/chromedp v0.24.0
 	github.com/hamba/avro/v2 v2.31.0
 	golang.org/x/time v0.16.0
-	google.golang.org/protobuf v1.26.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	github.com/acemq-go/acemq/actuator v0.0.0-00010101000000-000000000000
 	github.com/chromedp/cdproto v0.160.1 // indirect
 	github.com/expr-lang/expr v1.17.8 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect

@@ -57,6 +57,8 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("POST /logout", s.logout)
 	mux.HandleFunc("GET /jobs", s.history)
+	mux.HandleFunc("GET /consumers", s.consumers)
+	mux.HandleFunc("POST /consumers", s.controlConsumer)
 	s.editRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "Not found", "There is no page "+r.URL.Path+".")
@@ -76,6 +78,7 @@ type view struct {
 	CSRF     string // the caller's token, for the forms
 	Who      string // the caller, as the audit log names them
 	SignedIn bool   // the caller has a session to sign out of
+	Services bool   // the console is told of services: the Consumers page is linked
 	Data     any
 }
 
@@ -83,7 +86,7 @@ func (s *Server) render(w http.ResponseWriter, status int, page, title string, d
 	var b strings.Builder
 	c := callerOfWriter(w)
 	err := pages[page].Execute(&b, view{Title: title, Broker: s.c.Endpoint.String(), ReadOnly: s.c.ReadOnly,
-		CSRF: c.csrf, Who: c.Who, SignedIn: c.session != "", Data: data})
+		CSRF: c.csrf, Who: c.Who, SignedIn: c.session != "", Services: len(s.c.Services) > 0, Data: data})
 	if err != nil {
 		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
 		return
