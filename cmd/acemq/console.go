@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,9 @@ const (
 	consoleTokenEnv    = "ACEMQ_CONSOLE_TOKEN"
 	consoleUserEnv     = "ACEMQ_CONSOLE_USER"
 	consolePasswordEnv = "ACEMQ_CONSOLE_PASSWORD"
+	// actuatorTokenEnv is the control token of the services' actuators
+	// (--service), sent to each.
+	actuatorTokenEnv = "ACEMQ_ACTUATOR_TOKEN"
 )
 
 func newConsoleCmd() *cobra.Command {
@@ -33,6 +37,7 @@ func newConsoleCmd() *cobra.Command {
 		insecureHTTP  bool
 		maxImportMiB  int64
 		pageTimeout   time.Duration
+		services      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "console [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--url AMQP_URL] [--management-url URL] [--read-only] [--topology FILE]",
@@ -67,6 +72,10 @@ carries at most 1 MiB of form, an import file at most --max-import-mib
 (streamed to a temporary file). --read-only refuses every action that
 changes a queue.
 
+--service NAME=URL (again for each) names a service's actuator: the
+Consumers page lists its consumers and pauses, resumes and rescales them
+(the token of its consumer control, if it has one, is $` + actuatorTokenEnv + `).
+
 Every action (who, what, which queue, how many, the outcome), sign-in,
 failed sign-in and sign-out is logged to stderr, one JSON line each (log/slog),
 with the requests refused.`,
@@ -81,7 +90,11 @@ with the requests refused.`,
 			if maxImportMiB < 1 {
 				return fmt.Errorf("--max-import-mib %d: want 1 or more", maxImportMiB)
 			}
-			c := console.Config{ReadOnly: readOnly, Topology: topology, PageTimeout: pageTimeout, Token: os.Getenv(consoleTokenEnv),
+			svcs, err := parseServices(services, os.Getenv(actuatorTokenEnv))
+			if err != nil {
+				return err
+			}
+			c := console.Config{Services: svcs, ReadOnly: readOnly, Topology: topology, PageTimeout: pageTimeout, Token: os.Getenv(consoleTokenEnv),
 				User: os.Getenv(consoleUserEnv), Password: os.Getenv(consolePasswordEnv),
 				TLSCert: tlsCert, TLSKey: tlsKey, InsecureHTTP: insecureHTTP, MaxImport: maxImportMiB << 20,
 				Logger: slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))}
@@ -127,6 +140,21 @@ with the requests refused.`,
 	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "the private key in PEM `FILE` of --tls-cert")
 	cmd.Flags().BoolVar(&insecureHTTP, "insecure-http", false, "take credentials over plain HTTP beyond loopback (a TLS-terminating proxy on another machine); logs a warning")
 	cmd.Flags().Int64Var(&maxImportMiB, "max-import-mib", console.DefaultMaxImport>>20, "the largest export file an import takes, in MiB (larger: 413)")
+	cmd.Flags().StringArrayVar(&services, "service", nil, "a service's actuator, `NAME=URL` (again for each): the Consumers page controls its consumers")
 	cmd.Flags().DurationVar(&pageTimeout, "page-timeout", console.DefaultPageTimeout, "a page whose broker has not answered by then says what is wrong instead")
 	return cmd
+}
+
+// parseServices reads --service NAME=URL flags; token is every actuator's
+// control token.
+func parseServices(flags []string, token string) ([]console.Service, error) {
+	var out []console.Service
+	for _, f := range flags {
+		name, u, ok := strings.Cut(f, "=")
+		if !ok || name == "" || u == "" {
+			return nil, fmt.Errorf("--service %q: want NAME=URL, such as orders=http://127.0.0.1:9464", f)
+		}
+		out = append(out, console.Service{Name: name, URL: u, Token: token})
+	}
+	return out, nil
 }
