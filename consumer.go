@@ -709,7 +709,7 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	}
 	report.Settling = c.settles.count()
 	report.Requeued = int(c.requeuedAtEnd.Load())
-	c.observer.Event(Event{Kind: EventConsumerStopped, Queue: c.queue, Conn: c.conn})
+	c.observer.Event(Event{Kind: EventConsumerStopped, Queue: c.queue, Consumer: c.id, Conn: c.conn})
 	if cancelErr != nil {
 		cancelErr = fmt.Errorf("acemq: closing the consumer of %s: %w", c.queue, cancelErr)
 	}

@@ -226,7 +226,7 @@ type Event struct {
 	// purged or deleted.
 	Queue string
 	// Consumer is the consumer's id, for the events of a consumer's
-	// start and its run-time control.
+	// start, stop and run-time control.
 	Consumer string
 	// Scale is a rescaled consumer's (EventConsumerRescaled).
 	Scale Scale
