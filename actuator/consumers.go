@@ -128,12 +128,13 @@ func (cs consumers) scale(w http.ResponseWriter, r *http.Request, c *acemq.Consu
 		refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := c.Rescale(r.Context(), s); err != nil && c.Status().State != acemq.ConsumerClosed {
+	err = c.Rescale(r.Context(), s)
+	if errors.Is(err, acemq.ErrInvalidOption) {
 		// The consumer refused the numbers (its bounds): the caller's to mend.
 		refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	answer(w, c, nil)
+	answer(w, c, err)
 }
 
 // readScale reads {"concurrency":8,"prefetch":40}: either may be left out

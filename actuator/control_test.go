@@ -171,6 +171,7 @@ func TestConsumerControlRefusesBadInput(t *testing.T) {
 		{"a text number", http.MethodPost, "/orders/scale", `{"concurrency":"8"}`, http.StatusBadRequest, "is not {"},
 		{"a negative scale", http.MethodPost, "/orders/scale", `{"concurrency":-1}`, http.StatusBadRequest, "negative"},
 		{"nothing to change", http.MethodPost, "/orders/scale", `{"concurrency":0}`, http.StatusBadRequest, "above 0"},
+		{"a prefetch beyond AMQP's", http.MethodPost, "/orders/scale", `{"prefetch":70000}`, http.StatusBadRequest, "prefetch is 70000"},
 		{"two values", http.MethodPost, "/orders/scale", `{"concurrency":2}{"prefetch":4}`, http.StatusBadRequest, "more than one"},
 		{"a large body", http.MethodPost, "/orders/scale", `{"concurrency":2` + strings.Repeat(" ", 8<<10) + `}`, http.StatusBadRequest, "too large"},
 	} {
