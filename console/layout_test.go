@@ -41,9 +41,9 @@ const layoutFacts = `(() => {
 })()`
 
 // The console at 800 px wide in Chromium, against RabbitMQ, with dead
-// letters of every format and reason: each page fits the window with its
-// buttons styled; YAML previews keep their lines and protobuf shows its
-// numbers; the overview shows the configured topology's drift and
+// letters of every format and reason and a service's consumers: each page
+// fits the window with its buttons styled; YAML previews keep their lines
+// and protobuf shows its numbers; the overview shows the configured topology's drift and
 // refreshes itself, but not while a form is being filled in.
 func TestBrowserLayoutAt800(t *testing.T) {
 	set, err := sample.DeadLetters(filepath.Dir(codectest.Path(t, "codec-samples.json")), "", time.Now())
@@ -55,7 +55,11 @@ func TestBrowserLayoutAt800(t *testing.T) {
 		t.Fatal(err)
 	}
 	topology := filepath.Join(t.TempDir(), "topology.yaml")
-	o := consoleOnRabbitMQ(t, 0, func(c *console.Config) { c.Bodies, c.Topology = bodies, topology })
+	svc := runService(t)
+	o := consoleOnRabbitMQ(t, 0, func(c *console.Config) {
+		c.Bodies, c.Topology = bodies, topology
+		c.Services = []console.Service{{Name: "shop", URL: svc.url}, {Name: "billing", URL: unreachable(t)}}
+	})
 	top := fmt.Sprintf("queues:\n  - name: %s\n    type: classic\n    deadLetter: true\n    retry: \"fixed(2, 30s)\"\n", o.source)
 	if err := os.WriteFile(topology, []byte(top), 0o600); err != nil {
 		t.Fatal(err)
@@ -126,6 +130,8 @@ func TestBrowserLayoutAt800(t *testing.T) {
 	check("a job")
 
 	// Auto-refresh: on by default on the overview; it reloads the page.
+	b.step("the consumers page", chromedp.Navigate(o.url+"/consumers"), chromedp.WaitVisible(chromedp.CSS(`tr[data-consumer="orders"]`)))
+	check("the consumers page")
 	b.step("the overview again", chromedp.Navigate(o.url+"/"), chromedp.WaitVisible(chromedp.CSS("#auto-refresh")))
 	on, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.getElementById("auto-refresh").checked`))
 	if err != nil || !on {
