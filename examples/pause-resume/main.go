@@ -178,7 +178,7 @@ func report(ctx context.Context, conn *acemq.Conn, queue string, h *handler, s a
 		return fmt.Errorf("%d orders of %d handled, %d more than once, %d handlings past the first attempt", len(h.seen), total, twice, h.later)
 	}
 	fmt.Printf("drained: %d published, %d handled, each once and at its first attempt\n", total, len(h.seen))
-	left, err := conn.Transport().InspectQueue(ctx, queue)
+	left, err := conn.InspectQueue(ctx, queue)
 	if err != nil {
 		return err
 	}
