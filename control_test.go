@@ -10,7 +10,6 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // Run-time control on memory:// and on RabbitMQ: pausing and resuming, and
@@ -212,7 +211,7 @@ func TestRescaleFromOneToEightAndBackUnderLoadLosesNothing(t *testing.T) {
 func TestRescaleKeepsTheConcurrencyAcrossANewSubscription(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t)
-	declare(t, conn, "orders")
+	declareClassic(t, conn, "orders")
 	l := newLedger(200)
 	c := consume(t, conn, "orders", l.handler(time.Millisecond), acemq.WithConcurrency(2), acemq.WithPrefetch(50))
 	published := publishSteadily(t, conn, "orders", 200)
@@ -231,7 +230,7 @@ func TestRescaleKeepsTheConcurrencyAcrossANewSubscription(t *testing.T) {
 func TestRunTimeControlRefusals(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t)
-	declare(t, conn, "orders")
+	declareClassic(t, conn, "orders")
 	h := func(context.Context, acemq.Message[item]) acemq.Decision { return acemq.Accept() }
 	c := consume(t, conn, "orders", h)
 	second := consume(t, conn, "orders", h)
@@ -268,19 +267,11 @@ func TestRunTimeControlRefusals(t *testing.T) {
 	}
 }
 
-// declare declares a classic queue on conn.
-func declare(t *testing.T, conn *acemq.Conn, q string) {
-	t.Helper()
-	if err := conn.Transport().DeclareQueue(t.Context(), transport.Queue{Name: q, Type: transport.Classic, Durable: true}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Closing a paused consumer hands back nothing more and returns at once.
 func TestClosePausedConsumer(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t)
-	declare(t, conn, "orders")
+	declareClassic(t, conn, "orders")
 	l := newLedger(10)
 	c := consume(t, conn, "orders", l.handler(0))
 	published := publishSteadily(t, conn, "orders", 10)

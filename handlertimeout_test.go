@@ -84,16 +84,7 @@ func (h *hung) waitStarted(t *testing.T) {
 func TestHandlerTimeoutOnMemory(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	seen := eventsOf(acemq.EventHandlerOverran)
-	conn := b.Connect(t, acemq.WithObserver(seen))
-	declareClassic(t, conn, "orders")
-	h := newHung(t)
-	c := consume(t, conn, "orders", h.handle, acemq.WithPolicy(acemq.Fixed(3, time.Minute)),
-		acemq.WithHandlerTimeout(5*time.Second), acemq.WithDrainTimeout(10*time.Second))
-	t.Cleanup(h.free)
-	publish(t, conn, "orders", item{N: 1})
-	h.waitStarted(t)
-
-	b.Advance(5 * time.Second)
+	c, h := hangPastTimeout(t, b, seen)
 	acemqtest.WaitFor(t, c, "the retry at the timeout", func(s acemq.Stats) bool {
 		return s.RetriedOnRung == 1 && s.TimedOut == 1 && s.Overrunning == 1
 	})
@@ -116,6 +107,22 @@ func TestHandlerTimeoutOnMemory(t *testing.T) {
 	acemqtest.WaitFor(t, c, "the handler's goroutine free", func(s acemq.Stats) bool {
 		return s.Overrunning == 0 && s.Accepted == 0 && s.TimedOut == 1
 	})
+}
+
+// hangPastTimeout starts a consumer of orders on b, its handler hung and its
+// timeout 5s, publishes one message and moves the clock past the timeout.
+func hangPastTimeout(t *testing.T, b *acemqtest.Broker, o acemq.Observer) (*acemq.Consumer, *hung) {
+	t.Helper()
+	conn := b.Connect(t, acemq.WithObserver(o))
+	declareClassic(t, conn, "orders")
+	h := newHung(t)
+	c := consume(t, conn, "orders", h.handle, acemq.WithPolicy(acemq.Fixed(3, time.Minute)),
+		acemq.WithHandlerTimeout(5*time.Second), acemq.WithDrainTimeout(10*time.Second))
+	t.Cleanup(h.free)
+	publish(t, conn, "orders", item{N: 1})
+	h.waitStarted(t)
+	b.Advance(5 * time.Second)
+	return c, h
 }
 
 // A handler that times out on its last attempt dead-letters the message
@@ -292,15 +299,7 @@ func TestHandlerTimeoutIsToldBeforeTheOverrunOnMemory(t *testing.T) {
 // Pause returns while the handler still hangs.
 func TestPauseDoesNotWaitForAHandlerPastItsTimeoutOnMemory(t *testing.T) {
 	b := acemqtest.NewBroker(t)
-	conn := b.Connect(t)
-	declareClassic(t, conn, "orders")
-	h := newHung(t)
-	c := consume(t, conn, "orders", h.handle, acemq.WithPolicy(acemq.Fixed(3, time.Minute)),
-		acemq.WithHandlerTimeout(5*time.Second), acemq.WithDrainTimeout(10*time.Second))
-	t.Cleanup(h.free)
-	publish(t, conn, "orders", item{N: 1})
-	h.waitStarted(t)
-	b.Advance(5 * time.Second)
+	c, _ := hangPastTimeout(t, b, acemq.NopObserver{})
 	acemqtest.WaitFor(t, c, "the retry at the timeout", func(s acemq.Stats) bool { return s.TimedOut == 1 && s.Overrunning == 1 })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
