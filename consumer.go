@@ -44,31 +44,32 @@ type Message[T any] struct {
 // Handler handles one message and says what becomes of it.
 type Handler[T any] func(ctx context.Context, m Message[T]) Decision
 
-// Stats counts what a consumer did with its deliveries.
+// Stats counts what a consumer did with its deliveries (in JSON in the
+// family's camelCase, as the actuator serves it).
 type Stats struct {
-	Accepted          int64
-	RetriedInConsumer int64
-	RetriedOnRung     int64
-	DeadLettered      int64
-	Parked            int64
+	Accepted          int64 `json:"accepted"`
+	RetriedInConsumer int64 `json:"retriedInConsumer"`
+	RetriedOnRung     int64 `json:"retriedOnRung"`
+	DeadLettered      int64 `json:"deadLettered"`
+	Parked            int64 `json:"parked"`
 	// Requeued were handed back to the broker unsettled (contract.Requeued).
-	Requeued int64
+	Requeued int64 `json:"requeued"`
 	// PutBack went back to their queue as a copy (contract.PutBack).
-	PutBack int64
+	PutBack int64 `json:"putBack"`
 	// RungMissing counts broker waits that fell back to the consumer because
 	// their rung was missing or returned the message.
-	RungMissing int64
+	RungMissing int64 `json:"rungMissing"`
 	// SetAsideFailed counts set-asides whose republish failed, so that the
 	// message went back to its queue instead.
-	SetAsideFailed int64
+	SetAsideFailed int64 `json:"setAsideFailed"`
 	// Waiting is how many deliveries are held in an in-process wait now.
-	Waiting int64
+	Waiting int64 `json:"waiting"`
 	// TimedOut counts handlers that ran past their timeout
 	// (WithHandlerTimeout): their deliveries were retried.
-	TimedOut int64
+	TimedOut int64 `json:"timedOut"`
 	// Overrunning is how many of those are still running now, each
 	// holding one of the consumer's goroutines.
-	Overrunning int64
+	Overrunning int64 `json:"overrunning"`
 }
 
 // ShutdownReport says what Close handed back to the broker.

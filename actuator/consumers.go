@@ -21,56 +21,34 @@ const ControlTimeout = 30 * time.Second
 // maxScaleBody bounds the body of a scale request: two numbers.
 const maxScaleBody = 4 << 10
 
-// consumerStatus is a consumer's status as the control paths answer it,
-// in the family's camelCase.
-type consumerStatus struct {
+// ConsumerStatus is a consumer's status as the control paths answer it,
+// in the family's camelCase (acemq.ConsumerStatus); a console decodes it.
+type ConsumerStatus struct {
 	ID       string              `json:"id"`
 	Queue    string              `json:"queue"`
 	State    acemq.ConsumerState `json:"state"`
 	PausedBy []acemq.PauseCause  `json:"pausedBy"`
-	Scale    scale               `json:"scale"`
+	Scale    acemq.Scale         `json:"scale"`
 	Running  int                 `json:"running"`
 	Breaker  acemq.BreakerState  `json:"breaker,omitempty"`
-	Stats    consumerStats       `json:"stats"`
+	Stats    acemq.Stats         `json:"stats"`
 	Detail   string              `json:"detail,omitempty"` // a pause that ran out of time
 }
 
-type scale struct {
-	Concurrency int `json:"concurrency"`
-	Prefetch    int `json:"prefetch"`
-}
-
-type consumerStats struct {
-	Accepted          int64 `json:"accepted"`
-	RetriedInConsumer int64 `json:"retriedInConsumer"`
-	RetriedOnRung     int64 `json:"retriedOnRung"`
-	DeadLettered      int64 `json:"deadLettered"`
-	Parked            int64 `json:"parked"`
-	Requeued          int64 `json:"requeued"`
-	PutBack           int64 `json:"putBack"`
-	RungMissing       int64 `json:"rungMissing"`
-	SetAsideFailed    int64 `json:"setAsideFailed"`
-	Waiting           int64 `json:"waiting"`
-}
-
-func statusOf(c *acemq.Consumer) consumerStatus {
+func statusOf(c *acemq.Consumer) ConsumerStatus {
 	s := c.Status()
-	st := s.Stats
 	pausedBy := s.PausedBy
 	if pausedBy == nil {
 		pausedBy = []acemq.PauseCause{} // [] in JSON, not null
 	}
-	return consumerStatus{ID: s.ID, Queue: s.Queue, State: s.State, PausedBy: pausedBy,
-		Scale: scale{s.Scale.Concurrency, s.Scale.Prefetch}, Running: s.Running, Breaker: s.Breaker,
-		Stats: consumerStats{Accepted: st.Accepted, RetriedInConsumer: st.RetriedInConsumer, RetriedOnRung: st.RetriedOnRung,
-			DeadLettered: st.DeadLettered, Parked: st.Parked, Requeued: st.Requeued, PutBack: st.PutBack,
-			RungMissing: st.RungMissing, SetAsideFailed: st.SetAsideFailed, Waiting: st.Waiting}}
+	return ConsumerStatus{ID: s.ID, Queue: s.Queue, State: s.State, PausedBy: pausedBy,
+		Scale: s.Scale, Running: s.Running, Breaker: s.Breaker, Stats: s.Stats}
 }
 
-// consumerList is the answer of ActuatorConsumersPath: an object, so that
-// it can grow.
-type consumerList struct {
-	Consumers []consumerStatus `json:"consumers"`
+// ConsumerList is the answer of contract.ActuatorConsumersPath: an object,
+// so that it can grow.
+type ConsumerList struct {
+	Consumers []ConsumerStatus `json:"consumers"`
 }
 
 // consumers serves the control paths of conn's consumers.
@@ -88,7 +66,7 @@ func (cs consumers) routes(mux *http.ServeMux, guard func(http.Handler) http.Han
 }
 
 func (cs consumers) list(w http.ResponseWriter, _ *http.Request) {
-	out := consumerList{Consumers: []consumerStatus{}}
+	out := ConsumerList{Consumers: []ConsumerStatus{}}
 	for _, c := range cs.conn.Consumers() {
 		out.Consumers = append(out.Consumers, statusOf(c))
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acemq-go/acemq/actuator"
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/httpguard"
 )
@@ -69,25 +70,11 @@ func (s *Server) warnPlainTokens() {
 	}
 }
 
-// remoteConsumer is a consumer's status as an actuator answers it.
-type remoteConsumer struct {
-	ID       string   `json:"id"`
-	Queue    string   `json:"queue"`
-	State    string   `json:"state"`
-	PausedBy []string `json:"pausedBy"`
-	Scale    struct {
-		Concurrency int `json:"concurrency"`
-		Prefetch    int `json:"prefetch"`
-	} `json:"scale"`
-	Running int    `json:"running"`
-	Breaker string `json:"breaker"`
-}
-
 // serviceRow is a service on the consumers page: its consumers, or why
 // they could not be read.
 type serviceRow struct {
 	Name, URL string
-	Consumers []remoteConsumer
+	Consumers []actuator.ConsumerStatus
 	Problem   string
 }
 
@@ -99,9 +86,7 @@ func (s *Server) consumers(w http.ResponseWriter, r *http.Request) {
 	for i, sv := range s.c.Services {
 		wg.Go(func() {
 			rows[i] = serviceRow{Name: sv.Name, URL: sv.URL}
-			var list struct {
-				Consumers []remoteConsumer `json:"consumers"`
-			}
+			var list actuator.ConsumerList
 			if err := s.callActuator(r.Context(), sv, http.MethodGet, contract.ActuatorConsumersPath, nil, &list); err != nil {
 				rows[i].Problem = err.Error()
 				return
@@ -146,14 +131,14 @@ func (s *Server) controlConsumer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := contract.ActuatorConsumersPath + "/" + url.PathEscape(id) + "/" + op
-	var after remoteConsumer
+	var after actuator.ConsumerStatus
 	err := s.callActuator(r.Context(), sv, http.MethodPost, path, body, &after)
 	if err != nil {
 		s.auditAction(r, "consumer "+op, r.PostFormValue("queue"), "failed", append(attrs, slog.String("error", err.Error()))...)
 		s.fail(w, r, http.StatusBadGateway, "The service did not "+op+" its consumer", err.Error())
 		return
 	}
-	s.auditAction(r, "consumer "+op, after.Queue, "ok", append(attrs, slog.String("state", after.State))...)
+	s.auditAction(r, "consumer "+op, after.Queue, "ok", append(attrs, slog.String("state", string(after.State)))...)
 	http.Redirect(w, r, "/consumers", http.StatusSeeOther)
 }
 
