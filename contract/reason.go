@@ -31,6 +31,7 @@ const (
 	ReasonRepublishFailed ReasonClass = "republish_failed" // its republish failed; handed back
 	ReasonShutdown        ReasonClass = "shutdown"         // handed back as the consumer closed
 	ReasonPaused          ReasonClass = "paused"           // handed back unstarted as the consumer paused
+	ReasonCircuitOpen     ReasonClass = "circuit_open"     // failed while its consumer's circuit breaker was open; put back, no attempt spent
 	ReasonAckFailed       ReasonClass = "ack_failed"       // its ack failed; the broker delivers it again
 
 	ReasonInterceptor   ReasonClass = "interceptor"    // an interceptor refused it (the .NET library and the Go peer have them)

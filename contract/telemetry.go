@@ -53,6 +53,14 @@ const (
 	MetricHandlerOverrunning = "acemq.handler.overrunning"
 )
 
+// The circuit breaker's metrics (a consumer's WithCircuitBreaker), this
+// library's own: its state (one-hot, by queue) and the transitions into
+// each state.
+const (
+	MetricCircuitBreakerState       = "acemq.circuit.breaker.state"
+	MetricCircuitBreakerTransitions = "acemq.circuit.breaker.transitions.total"
+)
+
 // MetricPrefix starts every metric's name: the namespace.
 const MetricPrefix = "acemq."
 
@@ -175,6 +183,8 @@ var metrics = []Metric{
 	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false, nil},
 	{MetricHandlerTimeouts, Counter, false, []string{TagQueue}, false, nil},
 	{MetricHandlerOverrunning, Gauge, false, []string{TagQueue}, false, nil},
+	{MetricCircuitBreakerState, Gauge, false, []string{TagQueue, TagState}, false, nil},
+	{MetricCircuitBreakerTransitions, Counter, false, []string{TagQueue, TagState}, false, nil},
 }
 
 // Metrics are the metrics this library exports: the family's (section 17)
@@ -328,4 +338,12 @@ const (
 	AttrPauseCause  = "messaging.acemq.pause.cause"
 	AttrConcurrency = "messaging.acemq.concurrency"
 	AttrPrefetch    = "messaging.acemq.prefetch"
+)
+
+// A consumer's circuit breaker's transition is a span of its own, "<queue>
+// circuit_breaker", with the state entered and the reason
+// (messaging.acemq.reason): this library's own.
+const (
+	SpanCircuitBreaker      = "circuit_breaker"
+	AttrCircuitBreakerState = "messaging.acemq.circuit_breaker.state"
 )
