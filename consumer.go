@@ -112,6 +112,7 @@ type Consumer struct {
 	halted     atomic.Bool
 	inPlace    bool // WithRetryInPlace
 	timeouts   handlerTimeouts
+	circuit    *circuit // WithCircuitBreaker; nil without
 
 	handlerCtx    context.Context // cancelled when the drain timeout ends
 	stopHandlers  context.CancelFunc
@@ -130,8 +131,7 @@ type Consumer struct {
 	subscription transport.ConsumeOptions // each subscription's, but its prefetch
 	feed         chan transport.Delivery
 	shrink       chan struct{} // a token stops one idle worker
-	breaker      breakerControl
-	ctl          sync.Mutex // serialises pausing, resuming, rescaling and Close
+	ctl          sync.Mutex    // serialises pausing, resuming, rescaling and Close
 	scale        Scale
 	probe        bool
 	pausedBy     []PauseCause
@@ -226,6 +226,9 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	if o.appendOnly != nil {
 		cons.subscription.Setup, cons.subscription.Arguments = cons.appendOnlySetup(), o.appendOnly.Arguments
 	} else if err := cons.checkOtherRungs(ctx, o.rungs != ""); err != nil {
+		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
+	}
+	if cons.circuit, err = newCircuit(cons, o); err != nil {
 		return nil, fmt.Errorf("acemq: consume %s: %w", queue, err)
 	}
 	cons.handlerCtx, cons.stopHandlers = context.WithCancel(context.WithValue(context.Background(), handlerConn{}, c))
@@ -428,6 +431,10 @@ func (c *Consumer) handleOne(d transport.Delivery) (released bool) {
 	c.running.Add(-1)
 	if !waited {
 		c.requeueAtEnd(h) // Close cut its wait short
+		return false
+	}
+	if c.circuit.settled(s) {
+		c.putBack(h, contract.ReasonCircuitOpen) // no attempt spent on the outage
 		return false
 	}
 	c.execute(h, in, s)
@@ -664,6 +671,7 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	c.current = nil
 	c.ctl.Unlock()
 	defer c.conn.consumers.remove(c) // counted while it drains
+	c.circuit.stop(ctx)
 	var cancelErr error
 	if cur != nil {
 		cancelErr = cur.sub.Cancel(ctx)

@@ -58,11 +58,6 @@ type Scale struct {
 // maxConcurrency bounds a consumer's handlers at once.
 const maxConcurrency = math.MaxUint16
 
-// breakerControl is what the consumer asks of its circuit breaker.
-type breakerControl interface {
-	state() BreakerState
-}
-
 // probeScale is a half-open breaker's: one message at a time.
 var probeScale = Scale{Concurrency: 1, Prefetch: 1}
 
@@ -136,9 +131,7 @@ func (c *Consumer) Status() ConsumerStatus {
 	case len(shown.pausedBy) > 0:
 		s.State = ConsumerPaused
 	}
-	if c.breaker != nil {
-		s.Breaker = c.breaker.state()
-	}
+	s.Breaker = c.circuit.state()
 	s.Running = int(c.running.Load())
 	s.Stats = c.Stats()
 	return s

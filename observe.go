@@ -175,6 +175,11 @@ const (
 	// at the timeout, and its decision (Reason) is discarded. Its goroutine
 	// is free again.
 	EventHandlerOverran
+	// EventBreakerChanged: the consumer's circuit breaker entered Breaker
+	// (open: it paused the consumer; half-open: it probes with one message
+	// at a time; closed: the consumer runs at its Scale again), for Reason
+	// ("10 failures in a row", "the probe succeeded").
+	EventBreakerChanged
 )
 
 func (k EventKind) String() string {
@@ -215,6 +220,8 @@ func (k EventKind) String() string {
 		return "handler timed out"
 	case EventHandlerOverran:
 		return "handler overran"
+	case EventBreakerChanged:
+		return "circuit breaker changed"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -249,6 +256,9 @@ type Event struct {
 	Address string
 	Reason  string
 	Err     error
+	// Breaker is the state a consumer's circuit breaker entered
+	// (EventBreakerChanged).
+	Breaker BreakerState
 }
 
 // RequestObserver is an Observer that is told of requests too: the

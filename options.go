@@ -59,8 +59,9 @@ type consumeOptions struct {
 	random       func() float64
 	backoff      time.Duration
 	chain        []Interceptor
-	appendOnly   *AppendOnly // WithAppendOnly
-	inPlace      bool        // WithRetryInPlace
+	appendOnly   *AppendOnly    // WithAppendOnly
+	inPlace      bool           // WithRetryInPlace
+	breaker      *breakerConfig // WithCircuitBreaker
 	// handlerTimeout is WithHandlerTimeout's; 0: none.
 	handlerTimeout time.Duration
 }

@@ -1,0 +1,264 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/breaker"
+	"github.com/acemq-go/acemq/internal/option"
+)
+
+// CircuitBreaker stops a consumer while its dependency is failing, so that
+// an outage does not turn every message into retries and then dead letters
+// (WithCircuitBreaker). Closed, it counts the dependency's failures: a
+// Retry (RetryAfter too), a handler timeout, and a retry policy running out
+// (exhausted, too old); a success is an accepted message. What is the
+// message's own fault (Fatal, Reject, Park, a panic, an undecodable body,
+// no decision) and Requeue count neither way. When failures reach
+// FailureRatio of the calls of Window (once there were MinCalls), or
+// ConsecutiveFailures in a row, it opens: the consumer pauses (see
+// Consumer.Pause). After CoolDown it is half-open: the consumer takes one
+// message at a time; the first success closes it (the consumer runs at its
+// Scale again), a failure opens it for another CoolDown.
+//
+// A message is never retried or dead-lettered because of the outage: a
+// counted failure that settles while the breaker is open (a handler that was
+// running when it opened, or a failed probe) goes back to its queue as it
+// came, its attempt unchanged (as Requeue does, at once), and is handled
+// again once the breaker closes.
+//
+// A zero field takes its default (DefaultCircuitBreaker); a negative
+// FailureRatio or ConsecutiveFailures turns that trigger off.
+type CircuitBreaker struct {
+	FailureRatio        float64
+	Window              time.Duration
+	MinCalls            int
+	ConsecutiveFailures int
+	CoolDown            time.Duration
+}
+
+// DefaultCircuitBreaker is what a zero field of a CircuitBreaker takes.
+// Half the calls of a minute, at least 20 of them, because a breaker that
+// trips on ordinary flakiness stops a healthy service (resilience4j's
+// ratio; MassTransit's 15% suits its retries, which are immediate); or 10
+// failures in a row, which trips within seconds of a full outage even after
+// a minute of successes (the ratio alone would wait for as many failures).
+// A cool-down of 30s: an outage shorter than that costs one probe, a longer
+// one a probe each 30s.
+var DefaultCircuitBreaker = CircuitBreaker{
+	FailureRatio: 0.5, Window: time.Minute, MinCalls: 20, ConsecutiveFailures: 10, CoolDown: 30 * time.Second,
+}
+
+// WithCircuitBreaker gives the consumer a circuit breaker (CircuitBreaker
+// says how it works). Not with WithAppendOnly: a message put back would be
+// appended to the log again.
+func WithCircuitBreaker(b CircuitBreaker) ConsumeOption {
+	return consumeOption(option.Named("WithCircuitBreaker", func(o *options) error {
+		cfg, coolDown, err := b.config()
+		if err != nil {
+			return invalid("the circuit breaker: %v", err)
+		}
+		o.cons.breaker = &breakerConfig{cfg, coolDown}
+		return nil
+	}))
+}
+
+// breakerConfig is a CircuitBreaker with its defaults filled in.
+type breakerConfig struct {
+	breaker.Config
+	coolDown time.Duration
+}
+
+func (b CircuitBreaker) config() (breaker.Config, time.Duration, error) {
+	d := DefaultCircuitBreaker
+	pick := func(v, def int) int {
+		switch {
+		case v < 0:
+			return 0
+		case v == 0:
+			return def
+		}
+		return v
+	}
+	ratio := b.FailureRatio
+	switch {
+	case ratio < 0:
+		ratio = 0
+	case ratio == 0:
+		ratio = d.FailureRatio
+	}
+	cfg := breaker.Config{FailureRatio: ratio, Window: or(b.Window, d.Window), MinCalls: pick(b.MinCalls, d.MinCalls),
+		ConsecutiveFailures: pick(b.ConsecutiveFailures, d.ConsecutiveFailures)}
+	coolDown := or(b.CoolDown, d.CoolDown)
+	if b.Window < 0 || b.CoolDown < 0 {
+		return cfg, 0, fmt.Errorf("the window %v and the cool-down %v must not be negative", b.Window, b.CoolDown)
+	}
+	return cfg, coolDown, cfg.Validate()
+}
+
+func or(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// circuit is a consumer's breaker at run time. Its transitions pause and
+// resume the consumer from a goroutine of their own (a pause waits for the
+// handlers, among them the one whose failure tripped it), one at a time.
+type circuit struct {
+	c        *Consumer
+	coolDown time.Duration
+	ctx      context.Context // ended by stop
+	cancel   context.CancelFunc
+
+	mu        sync.Mutex
+	b         *breaker.Breaker
+	applied   breaker.State // what the consumer was last made to do
+	applying  bool          // a goroutine applies the breaker's state
+	stopTimer func() bool   // the cool-down's, while open
+	stopped   bool
+	work      tasks // the goroutine applying, and the cool-down's callback
+}
+
+// newCircuit is the breaker of c as o asks for it, or nil.
+func newCircuit(c *Consumer, o consumeOptions) (*circuit, error) {
+	cfg := o.breaker
+	switch {
+	case cfg == nil:
+		return nil, nil
+	case o.appendOnly != nil:
+		return nil, invalid("a circuit breaker puts messages back on their queue, which an append-only consumer cannot")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &circuit{c: c, coolDown: cfg.coolDown, ctx: ctx, cancel: cancel, b: breaker.New(cfg.Config), applied: breaker.Closed}, nil
+}
+
+// counts says whether the breaker counts s, and as a failure or a success:
+// only what the dependency's failure explains.
+func counts(s settlement) (counted, failed bool) {
+	switch s.Class {
+	case contract.ReasonRetry, contract.ReasonTimeout, contract.ReasonExhausted, contract.ReasonTooOld:
+		return true, true
+	}
+	return s.Outcome == contract.Accepted, false
+}
+
+// settled counts s and says whether the delivery goes back to its queue
+// instead (putBack): a counted failure while the breaker is open.
+func (k *circuit) settled(s settlement) (putBack bool) {
+	if k == nil {
+		return false
+	}
+	counted, failed := counts(s)
+	if !counted {
+		return false
+	}
+	k.mu.Lock()
+	tr, moved := k.b.Record(k.c.clock.Now(), failed)
+	open := k.b.State() == breaker.Open
+	if moved {
+		k.moved(tr)
+	}
+	k.mu.Unlock()
+	return failed && open
+}
+
+// moved tells of a transition and starts applying it; k.mu is held.
+func (k *circuit) moved(tr breaker.Transition) {
+	c := k.c
+	if k.stopped {
+		return
+	}
+	log := c.logger.Info
+	if tr.To == breaker.Open {
+		log = c.logger.Warn
+		k.work.add()
+		k.stopTimer = c.clock.AfterFunc(k.coolDown, k.coolDownOver)
+	}
+	log("acemq: circuit breaker "+string(tr.To), "consumer", c.id, "from", string(tr.From), "reason", tr.Reason)
+	c.observer.Event(Event{Kind: EventBreakerChanged, Conn: c.conn, Queue: c.queue, Consumer: c.id, Breaker: BreakerState(tr.To), Reason: tr.Reason})
+	if !k.applying {
+		k.applying = true
+		k.work.add()
+		go k.apply()
+	}
+}
+
+func (k *circuit) coolDownOver() {
+	defer k.work.done()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stopTimer = nil
+	if tr, ok := k.b.CoolDownOver(); ok {
+		k.moved(tr)
+	}
+}
+
+// apply makes the consumer do what the breaker's state says, until it
+// does: open pauses it, half-open takes one message at a time, closed runs
+// it at its Scale.
+func (k *circuit) apply() {
+	defer k.work.done()
+	for {
+		k.mu.Lock()
+		want := k.b.State()
+		if want == k.applied || k.stopped {
+			k.applying = false
+			k.mu.Unlock()
+			return
+		}
+		k.mu.Unlock()
+		if err := k.enter(want); err != nil && k.ctx.Err() == nil {
+			k.c.logger.Error("acemq: circuit breaker: could not make the consumer "+string(want), "error", err)
+		}
+		k.mu.Lock()
+		k.applied = want
+		k.mu.Unlock()
+	}
+}
+
+func (k *circuit) enter(s breaker.State) error {
+	c, ctx := k.c, k.ctx
+	switch s {
+	case breaker.Open:
+		return c.pauseFor(ctx, PausedByBreaker)
+	case breaker.HalfOpen:
+		return errors.Join(c.setProbe(ctx, true), c.resumeFor(ctx, PausedByBreaker))
+	}
+	return errors.Join(c.setProbe(ctx, false), c.resumeFor(ctx, PausedByBreaker))
+}
+
+// state is the breaker's state for ConsumerStatus.
+func (k *circuit) state() BreakerState {
+	if k == nil {
+		return ""
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return BreakerState(k.b.State())
+}
+
+// stop ends the breaker with its consumer: no cool-down timer and no
+// transition under way after it returns (or ctx ends).
+func (k *circuit) stop(ctx context.Context) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	k.stopped = true
+	if k.stopTimer != nil && k.stopTimer() {
+		k.work.done() // its callback will not run
+	}
+	k.stopTimer = nil
+	k.mu.Unlock()
+	k.cancel()
+	select {
+	case <-k.work.idle():
+	case <-ctx.Done():
+	}
+}
