@@ -40,6 +40,8 @@
 //	acemq_handler_timeouts_total{queue}                                               counter
 //	acemq_handler_overrunning{queue}                                                  gauge
 //	acemq_consumer_paused{queue,consumer}                                             gauge
+//	acemq_circuit_breaker_state{queue,state}                                          gauge
+//	acemq_circuit_breaker_transitions_total{queue,state}                              counter
 //
 // outcome is the family's word (contract.TelemetryOutcome): publish
 // confirmed, unroutable or failed; consume acked, retried, rejected,
@@ -178,6 +180,7 @@ type Metrics struct {
 	paused       *prometheus.GaugeVec // consumers.go
 	outboxDesc   *prometheus.Desc
 	lagDesc      *prometheus.Desc
+	breakers     breakerMetrics
 
 	mu      sync.Mutex
 	watched map[string]*watch // by source queue
@@ -226,31 +229,33 @@ var (
 
 // help is each metric's help text.
 var help = map[string]string{
-	contract.MetricPublishTotal:         "The application's publishes by how they ended (outcome: confirmed, unroutable, failed; reason_class: refused, timed_out, failed, unroutable, none); the library's own republishes are in republish_total.",
-	contract.MetricPublishDuration:      "Time from an application's publish to the broker's answer, whatever it was, in seconds.",
-	contract.MetricRepublishTotal:       "The library's own republishes (kind: retry, set_aside, put_back, replay, schedule_hop, schedule_delivery) by how they ended, as publish_total.",
-	contract.MetricConsumeTotal:         "Deliveries settled, by outcome (acked, retried, rejected by the handler, dead_lettered, parked, in_progress: back on its queue) and by the kind of reason (none when acked).",
-	contract.MetricConsumeDuration:      "Time the handler ran on a delivery, in seconds; deliveries it never saw (undecodable ones, those handed back at shutdown) are left out.",
-	contract.MetricConsumeAttempts:      "The attempt of each delivery settled (x-acemq-attempt, from 1).",
-	contract.MetricConsumeInFlight:      "Deliveries received and not yet settled, those waiting in the consumer included.",
-	contract.MetricMessagesRetried:      "Retries, by rung: the rung's queue, or consumer for a wait held in the consumer.",
-	contract.MetricMessagesDeadLettered: "Messages set aside, in the dead-letter queue or the parked queue (target), by the kind of reason.",
-	contract.MetricSetAsideFailed:       "Messages that could not be set aside in their dead-letter or parked queue (target) and went back to their queue.",
-	contract.MetricRungMissing:          "Retries meant for a rung that waited in the consumer instead, because the rung was missing or returned the message.",
-	contract.MetricRequestTotal:         "Requests (package request) by how they ended: answered, timed_out, failed.",
-	contract.MetricRequestDuration:      "Time from a request to its reply or its failure, in seconds.",
-	contract.MetricPipelineRunTotal:     "Pipeline runs that ended at a step of this process: completed (the last step done) or ended_early (a step returned End).",
-	contract.MetricPipelineRunDuration:  "Time from a pipeline run's start (its message's x-acemq-first-seen) to its end at a step of this process, in seconds.",
-	contract.MetricRetryWaiting:         "Messages waiting for a retry: where=\"consumer\" held in the consumer now; where=\"rung\" on the queue's retry rungs, read from the broker at scrape time.",
-	contract.MetricSetAsideMessages:     "Messages in a consumed queue's dead-letter queue (where=\"dlq\") and parked queue (where=\"parked\"), read from the broker at scrape time.",
-	contract.MetricOutboxTotal:          "Publishes of outbox records by the relays watched: published (confirmed and marked) or failed (every failed publish, counted towards the record's attempts or not).",
-	contract.MetricOutboxLag:            "Age of the oldest unpublished record (given up or not) of the watched relays' outboxes, in seconds, 0 when all are published; read from their tables at scrape time.",
-	contract.MetricInspectErrors:        "Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time), or an outbox relay's lag (queue empty, target the relay's name); it was left out.",
-	contract.MetricConnectionState:      "The connection's state: 1 for the state it is in (connected, reconnecting, blocked, closed), 0 for the others.",
-	contract.MetricConnectionEvents:     "Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).",
-	contract.MetricHandlerTimeouts:      "Handlers that ran past their timeout (acemq.WithHandlerTimeout); each delivery was retried at the timeout, reason_class timeout.",
-	contract.MetricHandlerOverrunning:   "Handlers still running past their timeout, each holding one of its consumer's goroutines until it returns (its decision then discarded).",
-	contract.MetricConsumerPaused:       "1 while the consumer (its id) is paused, by an operator or its circuit breaker, 0 while it runs: paused, not failing.",
+	contract.MetricPublishTotal:              "The application's publishes by how they ended (outcome: confirmed, unroutable, failed; reason_class: refused, timed_out, failed, unroutable, none); the library's own republishes are in republish_total.",
+	contract.MetricPublishDuration:           "Time from an application's publish to the broker's answer, whatever it was, in seconds.",
+	contract.MetricRepublishTotal:            "The library's own republishes (kind: retry, set_aside, put_back, replay, schedule_hop, schedule_delivery) by how they ended, as publish_total.",
+	contract.MetricConsumeTotal:              "Deliveries settled, by outcome (acked, retried, rejected by the handler, dead_lettered, parked, in_progress: back on its queue) and by the kind of reason (none when acked).",
+	contract.MetricConsumeDuration:           "Time the handler ran on a delivery, in seconds; deliveries it never saw (undecodable ones, those handed back at shutdown) are left out.",
+	contract.MetricConsumeAttempts:           "The attempt of each delivery settled (x-acemq-attempt, from 1).",
+	contract.MetricConsumeInFlight:           "Deliveries received and not yet settled, those waiting in the consumer included.",
+	contract.MetricMessagesRetried:           "Retries, by rung: the rung's queue, or consumer for a wait held in the consumer.",
+	contract.MetricMessagesDeadLettered:      "Messages set aside, in the dead-letter queue or the parked queue (target), by the kind of reason.",
+	contract.MetricSetAsideFailed:            "Messages that could not be set aside in their dead-letter or parked queue (target) and went back to their queue.",
+	contract.MetricRungMissing:               "Retries meant for a rung that waited in the consumer instead, because the rung was missing or returned the message.",
+	contract.MetricRequestTotal:              "Requests (package request) by how they ended: answered, timed_out, failed.",
+	contract.MetricRequestDuration:           "Time from a request to its reply or its failure, in seconds.",
+	contract.MetricPipelineRunTotal:          "Pipeline runs that ended at a step of this process: completed (the last step done) or ended_early (a step returned End).",
+	contract.MetricPipelineRunDuration:       "Time from a pipeline run's start (its message's x-acemq-first-seen) to its end at a step of this process, in seconds.",
+	contract.MetricRetryWaiting:              "Messages waiting for a retry: where=\"consumer\" held in the consumer now; where=\"rung\" on the queue's retry rungs, read from the broker at scrape time.",
+	contract.MetricSetAsideMessages:          "Messages in a consumed queue's dead-letter queue (where=\"dlq\") and parked queue (where=\"parked\"), read from the broker at scrape time.",
+	contract.MetricOutboxTotal:               "Publishes of outbox records by the relays watched: published (confirmed and marked) or failed (every failed publish, counted towards the record's attempts or not).",
+	contract.MetricOutboxLag:                 "Age of the oldest unpublished record (given up or not) of the watched relays' outboxes, in seconds, 0 when all are published; read from their tables at scrape time.",
+	contract.MetricInspectErrors:             "Scrapes that could not read the depth of a queue's rung, dead-letter or parked queue (target: missing, or the broker did not answer in time), or an outbox relay's lag (queue empty, target the relay's name); it was left out.",
+	contract.MetricConnectionState:           "The connection's state: 1 for the state it is in (connected, reconnecting, blocked, closed), 0 for the others.",
+	contract.MetricConnectionEvents:          "Connection events: lost, recovered (after a loss), blocked and unblocked (by a broker resource alarm).",
+	contract.MetricHandlerTimeouts:           "Handlers that ran past their timeout (acemq.WithHandlerTimeout); each delivery was retried at the timeout, reason_class timeout.",
+	contract.MetricHandlerOverrunning:        "Handlers still running past their timeout, each holding one of its consumer's goroutines until it returns (its decision then discarded).",
+	contract.MetricConsumerPaused:            "1 while the consumer (its id) is paused, by an operator or its circuit breaker, 0 while it runs: paused, not failing.",
+	contract.MetricCircuitBreakerState:       "The state of the circuit breaker of a queue's consumer: 1 for the state it is in (closed, open, half-open), 0 for the others; no series before its first transition.",
+	contract.MetricCircuitBreakerTransitions: "Transitions of the circuit breaker of a queue's consumer, by the state entered (open: it tripped; half-open: probing; closed: the probe succeeded).",
 }
 
 // builder makes the metrics of contract.Metrics, named and labelled as it
@@ -339,6 +344,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		paused:          b.gauge(contract.MetricConsumerPaused),
 		outboxDesc:      b.desc(contract.MetricOutboxTotal),
 		lagDesc:         b.desc(contract.MetricOutboxLag),
+		breakers:        newBreakerMetrics(b),
 		watched:         map[string]*watch{},
 	}
 	// Known label values start at 0, so that their series exist and rate()
@@ -356,7 +362,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 func (m *Metrics) vecs() []prometheus.Collector {
 	return []prometheus.Collector{m.publishes, m.republishes, m.publishDuration, m.consumes, m.consumeDuration, m.attempts, m.inFlight,
 		m.retried, m.deadLettered, m.setAsideFail, m.rungMissing, m.requests, m.requestDuration, m.runs, m.runDuration, m.waiting, m.connEvents,
-		m.timeouts, m.overrunning, m.paused}
+		m.timeouts, m.overrunning, m.paused, m.breakers.state, m.breakers.transitions}
 }
 
 // Describe implements prometheus.Collector.
@@ -519,6 +525,7 @@ func (m *Metrics) PipelineRunEnd(_ context.Context, r acemq.PipelineRun) {
 
 // Event implements acemq.Observer.
 func (m *Metrics) Event(e acemq.Event) {
+	m.breakers.event(e)
 	switch e.Kind {
 	// Only retries: a delivery held before it is handed back after a
 	// failed republish is not waiting for a retry.
