@@ -84,8 +84,19 @@
 // "Q resume", "Q rescale" of kind Internal, the root of a trace of its
 // own, with messaging.destination.name, messaging.acemq.consumer (its id),
 // and messaging.acemq.pause.cause (operator, circuit breaker) or
-// messaging.acemq.concurrency and messaging.acemq.prefetch. The other
-// events are not traced: what they report is already on the spans.
+// messaging.acemq.concurrency and messaging.acemq.prefetch.
+//
+// # Circuit breakers
+//
+// A consumer's circuit breaker's transition (acemq.WithCircuitBreaker) is a
+// span "Q circuit_breaker" of kind Internal, the root of a trace of its
+// own, with messaging.destination.name, messaging.acemq.consumer,
+// messaging.acemq.circuit_breaker.state
+// (open, half-open, closed) and messaging.acemq.reason ("10 failures in a
+// row"). The messages it puts back while open are delivery spans with
+// reason class circuit_open.
+//
+// The other events are not traced: what they report is already on the spans.
 package acemqotel
 
 import (
@@ -132,6 +143,7 @@ const (
 	pipelineKey        = attribute.Key(contract.AttrPipeline)
 	pipelineStepKey    = attribute.Key(contract.AttrPipelineStep)
 	pipelineTookKey    = attribute.Key(contract.AttrPipelineDuration)
+	breakerStateKey    = attribute.Key(contract.AttrCircuitBreakerState)
 )
 
 // Tracer is an acemq.Observer that makes OpenTelemetry spans; set it on a
@@ -378,8 +390,9 @@ func (t *Tracer) PipelineRunEnd(ctx context.Context, r acemq.PipelineRun) {
 		outcomeKey.String(string(r.Outcome)), pipelineTookKey.Float64(r.Duration.Seconds())))
 }
 
-// Event makes a span of a consumer's pause, resume or rescale (control.go),
-// and nothing of the other events: they are not tied to a delivery's
+// Event makes a span of a consumer's pause, resume or rescale (control.go)
+// and of a circuit breaker's transition (breaker.go), and nothing of the
+// other events: they are not tied to a delivery's
 // context, and what they report is on the spans already. A missing rung is
 // a republish span with error.type unroutable followed by a wait in the
 // consumer; a failed set-aside, a republish span in error and a delivery
@@ -388,7 +401,10 @@ func (t *Tracer) PipelineRunEnd(ctx context.Context, r acemq.PipelineRun) {
 // (acemq.WithHandlerTimeout), a delivery span ended at the timeout, retried
 // with reason class timeout, which the handler's own spans outlast when it
 // returns later (the overrun: acemqprom counts it).
-func (t *Tracer) Event(e acemq.Event) { t.controlSpan(e) }
+func (t *Tracer) Event(e acemq.Event) {
+	t.controlSpan(e)
+	t.breakerSpan(e)
+}
 
 // defaultExchange names the destination of a publish to the default
 // exchange without a routing key, as the RabbitMQ conventions of
