@@ -304,6 +304,19 @@ chaos-restart-%:
 # default), 4.0 or 4.3. About two and a half minutes.
 SCHED_SERIES ?= 3.10
 SCHED_NODE = $(call node,sched,$(SCHED_SERIES),$(PORT_SCHED))
+# The outage scenario (docs/reliability.md, "A dependency's outage"): a
+# steady load, the handler's dependency down for 30s, with the default
+# circuit breaker and without one, side by side; on the chaos node of
+# CHAOS_SERIES (3.10, the default, 4.0 or 4.3), started for the run and
+# stopped after it. About three minutes. Its short run (a 4s outage) is
+# TestChaosOutageShort, among the harness's tests in make test.
+.PHONY: chaos-outage
+chaos-outage:
+	$(CHAOS_NODE) bash scripts/rabbitmq.sh run \
+	  $(GO) test -tags chaos -count=1 -timeout 20m -run '^TestChaosOutage$$' -v ./internal/testing/chaos/
+chaos-outage-%:
+	@$(MAKE) --no-print-directory chaos-outage CHAOS_SERIES=$*
+
 .PHONY: chaos-schedule
 chaos-schedule:
 	$(SCHED_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
@@ -332,7 +345,8 @@ chaos-cluster:
 # 4.3 chaos nodes' (the two restart runs), the cluster's
 # (failover and TestRungHopIsAtMostOnce), the idempotent consumer's
 # (chaos-idempotent), the scheduler's restart on 3.10 and 4.0
-# (chaos-schedule), the family's soak of the standing load (chaos-soak). Fails if any of them fails; the contract rungs'
+# (chaos-schedule), the outage with and without a circuit breaker on 3.10
+# and 4.3 (chaos-outage), the family's soak of the standing load (chaos-soak). Fails if any of them fails; the contract rungs'
 # expected losses are printed (EXPECTED LOSS), not failures.
 RESTART_TESTS := TestChaosRestart|TestChaosRestartDefaults
 chaos:
@@ -344,6 +358,8 @@ chaos:
 	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; \
 	$(MAKE) --no-print-directory chaos-schedule || status=$$?; \
 	$(MAKE) --no-print-directory chaos-schedule SCHED_SERIES=4.0 || status=$$?; \
+	$(MAKE) --no-print-directory chaos-outage CHAOS_SERIES=3.10 || status=$$?; \
+	$(MAKE) --no-print-directory chaos-outage CHAOS_SERIES=4.3 || status=$$?; \
 	$(MAKE) --no-print-directory chaos-soak || status=$$?; exit $$status
 
 # The family's endurance soak, scaled to fit (docs/reliability.md, "The
