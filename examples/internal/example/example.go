@@ -49,20 +49,24 @@ func connectAndRun(url string, run func(ctx context.Context, conn *acemq.Conn) e
 	return run(ctx, conn)
 }
 
-// Connect opens the broker at url: memory:// is a new in-process broker
-// (memory://NAME a named one), anything else RabbitMQ's.
-func Connect(ctx context.Context, url string) (*acemq.Conn, error) {
+// Connect opens the broker at url, with opts: memory:// is a new
+// in-process broker (memory://NAME a named one), anything else RabbitMQ's.
+func Connect(ctx context.Context, url string, opts ...acemq.ConnOption) (*acemq.Conn, error) {
 	switch {
 	case url == "memory://":
-		return acemq.New(memory.NewBroker().Connect())
+		return acemq.New(memory.NewBroker().Connect(), opts...)
 	case strings.HasPrefix(url, "memory://"):
 		t, err := memory.Dial(ctx, url)
 		if err != nil {
 			return nil, err
 		}
-		return acemq.New(t)
+		return acemq.New(t, opts...)
 	}
-	return acemq.Connect(ctx, url)
+	connect := make([]acemq.ConnectOption, len(opts))
+	for i, o := range opts {
+		connect[i] = o
+	}
+	return acemq.Connect(ctx, url, connect...)
 }
 
 // Suffix is 8 random hex digits, for names of one run's own.
