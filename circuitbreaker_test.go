@@ -264,3 +264,61 @@ func TestClosingAConsumerStopsItsBreaker(t *testing.T) {
 		t.Errorf("%d goroutines and timers of the breaker left after Close", n)
 	}
 }
+
+// Under load, on memory:// and on RabbitMQ: the dependency is down from the
+// start; the breaker opens after 5 failures in a row, the consumer pauses
+// and the queue holds every message not yet handled, with no consumer;
+// once the dependency is back, the probe closes it and the queue drains:
+// nothing dead-lettered, nothing lost, and only the 4 failures before the
+// breaker opened spent an attempt.
+func TestCircuitBreakerUnderLoadSpendsNoAttemptOnTheOutage(t *testing.T) {
+	onBoth(t, func(t *testing.T, connect func(...acemq.ConnOption) *acemq.Conn, queue func(*acemq.Conn, acemq.RetryPolicy) string) {
+		events := &breakerEvents{}
+		conn := connect(acemq.WithObserver(events))
+		policy := acemq.Fixed(3, 100*time.Millisecond)
+		q := queue(conn, policy)
+		const want = 200
+		var up atomic.Bool
+		var mu sync.Mutex
+		spent := map[int]int{} // accepted number → attempts spent
+		c := consume(t, conn, q, func(_ context.Context, m acemq.Message[item]) acemq.Decision {
+			if !up.Load() {
+				return acemq.Retry(errDependencyDown)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			spent[m.Body.N] = m.Envelope.Attempt - 1
+			return acemq.Accept()
+		}, acemq.WithPolicy(policy), acemq.WithConcurrency(4), acemq.WithPrefetch(20),
+			acemq.WithCircuitBreaker(acemq.CircuitBreaker{ConsecutiveFailures: 5, FailureRatio: -1, CoolDown: 300 * time.Millisecond}))
+		items := make([]item, want)
+		for i := range items {
+			items[i] = item{N: i}
+		}
+		publish(t, conn, q, items...)
+
+		events.waitStates(t, acemq.BreakerOpen)
+		waitFor(t, "the pause, every message on the queue", 30*time.Second, func() bool {
+			st, err := conn.InspectQueue(t.Context(), q)
+			s := c.Status()
+			return err == nil && st.Consumers == 0 && st.Messages == want && s.State == acemq.ConsumerPaused && s.Stats.Waiting == 0
+		})
+		up.Store(true)
+		waitFor(t, "the drain", 30*time.Second, func() bool { return c.Stats().Accepted >= want })
+		if s := c.Stats(); s.DeadLettered != 0 || s.RetriedInConsumer+s.RetriedOnRung != 4 || s.PutBack == 0 {
+			t.Errorf("stats %+v; want nothing dead-lettered, the 4 failures before it opened retried, some put back", s)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		total := 0
+		for _, n := range spent {
+			total += n
+		}
+		if len(spent) != want || total != 4 {
+			t.Errorf("%d of %d accepted, %d attempts spent; want all, 4", len(spent), want, total)
+		}
+		if st := events.states(); st[len(st)-1] != acemq.BreakerClosed {
+			t.Errorf("breaker transitions %v, want the last closed", st)
+		}
+	})
+}
