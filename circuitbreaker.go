@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
@@ -116,6 +117,10 @@ type circuit struct {
 	ctx      context.Context // ended by stop
 	cancel   context.CancelFunc
 
+	// shown is the breaker's state for Status, which must not wait for
+	// mu: an observer told of a transition under mu may ask for it.
+	shown atomic.Value // a BreakerState
+
 	mu        sync.Mutex
 	b         *breaker.Breaker
 	applied   breaker.State // what the consumer was last made to do
@@ -135,7 +140,9 @@ func newCircuit(c *Consumer, o consumeOptions) (*circuit, error) {
 		return nil, invalid("a circuit breaker puts messages back on their queue, which an append-only consumer cannot")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &circuit{c: c, coolDown: cfg.coolDown, ctx: ctx, cancel: cancel, b: breaker.New(cfg.Config), applied: breaker.Closed}, nil
+	k := &circuit{c: c, coolDown: cfg.coolDown, ctx: ctx, cancel: cancel, b: breaker.New(cfg.Config), applied: breaker.Closed}
+	k.shown.Store(BreakerClosed)
+	return k, nil
 }
 
 // counts says whether the breaker counts s, and as a failure or a success:
@@ -171,6 +178,7 @@ func (k *circuit) settled(s settlement) (putBack bool) {
 // moved tells of a transition and starts applying it; k.mu is held.
 func (k *circuit) moved(tr breaker.Transition) {
 	c := k.c
+	k.shown.Store(BreakerState(tr.To))
 	if k.stopped {
 		return
 	}
@@ -238,9 +246,7 @@ func (k *circuit) state() BreakerState {
 	if k == nil {
 		return ""
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return BreakerState(k.b.State())
+	return k.shown.Load().(BreakerState)
 }
 
 // stop ends the breaker with its consumer: no cool-down timer and no

@@ -322,3 +322,45 @@ func TestCircuitBreakerUnderLoadSpendsNoAttemptOnTheOutage(t *testing.T) {
 		}
 	})
 }
+
+// statusAsker asks the consumer for its status when told of a transition,
+// as an admin endpoint pushing changes might.
+type statusAsker struct {
+	breakerEvents
+	consumer atomic.Pointer[acemq.Consumer]
+	seen     atomic.Value // the Breaker of the last Status
+}
+
+func (s *statusAsker) Event(e acemq.Event) {
+	if c := s.consumer.Load(); c != nil && e.Kind == acemq.EventBreakerChanged {
+		s.seen.Store(c.Status().Breaker)
+	}
+	s.breakerEvents.Event(e)
+}
+
+// Status answers an observer told of a transition: it does not wait for
+// the breaker, which tells it.
+func TestAnObserverOfTheBreakerMayAskForTheStatus(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	asker := &statusAsker{}
+	conn := b.Connect(t, acemq.WithObserver(asker))
+	ctx := context.Background()
+	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: "asked"}}}).Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	c, err := acemq.Consume(ctx, conn, "asked", func(context.Context, acemq.Message[string]) acemq.Decision {
+		return acemq.Retry(errDependencyDown)
+	}, acemq.WithPolicy(acemq.Fixed(5, time.Hour)), acemq.WithCircuitBreaker(acemq.CircuitBreaker{ConsecutiveFailures: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	asker.consumer.Store(c)
+	if err := acemqtest.NewPublisher[string](t, conn, "").Publish(ctx, "asked", "x"); err != nil {
+		t.Fatal(err)
+	}
+	asker.waitStates(t, acemq.BreakerOpen)
+	if got := asker.seen.Load(); got != acemq.BreakerOpen {
+		t.Errorf("the observer read %v", got)
+	}
+}
