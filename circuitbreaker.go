@@ -221,11 +221,15 @@ func (k *circuit) apply() {
 			return
 		}
 		k.mu.Unlock()
-		if err := k.enter(want); err != nil && k.ctx.Err() == nil {
-			k.c.logger.Error("acemq: circuit breaker: could not make the consumer "+string(want), "error", err)
-		}
+		err := k.enter(want)
 		k.mu.Lock()
 		k.applied = want
+		if err != nil && k.ctx.Err() == nil {
+			k.c.logger.Error("acemq: circuit breaker: could not make the consumer "+string(want), "consumer", k.c.id, "error", err)
+			if tr, ok := k.b.ProbeNotStarted(err.Error()); ok {
+				k.moved(tr)
+			}
+		}
 		k.mu.Unlock()
 	}
 }

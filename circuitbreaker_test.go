@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -363,4 +364,54 @@ func TestAnObserverOfTheBreakerMayAskForTheStatus(t *testing.T) {
 	if got := asker.seen.Load(); got != acemq.BreakerOpen {
 		t.Errorf("the observer read %v", got)
 	}
+}
+
+// A probe that cannot start (the queue was deleted while the breaker was
+// open) opens the breaker again for another cool-down, rather than leave it
+// half-open with the consumer paused; once the queue is back, a probe
+// closes it.
+func TestABreakerWhoseProbeCannotStartTriesAgain(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	events := &breakerEvents{}
+	conn := b.Connect(t, acemq.WithObserver(events))
+	ctx := context.Background()
+	top := acemq.Topology{Queues: []acemq.QueueSpec{{Name: "gone"}}}
+	if err := top.Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	var up atomic.Bool
+	c, err := acemq.Consume(ctx, conn, "gone", func(context.Context, acemq.Message[string]) acemq.Decision {
+		if up.Load() {
+			return acemq.Accept()
+		}
+		return acemq.Retry(errDependencyDown)
+	}, acemq.WithPolicy(acemq.Fixed(5, time.Hour)), acemq.WithCircuitBreaker(acemq.CircuitBreaker{ConsecutiveFailures: 1, CoolDown: time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	pub := acemqtest.NewPublisher[string](t, conn, "")
+	if err := pub.Publish(ctx, "gone", "x"); err != nil {
+		t.Fatal(err)
+	}
+	events.waitStates(t, acemq.BreakerOpen)
+	waitStatus(t, c, "the pause", func(s acemq.ConsumerStatus) bool { return s.State == acemq.ConsumerPaused })
+	if _, err := conn.DeleteQueue(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	b.Advance(time.Second)
+	events.waitStates(t, acemq.BreakerOpen, acemq.BreakerHalfOpen, acemq.BreakerOpen)
+	if r := events.events[2].Reason; !strings.HasPrefix(r, "the probe could not start: ") {
+		t.Errorf("opened again because %q", r)
+	}
+	if err := top.Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	up.Store(true)
+	if err := pub.Publish(ctx, "gone", "y"); err != nil {
+		t.Fatal(err)
+	}
+	b.Advance(time.Second)
+	events.waitStates(t, acemq.BreakerOpen, acemq.BreakerHalfOpen, acemq.BreakerOpen, acemq.BreakerHalfOpen, acemq.BreakerClosed)
+	waitStatus(t, c, "running", func(s acemq.ConsumerStatus) bool { return s.State == acemq.ConsumerRunning })
 }

@@ -121,6 +121,16 @@ func (b *Breaker) CoolDownOver() (Transition, bool) {
 	return b.move(HalfOpen, "the cool-down is over; probing with one message"), true
 }
 
+// ProbeNotStarted opens a half-open breaker again: its probe could not
+// start (the consumer could not subscribe), so that it tries again after
+// another cool-down rather than stay half-open with nothing to probe.
+func (b *Breaker) ProbeNotStarted(why string) (Transition, bool) {
+	if b.state != HalfOpen {
+		return Transition{}, false
+	}
+	return b.move(Open, "the probe could not start: "+why), true
+}
+
 // count adds the call to the window and returns the window's totals.
 func (b *Breaker) count(now time.Time, failed bool) (calls, failures int) {
 	if b.cfg.FailureRatio == 0 {

@@ -133,3 +133,16 @@ func TestValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestAProbeThatCouldNotStartOpensItAgain(t *testing.T) {
+	b := New(Config{ConsecutiveFailures: 1})
+	if _, ok := b.ProbeNotStarted("no queue"); ok {
+		t.Fatal("a closed breaker moved")
+	}
+	b.Record(t0, true)
+	b.CoolDownOver()
+	tr, ok := b.ProbeNotStarted("no queue")
+	if !ok || tr != (Transition{From: HalfOpen, To: Open, Reason: "the probe could not start: no queue"}) {
+		t.Fatalf("%+v", tr)
+	}
+}
