@@ -32,7 +32,7 @@ import (
 // came, its attempt unchanged (as Requeue does, at once), and is handled
 // again once the breaker closes.
 //
-// A zero field takes its default (DefaultCircuitBreaker); a negative
+// A zero field takes its default (DefaultCircuitBreaker()); a negative
 // FailureRatio or ConsecutiveFailures turns that trigger off.
 type CircuitBreaker struct {
 	FailureRatio        float64
@@ -50,8 +50,8 @@ type CircuitBreaker struct {
 // a minute of successes (the ratio alone would wait for as many failures).
 // A cool-down of 30s: an outage shorter than that costs one probe, a longer
 // one a probe each 30s.
-var DefaultCircuitBreaker = CircuitBreaker{
-	FailureRatio: 0.5, Window: time.Minute, MinCalls: 20, ConsecutiveFailures: 10, CoolDown: 30 * time.Second,
+func DefaultCircuitBreaker() CircuitBreaker {
+	return CircuitBreaker{FailureRatio: 0.5, Window: time.Minute, MinCalls: 20, ConsecutiveFailures: 10, CoolDown: 30 * time.Second}
 }
 
 // WithCircuitBreaker gives the consumer a circuit breaker (CircuitBreaker
@@ -75,7 +75,7 @@ type breakerConfig struct {
 }
 
 func (b CircuitBreaker) config() (breaker.Config, time.Duration, error) {
-	d := DefaultCircuitBreaker
+	d := DefaultCircuitBreaker()
 	pick := func(v, def int) int {
 		switch {
 		case v < 0:

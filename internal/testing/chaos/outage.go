@@ -107,7 +107,7 @@ func (r OutageReport) String() string {
 
 // describeBreaker says what b does, its zero fields at their defaults.
 func describeBreaker(b acemq.CircuitBreaker) string {
-	d := acemq.DefaultCircuitBreaker
+	d := acemq.DefaultCircuitBreaker()
 	ratio := fmt.Sprintf("%g of at least %d calls in %s", or(b.FailureRatio, d.FailureRatio), or(b.MinCalls, d.MinCalls), or(b.Window, d.Window))
 	return fmt.Sprintf("%s or %d failures in a row, cool-down %s", ratio, or(b.ConsecutiveFailures, d.ConsecutiveFailures), or(b.CoolDown, d.CoolDown))
 }
