@@ -92,16 +92,17 @@ func (b CircuitBreaker) config() (breaker.Config, time.Duration, error) {
 	case ratio == 0:
 		ratio = d.FailureRatio
 	}
-	cfg := breaker.Config{FailureRatio: ratio, Window: or(b.Window, d.Window), MinCalls: pick(b.MinCalls, d.MinCalls),
+	cfg := breaker.Config{FailureRatio: ratio, Window: durationOr(b.Window, d.Window), MinCalls: pick(b.MinCalls, d.MinCalls),
 		ConsecutiveFailures: pick(b.ConsecutiveFailures, d.ConsecutiveFailures)}
-	coolDown := or(b.CoolDown, d.CoolDown)
+	coolDown := durationOr(b.CoolDown, d.CoolDown)
 	if b.Window < 0 || b.CoolDown < 0 {
 		return cfg, 0, fmt.Errorf("the window %v and the cool-down %v must not be negative", b.Window, b.CoolDown)
 	}
 	return cfg, coolDown, cfg.Validate()
 }
 
-func or(v, def time.Duration) time.Duration {
+// durationOr is v, or def for 0.
+func durationOr(v, def time.Duration) time.Duration {
 	if v == 0 {
 		return def
 	}
@@ -109,8 +110,9 @@ func or(v, def time.Duration) time.Duration {
 }
 
 // circuit is a consumer's breaker at run time. Its transitions pause and
-// resume the consumer from a goroutine of their own (a pause waits for the
-// handlers, among them the one whose failure tripped it), one at a time.
+// resume the consumer from a goroutine of their own, one at a time and in
+// order, so that the handler whose failure tripped it does not wait for
+// the broker (a pause cancels the subscription, a probe subscribes).
 type circuit struct {
 	c        *Consumer
 	coolDown time.Duration
