@@ -147,6 +147,17 @@ func newCircuit(c *Consumer, o consumeOptions) (*circuit, error) {
 	return k, nil
 }
 
+// carryOut carries out a handled delivery's settlement s, counted by the
+// circuit breaker if there is one, which puts the delivery back instead of
+// spending its attempt while it is open.
+func (c *Consumer) carryOut(h inHand, in delivered, s settlement) {
+	if c.circuit.settled(s) {
+		c.putBack(h, contract.ReasonCircuitOpen)
+		return
+	}
+	c.execute(h, in, s)
+}
+
 // counts says whether the breaker counts s, and as a failure or a success:
 // only what the dependency's failure explains.
 func counts(s settlement) (counted, failed bool) {

@@ -415,3 +415,68 @@ func TestABreakerWhoseProbeCannotStartTriesAgain(t *testing.T) {
 	events.waitStates(t, acemq.BreakerOpen, acemq.BreakerHalfOpen, acemq.BreakerOpen, acemq.BreakerHalfOpen, acemq.BreakerClosed)
 	waitStatus(t, c, "running", func(s acemq.ConsumerStatus) bool { return s.State == acemq.ConsumerRunning })
 }
+
+// A handler that runs past its timeout is the dependency's failure too: two
+// in a row open the breaker, and the second goes back to its queue, its
+// attempt unspent.
+func TestHandlerTimeoutsOpenTheBreaker(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	events := &breakerEvents{}
+	conn := b.Connect(t, acemq.WithObserver(events))
+	ctx := context.Background()
+	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: "slow"}}}).Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{}, 10) // a handler runs, its timeout set
+	c, err := acemq.Consume(ctx, conn, "slow", func(ctx context.Context, _ acemq.Message[string]) acemq.Decision {
+		started <- struct{}{}
+		<-ctx.Done() // the dependency never answers
+		return acemq.Retry(ctx.Err())
+	}, acemq.WithPolicy(acemq.Fixed(5, time.Hour)), acemq.WithHandlerTimeout(time.Second),
+		acemq.WithCircuitBreaker(acemq.CircuitBreaker{ConsecutiveFailures: 2, FailureRatio: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { // a handler the test did not time out is abandoned
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, _ = c.Close(cctx)
+	}()
+	pub := acemqtest.NewPublisher[string](t, conn, "")
+	for _, body := range []string{"a", "b"} {
+		if err := pub.Publish(ctx, "slow", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 2; i++ {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("handler %d did not start", i)
+		}
+		b.Advance(time.Second)
+		acemqtest.WaitFor(t, c, "the timeout's settlement", func(s acemq.Stats) bool { return s.RetriedOnRung+s.PutBack == int64(i) })
+	}
+	events.waitStates(t, acemq.BreakerOpen)
+	if r := events.events[0].Reason; r != "2 failures in a row" {
+		t.Errorf("opened because %q", r)
+	}
+	// The copy put back may reach a handler before the pause: its timeout
+	// puts it back again, its attempt still unspent.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if s := c.Status(); s.State == acemq.ConsumerPaused && s.Running == 0 {
+			break
+		}
+		select {
+		case <-started:
+			b.Advance(time.Second)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not paused within 10s: %+v", c.Status())
+		}
+	}
+	if s := c.Stats(); s.PutBack < 1 || s.RetriedOnRung != 1 || s.DeadLettered != 0 {
+		t.Errorf("stats %+v; want the first on a rung, the second put back", s)
+	}
+}

@@ -433,11 +433,7 @@ func (c *Consumer) handleOne(d transport.Delivery) (released bool) {
 		c.requeueAtEnd(h) // Close cut its wait short
 		return false
 	}
-	if c.circuit.settled(s) {
-		c.putBack(h, contract.ReasonCircuitOpen) // no attempt spent on the outage
-		return false
-	}
-	c.execute(h, in, s)
+	c.carryOut(h, in, s)
 	return false
 }
 

@@ -94,7 +94,7 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 		cancel(cause)
 		onTime.handled = time.Since(began)
 		in := c.timedOut(d, cause)
-		c.execute(onTime, in, settle(in, c.policy, c.ladder, c.random))
+		c.carryOut(onTime, in, settle(in, c.policy, c.ladder, c.random))
 		c.busy.done() // settled: the worker's handler no longer holds a pause
 	})
 	in, panicErr = c.handle(ctx, d)
