@@ -40,8 +40,8 @@
 //	acemq_handler_timeouts_total{queue}                                               counter
 //	acemq_handler_overrunning{queue}                                                  gauge
 //	acemq_consumer_paused{queue,consumer}                                             gauge
-//	acemq_circuit_breaker_state{queue,state}                                          gauge
-//	acemq_circuit_breaker_transitions_total{queue,state}                              counter
+//	acemq_circuit_breaker_state{queue,consumer,state}                                 gauge
+//	acemq_circuit_breaker_transitions_total{queue,consumer,state}                     counter
 //
 // outcome is the family's word (contract.TelemetryOutcome): publish
 // confirmed, unroutable or failed; consume acked, retried, rejected,
@@ -254,8 +254,8 @@ var help = map[string]string{
 	contract.MetricHandlerTimeouts:           "Handlers that ran past their timeout (acemq.WithHandlerTimeout); each delivery was retried at the timeout, reason_class timeout.",
 	contract.MetricHandlerOverrunning:        "Handlers still running past their timeout, each holding one of its consumer's goroutines until it returns (its decision then discarded).",
 	contract.MetricConsumerPaused:            "1 while the consumer (its id) is paused, by an operator or its circuit breaker, 0 while it runs: paused, not failing.",
-	contract.MetricCircuitBreakerState:       "The state of the circuit breaker of a queue's consumer: 1 for the state it is in (closed, open, half-open), 0 for the others; no series before its first transition.",
-	contract.MetricCircuitBreakerTransitions: "Transitions of the circuit breaker of a queue's consumer, by the state entered (open: it tripped; half-open: probing; closed: the probe succeeded).",
+	contract.MetricCircuitBreakerState:       "The state of a consumer's circuit breaker: 1 for the state it is in (closed, open, half-open), 0 for the others; no series before its first transition.",
+	contract.MetricCircuitBreakerTransitions: "Transitions of a consumer's circuit breaker, by the state entered (open: it tripped; half-open: probing; closed: the probe succeeded).",
 }
 
 // builder makes the metrics of contract.Metrics, named and labelled as it

@@ -20,23 +20,28 @@ func newBreakerMetrics(b builder) breakerMetrics {
 	return breakerMetrics{state: b.gauge(contract.MetricCircuitBreakerState), transitions: b.counter(contract.MetricCircuitBreakerTransitions)}
 }
 
-// event keeps the state of the breaker of e.Queue's consumer, one-hot, and
-// counts its transitions; a stopped consumer's state is dropped.
+// event keeps the state of a consumer's breaker, one-hot, and counts its
+// transitions; a stopped consumer's state is dropped (its transitions stay,
+// as a counter's do).
 func (m breakerMetrics) event(e acemq.Event) {
 	if e.Kind == acemq.EventConsumerStopped {
-		m.state.DeletePartialMatch(prometheus.Labels{contract.PrometheusLabel(contract.TagQueue): e.Queue})
+		gone := prometheus.Labels{contract.PrometheusLabel(contract.TagQueue): e.Queue}
+		if e.Consumer != "" {
+			gone[contract.PrometheusLabel(contract.TagConsumer)] = e.Consumer
+		}
+		m.state.DeletePartialMatch(gone)
 		return
 	}
 	if e.Kind != acemq.EventBreakerChanged {
 		return
 	}
 	to := e.Breaker
-	m.transitions.WithLabelValues(e.Queue, string(to)).Inc()
+	m.transitions.WithLabelValues(e.Queue, e.Consumer, string(to)).Inc()
 	for _, s := range breakerStates {
 		v := 0.0
 		if s == to {
 			v = 1
 		}
-		m.state.WithLabelValues(e.Queue, string(s)).Set(v)
+		m.state.WithLabelValues(e.Queue, e.Consumer, string(s)).Set(v)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/acemq-go/acemq/acemqprom"
 )
 
-// The breaker's state is one-hot by queue and each transition counted; a
+// The breaker's state is one-hot by consumer and each transition counted; a
 // stopped consumer's state goes, its transitions stay.
 func TestCircuitBreakerMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
@@ -21,22 +21,22 @@ func TestCircuitBreakerMetrics(t *testing.T) {
 	}
 	for _, s := range []acemq.BreakerState{acemq.BreakerOpen, acemq.BreakerHalfOpen, acemq.BreakerOpen,
 		acemq.BreakerHalfOpen, acemq.BreakerClosed, acemq.BreakerOpen} {
-		m.Event(acemq.Event{Kind: acemq.EventBreakerChanged, Queue: "payments", Breaker: s, Reason: "why"})
+		m.Event(acemq.Event{Kind: acemq.EventBreakerChanged, Queue: "payments", Consumer: "payments", Breaker: s, Reason: "why"})
 	}
-	m.Event(acemq.Event{Kind: acemq.EventBreakerChanged, Queue: "gone", Breaker: acemq.BreakerOpen})
-	m.Event(acemq.Event{Kind: acemq.EventConsumerStopped, Queue: "gone"})
+	m.Event(acemq.Event{Kind: acemq.EventBreakerChanged, Queue: "gone", Consumer: "gone", Breaker: acemq.BreakerOpen})
+	m.Event(acemq.Event{Kind: acemq.EventConsumerStopped, Queue: "gone", Consumer: "gone"})
 	want := `
-# HELP acemq_circuit_breaker_state The state of the circuit breaker of a queue's consumer: 1 for the state it is in (closed, open, half-open), 0 for the others; no series before its first transition.
+# HELP acemq_circuit_breaker_state The state of a consumer's circuit breaker: 1 for the state it is in (closed, open, half-open), 0 for the others; no series before its first transition.
 # TYPE acemq_circuit_breaker_state gauge
-acemq_circuit_breaker_state{queue="payments",state="closed"} 0
-acemq_circuit_breaker_state{queue="payments",state="half-open"} 0
-acemq_circuit_breaker_state{queue="payments",state="open"} 1
-# HELP acemq_circuit_breaker_transitions_total Transitions of the circuit breaker of a queue's consumer, by the state entered (open: it tripped; half-open: probing; closed: the probe succeeded).
+acemq_circuit_breaker_state{consumer="payments",queue="payments",state="closed"} 0
+acemq_circuit_breaker_state{consumer="payments",queue="payments",state="half-open"} 0
+acemq_circuit_breaker_state{consumer="payments",queue="payments",state="open"} 1
+# HELP acemq_circuit_breaker_transitions_total Transitions of a consumer's circuit breaker, by the state entered (open: it tripped; half-open: probing; closed: the probe succeeded).
 # TYPE acemq_circuit_breaker_transitions_total counter
-acemq_circuit_breaker_transitions_total{queue="gone",state="open"} 1
-acemq_circuit_breaker_transitions_total{queue="payments",state="closed"} 1
-acemq_circuit_breaker_transitions_total{queue="payments",state="half-open"} 2
-acemq_circuit_breaker_transitions_total{queue="payments",state="open"} 3
+acemq_circuit_breaker_transitions_total{consumer="gone",queue="gone",state="open"} 1
+acemq_circuit_breaker_transitions_total{consumer="payments",queue="payments",state="closed"} 1
+acemq_circuit_breaker_transitions_total{consumer="payments",queue="payments",state="half-open"} 2
+acemq_circuit_breaker_transitions_total{consumer="payments",queue="payments",state="open"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "acemq_circuit_breaker_state", "acemq_circuit_breaker_transitions_total"); err != nil {
 		t.Error(err)

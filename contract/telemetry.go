@@ -54,8 +54,8 @@ const (
 )
 
 // The circuit breaker's metrics (a consumer's WithCircuitBreaker), this
-// library's own: its state (one-hot, by queue) and the transitions into
-// each state.
+// library's own: its state (one-hot, by queue and consumer) and the
+// transitions into each state.
 const (
 	MetricCircuitBreakerState       = "acemq.circuit.breaker.state"
 	MetricCircuitBreakerTransitions = "acemq.circuit.breaker.transitions.total"
@@ -183,8 +183,8 @@ var metrics = []Metric{
 	{MetricConnectionEvents, Counter, false, []string{TagEvent}, false, nil},
 	{MetricHandlerTimeouts, Counter, false, []string{TagQueue}, false, nil},
 	{MetricHandlerOverrunning, Gauge, false, []string{TagQueue}, false, nil},
-	{MetricCircuitBreakerState, Gauge, false, []string{TagQueue, TagState}, false, nil},
-	{MetricCircuitBreakerTransitions, Counter, false, []string{TagQueue, TagState}, false, nil},
+	{MetricCircuitBreakerState, Gauge, false, []string{TagQueue, TagConsumer, TagState}, false, nil},
+	{MetricCircuitBreakerTransitions, Counter, false, []string{TagQueue, TagConsumer, TagState}, false, nil},
 }
 
 // Metrics are the metrics this library exports: the family's (section 17)
