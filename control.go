@@ -216,27 +216,40 @@ func (c *Consumer) Rescale(ctx context.Context, s Scale) error {
 	case s.Prefetch < 0 || s.Prefetch > math.MaxUint16:
 		return fmt.Errorf("acemq: rescaling the consumer %s: the prefetch is %d but must be from 1 to %d (0 keeps it): %w", c.id, s.Prefetch, math.MaxUint16, ErrInvalidOption)
 	}
+	return c.control("rescaling", func() error {
+		if s.Concurrency == 0 {
+			s.Concurrency = c.scale.Concurrency
+		}
+		if s.Prefetch == 0 {
+			s.Prefetch = c.scale.Prefetch
+		}
+		was := c.scale
+		c.scale = s
+		if err := c.apply(ctx); err != nil {
+			c.scale = was
+			return err
+		}
+		if s != was {
+			c.logger.Info("acemq: consumer rescaled", "consumer", c.id, "concurrency", s.Concurrency, "prefetch", s.Prefetch)
+			c.observer.Event(Event{Kind: EventConsumerRescaled, Conn: c.conn, Queue: c.queue, Consumer: c.id, Scale: s})
+		}
+		return nil
+	})
+}
+
+// control makes a change with ctl held, unless the consumer is closed,
+// then shows the consumer's control state to Status; an error says what
+// it was doing.
+func (c *Consumer) control(doing string, change func() error) error {
 	c.ctl.Lock()
 	defer c.ctl.Unlock()
 	defer c.show()
-	if c.stopping.Load() {
-		return fmt.Errorf("acemq: rescaling the consumer %s: %w", c.id, ErrClosed)
+	err := ErrClosed
+	if !c.stopping.Load() {
+		err = change()
 	}
-	if s.Concurrency == 0 {
-		s.Concurrency = c.scale.Concurrency
-	}
-	if s.Prefetch == 0 {
-		s.Prefetch = c.scale.Prefetch
-	}
-	was := c.scale
-	c.scale = s
-	if err := c.apply(ctx); err != nil {
-		c.scale = was
-		return fmt.Errorf("acemq: rescaling the consumer %s: %w", c.id, err)
-	}
-	if s != was {
-		c.logger.Info("acemq: consumer rescaled", "consumer", c.id, "concurrency", s.Concurrency, "prefetch", s.Prefetch)
-		c.observer.Event(Event{Kind: EventConsumerRescaled, Conn: c.conn, Queue: c.queue, Consumer: c.id, Scale: s})
+	if err != nil {
+		return fmt.Errorf("acemq: %s the consumer %s: %w", doing, c.id, err)
 	}
 	return nil
 }
@@ -280,72 +293,61 @@ func (c *Consumer) resize(n int) {
 // running handlers, so that a handler's settlement (a breaker) can call
 // it.
 func (c *Consumer) pauseFor(ctx context.Context, cause PauseCause) error {
-	c.ctl.Lock()
-	defer c.ctl.Unlock()
-	defer c.show()
-	if c.stopping.Load() {
-		return fmt.Errorf("acemq: pausing the consumer %s: %w", c.id, ErrClosed)
-	}
-	if !slices.Contains(c.pausedBy, cause) {
-		c.pausedBy = append(c.pausedBy, cause)
-	}
-	cur := c.current
-	if cur == nil {
+	return c.control("pausing", func() error {
+		if !slices.Contains(c.pausedBy, cause) {
+			c.pausedBy = append(c.pausedBy, cause)
+		}
+		cur := c.current
+		if cur == nil {
+			return nil
+		}
+		c.current = nil
+		c.logger.Info("acemq: consumer paused", "consumer", c.id, "by", string(cause))
+		c.observer.Event(Event{Kind: EventConsumerPaused, Conn: c.conn, Queue: c.queue, Consumer: c.id, Reason: string(cause)})
+		// A subscription replaced by a rescale may still be delivering too.
+		for f := range c.live {
+			f.stopFeeding()
+		}
+		if err := cur.sub.Cancel(ctx); err != nil && !errors.Is(err, ErrClosed) {
+			return err
+		}
 		return nil
-	}
-	c.current = nil
-	c.logger.Info("acemq: consumer paused", "consumer", c.id, "by", string(cause))
-	c.observer.Event(Event{Kind: EventConsumerPaused, Conn: c.conn, Queue: c.queue, Consumer: c.id, Reason: string(cause)})
-	// A subscription replaced by a rescale may still be delivering too.
-	for f := range c.live {
-		f.stopFeeding()
-	}
-	if err := cur.sub.Cancel(ctx); err != nil && !errors.Is(err, ErrClosed) {
-		return fmt.Errorf("acemq: pausing the consumer %s: %w", c.id, err)
-	}
-	return nil
+	})
 }
 
 // resumeFor lets go of the consumer for cause; it subscribes again once
 // no cause holds it.
 func (c *Consumer) resumeFor(ctx context.Context, cause PauseCause) error {
-	c.ctl.Lock()
-	defer c.ctl.Unlock()
-	defer c.show()
-	if c.stopping.Load() {
-		return fmt.Errorf("acemq: resuming the consumer %s: %w", c.id, ErrClosed)
-	}
-	c.pausedBy = slices.DeleteFunc(c.pausedBy, func(p PauseCause) bool { return p == cause })
-	if len(c.pausedBy) > 0 || c.current != nil {
+	return c.control("resuming", func() error {
+		c.pausedBy = slices.DeleteFunc(c.pausedBy, func(p PauseCause) bool { return p == cause })
+		switch {
+		case len(c.pausedBy) > 0 || c.current != nil:
+			return nil
+		case c.halted.Load():
+			return errors.New("it halted at a failed message of its append-only queue; close it and consume again")
+		}
+		if err := c.subscribe(ctx, c.effectiveScale().Prefetch); err != nil {
+			c.pausedBy = append(c.pausedBy, cause)
+			return err
+		}
+		c.logger.Info("acemq: consumer resumed", "consumer", c.id, "by", string(cause))
+		c.observer.Event(Event{Kind: EventConsumerResumed, Conn: c.conn, Queue: c.queue, Consumer: c.id, Reason: string(cause)})
 		return nil
-	}
-	if c.halted.Load() {
-		return fmt.Errorf("acemq: resuming the consumer %s: it halted at a failed message of its append-only queue; close it and consume again", c.id)
-	}
-	if err := c.subscribe(ctx, c.effectiveScale().Prefetch); err != nil {
-		c.pausedBy = append(c.pausedBy, cause)
-		return fmt.Errorf("acemq: resuming the consumer %s: %w", c.id, err)
-	}
-	c.logger.Info("acemq: consumer resumed", "consumer", c.id, "by", string(cause))
-	c.observer.Event(Event{Kind: EventConsumerResumed, Conn: c.conn, Queue: c.queue, Consumer: c.id, Reason: string(cause)})
-	return nil
+	})
 }
 
 // setProbe makes the consumer take one message at a time (a half-open
 // breaker's probe), or its own Scale again.
 func (c *Consumer) setProbe(ctx context.Context, on bool) error {
-	c.ctl.Lock()
-	defer c.ctl.Unlock()
-	if c.stopping.Load() {
-		return fmt.Errorf("acemq: probing with the consumer %s: %w", c.id, ErrClosed)
-	}
-	was := c.probe
-	c.probe = on
-	if err := c.apply(ctx); err != nil {
-		c.probe = was
-		return fmt.Errorf("acemq: probing with the consumer %s: %w", c.id, err)
-	}
-	return nil
+	return c.control("probing with", func() error {
+		was := c.probe
+		c.probe = on
+		if err := c.apply(ctx); err != nil {
+			c.probe = was
+			return err
+		}
+		return nil
+	})
 }
 
 // feed is one subscription of the consumer: its deliveries go to the
