@@ -12,9 +12,10 @@ FUZZTIME ?= 30s
 # same cksum mod 100, unless set) picks a block of 20 AMQP ports from
 # 10000 + 20 * slot; a node's management port is its AMQP port + 10000 and
 # its Erlang distribution port + 20000 (RabbitMQ's default), all below the
-# kernel's ephemeral ports (32768). A port taken by something else (another
-# checkout of the same slot, say) stops the start with an error naming it;
-# set ACEMQ_TEST_SLOT to move. `make test-ports` prints them.
+# kernel's ephemeral ports (32768). `make test` moves on to the next slot
+# whose ports are all free (scripts/freeslot.sh) unless ACEMQ_TEST_SLOT is
+# set; a port taken anyway stops the start with an error naming it. `make
+# test-ports` prints the checkout's own slot.
 TEST_HASH := $(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
 TEST_TAG := t$(shell printf %06x $$(($(TEST_HASH) % 16777216)))
 ACEMQ_TEST_SLOT ?= $(shell echo $$(($(TEST_HASH) % 100)))
@@ -127,7 +128,8 @@ test: tls-certs
 	@trap 'trap "" INT TERM; echo "make test: interrupted; stopping its nodes and servers"; \
 	  kill -TERM -- -$$run 2>/dev/null || true; t=$$SECONDS; \
 	  while kill -0 -- -$$run 2>/dev/null && ((SECONDS - t < 300)); do sleep 0.2; done; exit 143' INT TERM; \
-	setsid $(MAKE) --no-print-directory test-phases & run=$$!; wait $$run
+	slot=$(ACEMQ_TEST_SLOT); $(if $(filter file,$(origin ACEMQ_TEST_SLOT)),slot=$$(bash scripts/freeslot.sh $$slot);) \
+	setsid $(MAKE) --no-print-directory test-phases ACEMQ_TEST_SLOT=$$slot & run=$$!; wait $$run
 
 # $(call parallel,TARGET...,MAKE_ARGS): `make TARGET MAKE_ARGS` for every
 # TARGET at once, each into its own log in TEST_LOGS, printed in order once
