@@ -110,9 +110,14 @@ func durationOr(v, def time.Duration) time.Duration {
 }
 
 // circuit is a consumer's breaker at run time. Its transitions pause and
-// resume the consumer from a goroutine of their own, one at a time and in
-// order, so that the handler whose failure tripped it does not wait for
-// the broker (a pause cancels the subscription, a probe subscribes).
+// resume the consumer one at a time and in order, each carried out at once
+// by the goroutine that caused it (the worker whose delivery tripped it,
+// the cool-down's timer), unless another is carrying one out, which then
+// carries this one out too. The worker that trips it so stops taking
+// deliveries until the consumer is paused: were the pause left to a
+// goroutine of its own, a loaded machine would go on handling what the
+// subscription still delivers meanwhile (a put-back storm, then accepts
+// the breaker ignores while open).
 type circuit struct {
 	c        *Consumer
 	coolDown time.Duration
@@ -129,7 +134,7 @@ type circuit struct {
 	applying  bool          // a goroutine applies the breaker's state
 	stopTimer func() bool   // the cool-down's, while open
 	stopped   bool
-	work      tasks // the goroutine applying, and the cool-down's callback
+	work      tasks // the application under way, and the cool-down's callback
 }
 
 // newCircuit is the breaker of c as o asks for it, or nil.
@@ -181,19 +186,22 @@ func (k *circuit) settled(s settlement) (putBack bool) {
 	k.mu.Lock()
 	tr, moved := k.b.Record(k.c.clock.Now(), failed)
 	open := k.b.State() == breaker.Open
-	if moved {
-		k.moved(tr)
-	}
+	apply := moved && k.moved(tr)
 	k.mu.Unlock()
+	if apply {
+		k.apply()
+	}
 	return failed && open
 }
 
-// moved tells of a transition and starts applying it; k.mu is held.
-func (k *circuit) moved(tr breaker.Transition) {
+// moved tells of a transition; k.mu is held. It says whether the caller
+// is to apply it (k.apply, once k.mu is let go of): nobody else is
+// applying one.
+func (k *circuit) moved(tr breaker.Transition) (apply bool) {
 	c := k.c
 	k.shown.Store(BreakerState(tr.To))
 	if k.stopped {
-		return
+		return false
 	}
 	log := c.logger.Info
 	if tr.To == breaker.Open {
@@ -203,20 +211,23 @@ func (k *circuit) moved(tr breaker.Transition) {
 	}
 	log("acemq: circuit breaker "+string(tr.To), "consumer", c.id, "from", string(tr.From), "reason", tr.Reason)
 	c.observer.Event(Event{Kind: EventBreakerChanged, Conn: c.conn, Queue: c.queue, Consumer: c.id, Breaker: BreakerState(tr.To), Reason: tr.Reason})
-	if !k.applying {
-		k.applying = true
-		k.work.add()
-		go k.apply()
+	if k.applying {
+		return false
 	}
+	k.applying = true
+	k.work.add()
+	return true
 }
 
 func (k *circuit) coolDownOver() {
 	defer k.work.done()
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	k.stopTimer = nil
-	if tr, ok := k.b.CoolDownOver(); ok {
-		k.moved(tr)
+	tr, ok := k.b.CoolDownOver()
+	apply := ok && k.moved(tr)
+	k.mu.Unlock()
+	if apply {
+		k.apply()
 	}
 }
 
@@ -240,7 +251,7 @@ func (k *circuit) apply() {
 		if err != nil && k.ctx.Err() == nil {
 			k.c.logger.Error("acemq: circuit breaker: could not make the consumer "+string(want), "consumer", k.c.id, "error", err)
 			if tr, ok := k.b.ProbeNotStarted(err.Error()); ok {
-				k.moved(tr)
+				k.moved(tr) // applied by this loop, which applies
 			}
 		}
 		k.mu.Unlock()

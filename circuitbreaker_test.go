@@ -298,7 +298,12 @@ func TestCircuitBreakerUnderLoadSpendsNoAttemptOnTheOutage(t *testing.T) {
 		}
 		publish(t, conn, q, items...)
 
-		events.waitStates(t, acemq.BreakerOpen)
+		// Opened, then (the dependency still down) half-open and open again
+		// every 300ms: the queue holds every message while it is open.
+		waitFor(t, "the breaker open", 10*time.Second, func() bool {
+			st := events.states()
+			return len(st) > 0 && st[0] == acemq.BreakerOpen
+		})
 		waitFor(t, "the pause, every message on the queue", 30*time.Second, func() bool {
 			st, err := conn.InspectQueue(t.Context(), q)
 			s := c.Status()
