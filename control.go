@@ -1,6 +1,7 @@
 package acemq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,22 +102,12 @@ func (c *Consumer) Queue() string { return c.queue }
 // Consumers are the Conn's consumers started and not yet closed, by ID.
 func (c *Conn) Consumers() []*Consumer {
 	cs := c.consumers.list()
-	slices.SortFunc(cs, func(a, b *Consumer) int { return cmpString(a.id, b.id) })
+	slices.SortFunc(cs, func(a, b *Consumer) int { return cmp.Compare(a.id, b.id) })
 	return cs
 }
 
 // Consumer is the open consumer of that id, or nil.
 func (c *Conn) Consumer(id string) *Consumer { return c.consumers.byID(id) }
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // Status says what the consumer is doing now.
 func (c *Consumer) Status() ConsumerStatus {
