@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/breaker"
 	"github.com/acemq-go/acemq/internal/option"
 	"github.com/acemq-go/acemq/transport"
 )
@@ -42,10 +43,12 @@ const (
 // BreakerState is the state of a consumer's circuit breaker.
 type BreakerState string
 
+// The states are the state machine's (internal/breaker), so that they are
+// spelt once.
 const (
-	BreakerClosed   BreakerState = "closed"    // handling as usual
-	BreakerOpen     BreakerState = "open"      // paused for a cool-down
-	BreakerHalfOpen BreakerState = "half-open" // probing with one message at a time
+	BreakerClosed   = BreakerState(breaker.Closed)   // handling as usual
+	BreakerOpen     = BreakerState(breaker.Open)     // paused for a cool-down
+	BreakerHalfOpen = BreakerState(breaker.HalfOpen) // probing with one message at a time
 )
 
 // Scale is how many handlers a consumer runs at once (Concurrency) and how

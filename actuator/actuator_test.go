@@ -35,6 +35,12 @@ func do(t *testing.T, method, url string) response {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return send(t, req)
+}
+
+// send sends req and reads its whole answer.
+func send(t *testing.T, req *http.Request) response {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

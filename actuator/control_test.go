@@ -53,16 +53,7 @@ func call(t *testing.T, method, url, body string, header map[string]string) resp
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{resp.StatusCode, resp.Header, string(b)}
+	return send(t, req)
 }
 
 func wantCode(t *testing.T, what string, r response, code int) {

@@ -45,6 +45,10 @@ const (
 // the handler's (ReasonRetry) or its timeout's (ReasonTimeout).
 func (c ReasonClass) IsRetry() bool { return c == ReasonRetry || c == ReasonTimeout }
 
+// IsUnhandled says whether c is that of a delivery a consumer handed back
+// without handling it (it closed or paused): no failure of the message.
+func (c ReasonClass) IsUnhandled() bool { return c == ReasonShutdown || c == ReasonPaused }
+
 // The x-acemq-error texts this library writes (section 7), each followed by
 // the handler's error where there is one.
 const (

@@ -187,7 +187,7 @@ func (c *Consumer) settled(d *acemq.DeliveryInfo, s acemq.SettleResult) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.err != nil || s.ReasonClass == contract.ReasonShutdown || s.ReasonClass == contract.ReasonPaused:
+	case c.err != nil || s.ReasonClass.IsUnhandled():
 		return // sent ahead, acknowledged unhandled as the consumer closed or paused
 	case s.Outcome != contract.Requeued, s.ReasonClass == contract.ReasonAckFailed:
 		// Handled or set aside (a lost ack: the next subscription
