@@ -415,7 +415,7 @@ func (c *Consumer) handleOne(d transport.Delivery) (released bool) {
 	// Real time, not the Conn's clock (a test's manual one): this is
 	// how long the handler took, not when anything is due.
 	began := time.Now()
-	in, panicErr, late := c.handleInTime(&h, d)
+	in, panicErr, late := c.handleInTime(h, d)
 	if late { // its timeout settled it
 		c.running.Add(-1)
 		return true
@@ -726,15 +726,18 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 type tasks struct {
 	mu   sync.Mutex
 	n    int
-	none chan struct{} // closed when n falls to 0
+	none chan struct{} // made by idle while some are under way, closed when n falls to 0
 }
 
+// alreadyClosed is a channel closed from the start: idle's answer when nothing is
+// under way.
+var alreadyClosed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// add counts a task; a channel is made only for a waiter (idle), so that
+// counting, on every delivery, allocates nothing.
 func (t *tasks) add() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.n == 0 {
-		t.none = make(chan struct{})
-	}
 	t.n++
 }
 
@@ -742,8 +745,9 @@ func (t *tasks) done() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.n--
-	if t.n == 0 {
+	if t.n == 0 && t.none != nil {
 		close(t.none)
+		t.none = nil
 	}
 }
 
@@ -752,9 +756,10 @@ func (t *tasks) idle() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n == 0 {
-		none := make(chan struct{})
-		close(none)
-		return none
+		return alreadyClosed
+	}
+	if t.none == nil {
+		t.none = make(chan struct{})
 	}
 	return t.none
 }

@@ -66,7 +66,7 @@ type handlerTimeouts struct {
 // timer, not from this goroutine, which then also marks the delivery no
 // longer busy), and the handler's result is then discarded, told as
 // EventHandlerOverran.
-func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, panicErr error, late bool) {
+func (c *Consumer) handleInTime(h inHand, d transport.Delivery) (in delivered, panicErr error, late bool) {
 	limit := c.timeouts.limit
 	if limit <= 0 {
 		in, panicErr = c.handle(h.ctx, d)
@@ -77,7 +77,7 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 	var settled atomic.Bool     // by the handler's return or by the timeout, once
 	told := make(chan struct{}) // the timeout is counted and told
 	began := time.Now()
-	onTime := *h // the timer's own copy: h is the worker's
+	onTime := h // the timer's own copy, made on the timeout's path only: h stays on the worker's stack
 	stop := c.clock.AfterFunc(limit, func() {
 		if settled.Swap(true) {
 			return
@@ -93,7 +93,7 @@ func (c *Consumer) handleInTime(h *inHand, d transport.Delivery) (in delivered, 
 		cause := timedOutError{limit}
 		cancel(cause)
 		onTime.handled = time.Since(began)
-		in := c.timedOut(d, cause)
+		in := c.timedOut(onTime.Delivery, cause) // not d, which the closure would move to the heap on every delivery
 		c.carryOut(onTime, in, settle(in, c.policy, c.ladder, c.random))
 		c.busy.done() // settled: the worker's handler no longer holds a pause
 	})
