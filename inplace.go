@@ -29,9 +29,12 @@ func WithRetryInPlace() ConsumeOption {
 // settlement that is not a retry; ok is false when Close cut a wait short.
 func (c *Consumer) retryInPlace(h *inHand, d transport.Delivery, in delivered, s settlement) (delivered, settlement, bool) {
 	for s.Outcome == contract.RetriedInConsumer {
-		c.observer.Event(Event{Kind: EventWaitStarted, Conn: c.conn, Queue: c.queue, MessageID: h.info.MessageID, Delay: s.Wait, Class: s.Class})
+		// The timer is set before the wait is told, so that whoever moves a
+		// manual clock on at the event moves this wait on too; its end is
+		// told below, after it, whatever the timer does meanwhile.
 		over := make(chan struct{})
 		stop := c.clock.AfterFunc(s.Wait, func() { close(over) })
+		c.observer.Event(Event{Kind: EventWaitStarted, Conn: c.conn, Queue: c.queue, MessageID: h.info.MessageID, Delay: s.Wait, Class: s.Class})
 		select {
 		case <-over:
 		case <-c.handlerCtx.Done():
