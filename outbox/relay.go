@@ -282,6 +282,10 @@ func (r *Relay) Once(ctx context.Context) (Batch, error) {
 			published = append(published, rec.ID)
 		}
 	} else {
+		// One run of publishes, the confirms waited for together: each but
+		// the last record to send says another follows, so that the
+		// transport may write the batch at once.
+		last := lastSendable(recs)
 		var inflight []sent
 		for i, rec := range recs {
 			if ctx.Err() != nil {
@@ -292,7 +296,7 @@ func (r *Relay) Once(ctx context.Context) (Batch, error) {
 				fail(rec, rec.Err)
 				continue
 			}
-			p, err := r.conn.Publish(settle, rec.Exchange, rec.RoutingKey, rec.Message)
+			p, err := r.conn.PublishMore(settle, rec.Exchange, rec.RoutingKey, rec.Message, i < last)
 			if err != nil {
 				fail(rec, err)
 				continue
@@ -354,6 +358,17 @@ func unanswered(err error) bool {
 		}
 	}
 	return false
+}
+
+// lastSendable is the index of the last record that can be sent (one
+// whose row could be read), -1 when none can.
+func lastSendable(recs []Record) int {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Err == nil {
+			return i
+		}
+	}
+	return -1
 }
 
 func ids(recs []Record) []int64 {

@@ -26,6 +26,10 @@ import (
 const (
 	OutboxRelaySQLite   = "outbox relay (SQLite)"
 	OutboxRelayPostgres = "outbox relay (PostgreSQL)"
+	// RawLeasedRelay is the raw loop claiming its batch under a lease as
+	// the relay does (an UPDATE ... RETURNING, not a SELECT): the relay's
+	// like-for-like baseline.
+	RawLeasedRelay = "raw+lease"
 )
 
 // OutboxOptions size the outbox scenarios.
@@ -40,9 +44,10 @@ type OutboxOptions struct {
 }
 
 // RunOutbox runs the outbox scenarios: raw (a loop that selects a batch of
-// rows, publishes them with amqp091-go confirms and updates them) and
-// acemq (outbox.Relay.Once until nothing is left), alternating, round
-// after round, each on a table and a queue of its own.
+// rows, publishes them with amqp091-go confirms and updates them),
+// raw+lease (the same loop claiming its batch under a lease: acemq's
+// baseline) and acemq (outbox.Relay.Once until nothing is left),
+// alternating, round after round, each on a table and a queue of its own.
 func RunOutbox(ctx context.Context, b *Broker, o OutboxOptions) []Series {
 	type db struct {
 		scenario string
@@ -60,7 +65,8 @@ func RunOutbox(ctx context.Context, b *Broker, o OutboxOptions) []Series {
 	for _, d := range dbs {
 		series := []Series{
 			{Scenario: d.scenario, Implementation: "raw", Messages: o.Records},
-			{Scenario: d.scenario, Implementation: "acemq", Messages: o.Records},
+			{Scenario: d.scenario, Implementation: RawLeasedRelay, Messages: o.Records},
+			{Scenario: d.scenario, Implementation: "acemq", Messages: o.Records, Baseline: RawLeasedRelay},
 		}
 		for round := 1; round <= o.Rounds; round++ {
 			for i := range series {
@@ -107,8 +113,8 @@ func outboxRound(ctx context.Context, b *Broker, o OutboxOptions, open func(stri
 	if err := tx.Commit(); err != nil {
 		return s, err
 	}
-	if impl == "raw" {
-		return rawRelay(ctx, o, store.DB(), store.Dialect().String() == sqlstore.PostgreSQL.String(), table)
+	if impl == "raw" || impl == RawLeasedRelay {
+		return rawRelay(ctx, o, store.DB(), store.Dialect().String() == sqlstore.PostgreSQL.String(), table, impl == RawLeasedRelay)
 	}
 	conn, err := acemq.Connect(ctx, o.URL, acemq.WithConnectionName("bench outbox"))
 	if err != nil {
@@ -144,8 +150,10 @@ func outboxRound(ctx context.Context, b *Broker, o OutboxOptions, open func(stri
 // rawRelay is the relay's loop by hand: select a batch of unpublished
 // rows, publish each with amqp091-go (persistent, mandatory, confirmed,
 // the stored headers), wait for the confirms, mark them published; no
-// lease, no failure counting.
-func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table string) (Sample, error) {
+// failure counting. With lease, the batch is claimed as the relay claims
+// it (a write: owner and expiry set, FOR UPDATE SKIP LOCKED on
+// PostgreSQL) and the mark clears the lease, else it is a plain SELECT.
+func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table string, lease bool) (Sample, error) {
 	conn, err := amqp.Dial(o.URL)
 	if err != nil {
 		return Sample{}, err
@@ -170,11 +178,30 @@ func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table s
 		}
 		return time.Now().UTC().Format(contract.OutboxSQLiteTimeLayout)
 	}
+	query, args := "SELECT id, routing_key, body, content_type, headers FROM "+table+
+		" WHERE published_at IS NULL ORDER BY id LIMIT "+param(1), func() []any { return []any{o.Batch} }
+	mark := "UPDATE " + table + " SET published_at = " + param(1)
+	if lease {
+		skip := ""
+		if pg {
+			skip = " FOR UPDATE SKIP LOCKED"
+		}
+		query = "UPDATE " + table + " SET locked_by = " + param(1) + ", locked_until = " + param(2) +
+			" WHERE id IN (SELECT id FROM " + table + " WHERE published_at IS NULL AND (locked_until IS NULL OR locked_until <= " + param(3) + ")" +
+			" ORDER BY id LIMIT " + param(4) + skip + ") RETURNING id, routing_key, body, content_type, headers"
+		args = func() []any {
+			at := time.Now()
+			return []any{"raw", at.Add(time.Minute).UTC().Format(contract.OutboxSQLiteTimeLayout), now(), o.Batch}
+		}
+		if pg {
+			args = func() []any { at := time.Now().UTC(); return []any{"raw", at.Add(time.Minute), at, o.Batch} }
+		}
+		mark += ", locked_by = NULL, locked_until = NULL"
+	}
 	stop := measure()
 	published := 0
 	for {
-		rows, err := db.QueryContext(ctx, "SELECT id, routing_key, body, content_type, headers FROM "+table+
-			" WHERE published_at IS NULL ORDER BY id LIMIT "+param(1), o.Batch)
+		rows, err := db.QueryContext(ctx, query, args()...)
 		if err != nil {
 			return Sample{}, err
 		}
@@ -218,7 +245,7 @@ func rawRelay(ctx context.Context, o OutboxOptions, db *sql.DB, pg bool, table s
 		for i := range ids {
 			marks[i] = param(i + 2)
 		}
-		if _, err := db.ExecContext(ctx, "UPDATE "+table+" SET published_at = "+param(1)+" WHERE id IN ("+strings.Join(marks, ", ")+")",
+		if _, err := db.ExecContext(ctx, mark+" WHERE id IN ("+strings.Join(marks, ", ")+")",
 			append([]any{now()}, ids...)...); err != nil {
 			return Sample{}, err
 		}
