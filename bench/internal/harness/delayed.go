@@ -41,7 +41,7 @@ const delayedRounds = 2
 func (a *AceMQ) DelayedSend(ctx context.Context, b *Broker, queue string, n int, delay time.Duration) ([]time.Duration, error) {
 	exchange := queue + ".schedule"
 	defer func() { _ = b.deleteSchedule(exchange) }()
-	return delayedSend(ctx, a.conn, transport.SystemClock, nil, 0, exchange, queue, n, delay)
+	return delayedSend(ctx, a.conn, transport.SystemClock, nil, 0, exchange, queue, n, delay, nil)
 }
 
 // DelayedSendPaced is DelayedSend offering the messages at rate a second
@@ -51,7 +51,7 @@ func (a *AceMQ) DelayedSendPaced(ctx context.Context, b *Broker, queue string, n
 	exchange := queue + ".schedule"
 	defer func() { _ = b.deleteSchedule(exchange) }()
 	lag = make([]time.Duration, n)
-	late, err = delayedSend(ctx, a.conn, transport.SystemClock, nil, rate, exchange, queue, n, delay, lag...)
+	late, err = delayedSend(ctx, a.conn, transport.SystemClock, nil, rate, exchange, queue, n, delay, lag)
 	return late, lag, err
 }
 
@@ -74,14 +74,14 @@ func DelayedSendOnMemory(ctx context.Context, queue string, n int, delay time.Du
 	if err := conn.Transport().DeclareQueue(ctx, q); err != nil {
 		return nil, err
 	}
-	return delayedSend(ctx, conn, clock, clock, 0, contract.ScheduleExchange, queue, n, delay)
+	return delayedSend(ctx, conn, clock, clock, 0, contract.ScheduleExchange, queue, n, delay, nil)
 }
 
 // delayedSend runs a delayed-send scenario on conn: moved, when it is
 // not nil, is the clock to move (a second at a time) until every message
 // has arrived; rate, when above 0, paces the sends (see publishPaced),
 // each one's lag written to lag.
-func delayedSend(ctx context.Context, conn *acemq.Conn, clock transport.Clock, moved *memory.ManualClock, rate float64, exchange, queue string, n int, delay time.Duration, lag ...time.Duration) ([]time.Duration, error) {
+func delayedSend(ctx context.Context, conn *acemq.Conn, clock transport.Clock, moved *memory.ManualClock, rate float64, exchange, queue string, n int, delay time.Duration, lag []time.Duration) ([]time.Duration, error) {
 	sched, err := schedule.New(ctx, conn, schedule.WithExchange(exchange), schedule.WithClock(clock))
 	if err != nil {
 		return nil, err
@@ -188,6 +188,9 @@ func publishPaced(ctx context.Context, sched *schedule.Scheduler, clock transpor
 	for seq := range due {
 		planned := start.Add(time.Duration(float64(seq) / rate * float64(time.Second)))
 		time.Sleep(time.Until(planned)) // the plan; lag records any miss
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Go(func() {
 			now := clock.Now()
 			lag[seq] = now.Sub(planned)
@@ -201,7 +204,10 @@ func publishPaced(ctx context.Context, sched *schedule.Scheduler, clock transpor
 	}
 	wg.Wait()
 	close(errs)
-	return <-errs
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // moveUntilArrived moves clock a second at a time; before each step, every
