@@ -299,6 +299,8 @@ var rowNotes = map[string]string{
 	harness.IdempotentConsume + "/" + harness.IdemPostgres: "idempotency.Handler on PostgreSQL (pgx, local server): a claim and a confirm per message",
 	harness.IdempotentConsume + "/" + harness.TxPostgres:   "sqlstore.TxHandler on PostgreSQL: claim, then a transaction inserting a row of work and confirming",
 	harness.DelayedSend1s + "/acemq":                       "schedule.PublishIn(1s), 8 publishers; the 1s rung, then the forwarder delivers; late = arrival - due (negative: early)",
+	harness.DelayedSend1sPaced200 + "/acemq":               "the same, offered at 200/s to a plan open loop (a goroutine per send, its lag logged, flagged past 100ms p99); late = arrival - (send + 1s)",
+	harness.DelayedSend1sPaced1000 + "/acemq":              "the same at 1000/s",
 	harness.DelayedSend90s + "/acemq":                      "PublishIn(90s): the 1m rung, then three 10s ones; at most 2 rounds; not in -quick",
 	harness.DelayedSend1h + "/acemq":                       "PublishIn(1h) on memory:// with a manual clock moved 1s at a time: lateness on that clock",
 }

@@ -22,6 +22,12 @@ const (
 	DelayedSend1s  = "delayed send 1s"
 	DelayedSend90s = "delayed send 90s"
 	DelayedSend1h  = "delayed send 1h (memory://, moved clock)"
+	// DelayedSend1sPaced200 and DelayedSend1sPaced1000 offer the 1s delays
+	// at a fixed rate, where DelayedSend1s sends them as fast as eight
+	// publishers can (2,000 due within about a third of a second): the
+	// lateness of a delay, not of a burst's backlog.
+	DelayedSend1sPaced200  = "delayed send 1s (paced, 200/s)"
+	DelayedSend1sPaced1000 = "delayed send 1s (paced, 1000/s)"
 )
 
 // delayedRounds bounds the rounds of the 90s scenario: each one is a
@@ -35,7 +41,18 @@ const delayedRounds = 2
 func (a *AceMQ) DelayedSend(ctx context.Context, b *Broker, queue string, n int, delay time.Duration) ([]time.Duration, error) {
 	exchange := queue + ".schedule"
 	defer func() { _ = b.deleteSchedule(exchange) }()
-	return delayedSend(ctx, a.conn, transport.SystemClock, nil, exchange, queue, n, delay)
+	return delayedSend(ctx, a.conn, transport.SystemClock, nil, 0, exchange, queue, n, delay, nil)
+}
+
+// DelayedSendPaced is DelayedSend offering the messages at rate a second
+// to a plan; it also returns how far behind its plan each send started
+// (the generator's lag).
+func (a *AceMQ) DelayedSendPaced(ctx context.Context, b *Broker, queue string, n int, delay time.Duration, rate float64) (late, lag []time.Duration, err error) {
+	exchange := queue + ".schedule"
+	defer func() { _ = b.deleteSchedule(exchange) }()
+	lag = make([]time.Duration, n)
+	late, err = delayedSend(ctx, a.conn, transport.SystemClock, nil, rate, exchange, queue, n, delay, lag)
+	return late, lag, err
 }
 
 // DelayedSendOnMemory is DelayedSend on a memory:// broker of its own on a
@@ -57,13 +74,14 @@ func DelayedSendOnMemory(ctx context.Context, queue string, n int, delay time.Du
 	if err := conn.Transport().DeclareQueue(ctx, q); err != nil {
 		return nil, err
 	}
-	return delayedSend(ctx, conn, clock, clock, contract.ScheduleExchange, queue, n, delay)
+	return delayedSend(ctx, conn, clock, clock, 0, contract.ScheduleExchange, queue, n, delay, nil)
 }
 
 // delayedSend runs a delayed-send scenario on conn: moved, when it is
 // not nil, is the clock to move (a second at a time) until every message
-// has arrived.
-func delayedSend(ctx context.Context, conn *acemq.Conn, clock transport.Clock, moved *memory.ManualClock, exchange, queue string, n int, delay time.Duration) ([]time.Duration, error) {
+// has arrived; rate, when above 0, paces the sends (see publishPaced),
+// each one's lag written to lag.
+func delayedSend(ctx context.Context, conn *acemq.Conn, clock transport.Clock, moved *memory.ManualClock, rate float64, exchange, queue string, n int, delay time.Duration, lag []time.Duration) ([]time.Duration, error) {
 	sched, err := schedule.New(ctx, conn, schedule.WithExchange(exchange), schedule.WithClock(clock))
 	if err != nil {
 		return nil, err
@@ -92,7 +110,12 @@ func delayedSend(ctx context.Context, conn *acemq.Conn, clock transport.Clock, m
 	}
 	defer func() { _, _ = forwarder.Close(context.WithoutCancel(ctx)) }()
 
-	if err := publishDelayed(ctx, sched, clock, moved, queue, n, delay, due, &mu); err != nil {
+	if rate > 0 {
+		err = publishPaced(ctx, sched, clock, rate, queue, delay, due, lag, &mu)
+	} else {
+		err = publishDelayed(ctx, sched, clock, moved, queue, n, delay, due, &mu)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if moved != nil {
@@ -148,6 +171,43 @@ func publishDelayed(ctx context.Context, sched *schedule.Scheduler, clock transp
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// publishPaced publishes len(due) messages at rate a second, open loop:
+// message seq is meant to be sent at start + seq/rate, each send a
+// goroutine of its own started on time, so that slow confirms do not hold
+// the next sends back; lag[seq] is how late its send started. Its due
+// time is its send's start + delay, as in publishDelayed: a due time from
+// the plan would leave a late send under a second to wait, which the
+// scheduler delivers at once instead of on the 1s rung; the lag is
+// reported instead (logLag flags a generator that fell behind).
+func publishPaced(ctx context.Context, sched *schedule.Scheduler, clock transport.Clock, rate float64, queue string, delay time.Duration, due []time.Time, lag []time.Duration, mu *sync.Mutex) error {
+	start := clock.Now()
+	errs := make(chan error, len(due))
+	var wg sync.WaitGroup
+	for seq := range due {
+		planned := start.Add(time.Duration(float64(seq) / rate * float64(time.Second)))
+		time.Sleep(time.Until(planned)) // the plan; lag records any miss
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			now := clock.Now()
+			lag[seq] = now.Sub(planned)
+			mu.Lock()
+			due[seq] = now.Add(delay)
+			mu.Unlock()
+			if err := sched.PublishIn(ctx, delay, "", queue, NewPayload(seq)); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // moveUntilArrived moves clock a second at a time; before each step, every
