@@ -10,6 +10,11 @@ const (
 	// OutboxPendingSuffix names the index on (published_at, created_at):
 	// the table's name and this.
 	OutboxPendingSuffix = "_pending"
+	// OutboxUnsentSuffix names this library's own index beside it, on
+	// (id) where published_at IS NULL: a claim takes the first unpublished
+	// records in id order, which the family's index cannot serve, so that
+	// without it every claim reads past each published record kept.
+	OutboxUnsentSuffix = "_unsent"
 	// OutboxBodyText is the body_encoding of a body kept as it is: UTF-8
 	// without a NUL byte (which PostgreSQL's TEXT cannot hold).
 	OutboxBodyText = "text"

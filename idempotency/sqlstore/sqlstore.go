@@ -187,7 +187,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	ddl := strings.Split(fmt.Sprintf(s.d.create, s.table, s.table+contract.IdempotencyExpirySuffix), ";\n")
 	return sqldb.Migrate(ctx, s.db, sqldb.Schema{What: "idempotency", Table: s.table, Dialect: s.d,
 		Lock: s.d.lock, LockKey: sqldb.LockKey("acemq idempotency " + s.table),
-		Create: ddl[0], Index: ddl[1], Columns: columns, NotOurs: ErrNotIdempotencyTable})
+		Create: ddl[0], Indexes: ddl[1:], Columns: columns, NotOurs: ErrNotIdempotencyTable})
 }
 
 // Claim implements idempotency.Store.

@@ -18,8 +18,8 @@ type Schema struct {
 	// unique violation in its catalogue) unless serialised.
 	Lock    string
 	LockKey int64
-	Create  string // CREATE TABLE IF NOT EXISTS
-	Index   string // CREATE INDEX IF NOT EXISTS, or "" for none
+	Create  string   // CREATE TABLE IF NOT EXISTS
+	Indexes []string // CREATE INDEX IF NOT EXISTS each
 	Columns []string
 	// NotOurs is wrapped by the error of a table that lacks Columns: the
 	// table of another library, say.
@@ -54,8 +54,8 @@ func Migrate(ctx context.Context, db *sql.DB, s Schema) error {
 		return fmt.Errorf("%w: %s has columns %s, not %s (WithTable names another table)",
 			s.NotOurs, s.Table, strings.Join(have, ", "), strings.Join(missing, ", "))
 	}
-	if s.Index != "" {
-		if _, err := tx.ExecContext(ctx, s.Index); err != nil {
+	for _, index := range s.Indexes {
+		if _, err := tx.ExecContext(ctx, index); err != nil {
 			return fail("create index for", err)
 		}
 	}

@@ -28,6 +28,9 @@
 //	locked_by      VARCHAR(255): the relay holding its lease
 //	locked_until   when the lease ends (or, without locked_by, a retry delay)
 //	index <table>_pending on (published_at, created_at)
+//	index <table>_unsent on (id) where published_at IS NULL: this
+//	library's own, so that a claim (the first unpublished records, in id
+//	order) does not read past the published records the table keeps
 //
 // The times are TIMESTAMPTZ on PostgreSQL; on SQLite, TEXT in RFC 3339 UTC
 // with three fractional digits (contract.OutboxSQLiteTimeLayout), which
@@ -95,7 +98,8 @@ var SQLite = Dialect{
 	locked_by VARCHAR(255),
 	locked_until TEXT
 );
-CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (published_at, created_at)`,
+CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (published_at, created_at);
+CREATE INDEX IF NOT EXISTS %[3]s ON %[1]s (id) WHERE published_at IS NULL`,
 	time: func(t time.Time) any { return t.UTC().Format(contract.OutboxSQLiteTimeLayout) },
 }
 
@@ -120,7 +124,8 @@ var PostgreSQL = Dialect{
 	locked_by VARCHAR(255),
 	locked_until TIMESTAMPTZ
 );
-CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (published_at, created_at)`,
+CREATE INDEX IF NOT EXISTS %[2]s ON %[1]s (published_at, created_at);
+CREATE INDEX IF NOT EXISTS %[3]s ON %[1]s (id) WHERE published_at IS NULL`,
 	lock: `SELECT pg_advisory_xact_lock($1)`,
 	skip: " FOR UPDATE SKIP LOCKED",
 	time: func(t time.Time) any { return t.UTC() },
@@ -216,15 +221,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Migrate creates the table and its index unless they exist, and checks
+// Migrate creates the table and its indexes unless they exist, and checks
 // that an existing table has the outbox columns (ErrNotOutboxTable
 // otherwise, before any index is made on it). It is idempotent, and
 // concurrent calls from several processes are safe.
 func (s *Store) Migrate(ctx context.Context) error {
-	ddl := strings.Split(fmt.Sprintf(s.d.create, s.table, s.table+contract.OutboxPendingSuffix), ";\n")
+	ddl := strings.Split(fmt.Sprintf(s.d.create, s.table, s.table+contract.OutboxPendingSuffix, s.table+contract.OutboxUnsentSuffix), ";\n")
 	return sqldb.Migrate(ctx, s.db, sqldb.Schema{What: "outbox", Table: s.table, Dialect: s.d,
 		Lock: s.d.lock, LockKey: s.lockKey("migrate"),
-		Create: ddl[0], Index: ddl[1], Columns: columns, NotOurs: ErrNotOutboxTable})
+		Create: ddl[0], Indexes: ddl[1:], Columns: columns, NotOurs: ErrNotOutboxTable})
 }
 
 // lockKey is the advisory lock of one of the table's operations.

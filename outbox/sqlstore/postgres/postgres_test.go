@@ -71,6 +71,13 @@ func TestTableShape(t *testing.T) {
 	if !strings.HasSuffix(def, "(published_at, created_at)") {
 		t.Errorf("the pending index is %s", def)
 	}
+	// This library's own: a claim in id order reads no published record.
+	if err := s.DB().QueryRowContext(t.Context(), "SELECT indexdef FROM pg_indexes WHERE indexname = $1", table+"_unsent").Scan(&def); err != nil {
+		t.Fatalf("the unsent index: %v", err)
+	}
+	if !strings.HasSuffix(def, "(id) WHERE (published_at IS NULL)") {
+		t.Errorf("the unsent index is %s", def)
+	}
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Errorf("Migrate again: %v", err)
 	}

@@ -61,6 +61,13 @@ func TestTableShape(t *testing.T) {
 	if err := s.DB().QueryRowContext(t.Context(), "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'acemq_outbox_pending'").Scan(&index); err != nil {
 		t.Fatalf("the pending index: %v", err)
 	}
+	// This library's own: a claim in id order reads no published record.
+	if err := s.DB().QueryRowContext(t.Context(), "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'acemq_outbox_unsent'").Scan(&index); err != nil {
+		t.Fatalf("the unsent index: %v", err)
+	}
+	if !strings.HasSuffix(index, "(id) WHERE published_at IS NULL") {
+		t.Errorf("the unsent index is %s", index)
+	}
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Errorf("Migrate again: %v", err)
 	}
