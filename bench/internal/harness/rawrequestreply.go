@@ -90,7 +90,7 @@ func (r *Raw) RequestReply(ctx context.Context, queue string, n, concurrency int
 		pub := amqp.Publishing{ContentType: contract.ContentTypeJSON, DeliveryMode: amqp.Persistent, MessageId: p.ID,
 			CorrelationId: p.ID, ReplyTo: replyTo, Body: body}
 		if kind.envelope {
-			if pub, err = envelopeRequest(pub, queue); err != nil {
+			if pub, err = envelopeRequest(pub, queue, !kind.direct); err != nil {
 				return err
 			}
 		}
@@ -130,13 +130,18 @@ func (r *Raw) RequestReply(ctx context.Context, queue string, n, concurrency int
 }
 
 // envelopeRequest is pub as request.Do sends it: a new UUID as its message
-// id, correlation-id and x-acemq-correlation, the reply address in the
-// acemq-reply-to header too, and the envelope's headers.
-func envelopeRequest(pub amqp.Publishing, routingKey string) (amqp.Publishing, error) {
+// id, correlation-id and x-acemq-correlation, the envelope's headers, and
+// with header the reply address in the acemq-reply-to header too. Direct
+// reply-to goes without that header: RabbitMQ rewrites only the reply-to
+// property to the address a reply must go to, and a responder reads the
+// header first (docs/request-reply.md#direct-reply-to).
+func envelopeRequest(pub amqp.Publishing, routingKey string, header bool) (amqp.Publishing, error) {
 	id := uuid.NewString()
-	env := acemq.Envelope{ID: id, Correlation: id, CorrelationID: id, ReplyTo: pub.ReplyTo, ContentType: pub.ContentType,
-		Headers: acemq.Table{contract.HeaderReplyTo: pub.ReplyTo}}.Complete(routingKey, time.Now())
-	return withEnvelope(pub, env)
+	env := acemq.Envelope{ID: id, Correlation: id, CorrelationID: id, ReplyTo: pub.ReplyTo, ContentType: pub.ContentType}
+	if header {
+		env.Headers = acemq.Table{contract.HeaderReplyTo: pub.ReplyTo}
+	}
+	return withEnvelope(pub, env.Complete(routingKey, time.Now()))
 }
 
 // envelopeReply is the reply to d as request.Serve sends it: its address

@@ -33,6 +33,10 @@ const (
 	// type, a message id, reply-to and correlation-id only).
 	RawReplyQueue    = "raw reply queue"
 	RawDirectReplyTo = "raw direct reply-to"
+	// RawEnvelopeDirectReplyTo is raw+envelope through direct reply-to,
+	// without the acemq-reply-to header (which RabbitMQ would not rewrite):
+	// what a direct reply-to option of request.Client would cost.
+	RawEnvelopeDirectReplyTo = "raw+envelope direct reply-to"
 )
 
 // requestReply are the contenders of a request-reply scenario of n round
@@ -51,6 +55,7 @@ func (r *Runner) requestReply(n, concurrency int) []contender {
 		{name: RawEnvelopeReplyQueue, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{envelope: true})},
 		{name: RawReplyQueue, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{})},
 		{name: RawDirectReplyTo, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{direct: true})},
+		{name: RawEnvelopeDirectReplyTo, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{envelope: true, direct: true})},
 		{name: AceMQRequest, baseline: RawEnvelopeReplyQueue, run: func(ctx context.Context, q string) ([]time.Duration, error) {
 			return r.AceMQ.RequestReply(ctx, q, n, concurrency)
 		}},
