@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,9 @@ type Client struct {
 	timeout time.Duration
 	codec   acemq.Codec // nil: by type
 	logger  *slog.Logger
+	// replyHeaders is the headers of a request that sets none: the reply
+	// address, made once.
+	replyHeaders acemq.Table
 
 	mu      sync.Mutex
 	pending map[string]*waiter
@@ -109,6 +113,7 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...ClientOption) (*Cl
 		timeout: o.timeout, codec: o.codec, logger: o.logger,
 		pending: map[string]*waiter{}, closed: make(chan struct{}), done: make(chan struct{}),
 	}
+	c.replyHeaders = acemq.Table{contract.HeaderReplyTo: c.queue}
 	c.logger = c.logger.With("reply_queue", c.queue)
 	// The queue goes with its connection: Setup declares it again on each
 	// new one. A request in flight across a loss times out.
@@ -210,10 +215,7 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 	for _, opt := range opts {
 		opt(&env)
 	}
-	if env.Headers == nil {
-		env.Headers = acemq.Table{}
-	}
-	env.Headers[contract.HeaderReplyTo] = c.queue
+	env.Headers = c.withReplyTo(env.Headers)
 	env.ReplyTo, env.CorrelationID = c.queue, corr
 	if env.Correlation == "" {
 		env.Correlation = corr
@@ -229,6 +231,20 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 	}
 	end(acemq.RequestResult{Outcome: requestOutcome(err), Err: err, Duration: time.Since(start)})
 	return resp, err
+}
+
+// withReplyTo is h and the acemq-reply-to header: a copy, since h may be
+// the caller's (WithHeaders' own map, or one an option set), else the
+// client's one map of that header alone (read only: Envelope.Write copies
+// the headers it writes).
+func (c *Client) withReplyTo(h acemq.Table) acemq.Table {
+	if len(h) == 0 {
+		return c.replyHeaders
+	}
+	withIt := make(acemq.Table, len(h)+1)
+	maps.Copy(withIt, h)
+	withIt[contract.HeaderReplyTo] = c.queue
+	return withIt
 }
 
 // requestOutcome is the family's word for how a request ended.
