@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,9 @@ type Client struct {
 	timeout time.Duration
 	codec   acemq.Codec // nil: by type
 	logger  *slog.Logger
+	// replyHeaders is the headers of a request that sets none: the reply
+	// address, made once.
+	replyHeaders acemq.Table
 
 	mu      sync.Mutex
 	pending map[string]*waiter
@@ -109,6 +113,7 @@ func NewClient(ctx context.Context, conn *acemq.Conn, opts ...ClientOption) (*Cl
 		timeout: o.timeout, codec: o.codec, logger: o.logger,
 		pending: map[string]*waiter{}, closed: make(chan struct{}), done: make(chan struct{}),
 	}
+	c.replyHeaders = acemq.Table{contract.HeaderReplyTo: c.queue}
 	c.logger = c.logger.With("reply_queue", c.queue)
 	// The queue goes with its connection: Setup declares it again on each
 	// new one. A request in flight across a loss times out.
@@ -152,21 +157,20 @@ func (c *Client) receive() {
 		id := replyCorrelation(d.Message)
 		c.mu.Lock()
 		w := c.pending[id]
-		first := w != nil && !w.answered
+		first := w != nil && !w.answered()
 		if first {
-			w.answered = true
+			// Counted before Do can return with it.
+			c.replies.Add(1)
+			w.reply = d
+			close(w.done)
 		}
 		c.mu.Unlock()
 		switch {
-		case first:
-			// Counted before Do can return with it.
-			c.replies.Add(1)
-			w.reply <- d // its one slot: only the first reply is sent
 		case w == nil:
 			c.unmatched.Add(1)
 			c.logger.Warn("acemq: a reply matches no request waiting; dropped", "correlation_id", id,
 				"message_id", d.MessageID)
-		default: // answered twice: the first reply is the one
+		case !first: // answered twice: the first reply is the one
 			c.unmatched.Add(1)
 			c.logger.Warn("acemq: a second reply to one request; dropped", "correlation_id", id)
 		}
@@ -176,8 +180,18 @@ func (c *Client) receive() {
 // waiter is a request waiting for its reply, under its correlation id and
 // (when they differ) its message id.
 type waiter struct {
-	reply    chan acemq.RawDelivery // one slot
-	answered bool                   // a reply was sent; under Client.mu
+	done  chan struct{}     // closed when reply is set, under Client.mu
+	reply acemq.RawDelivery // the first reply: only it is kept
+}
+
+// answered says whether w has its reply; under Client.mu.
+func (w *waiter) answered() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // replyCorrelation is what a reply names its request by: the AMQP
@@ -207,13 +221,10 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 		defer cancel()
 	}
 	env := acemq.Envelope{ID: corr}
-	for _, opt := range opts {
-		opt(&env)
+	if len(opts) > 0 {
+		env = withOptions(env, opts)
 	}
-	if env.Headers == nil {
-		env.Headers = acemq.Table{}
-	}
-	env.Headers[contract.HeaderReplyTo] = c.queue
+	env.Headers = c.withReplyTo(env.Headers)
 	env.ReplyTo, env.CorrelationID = c.queue, corr
 	if env.Correlation == "" {
 		env.Correlation = corr
@@ -229,6 +240,29 @@ func Do[Req, Resp any](ctx context.Context, c *Client, exchange, routingKey stri
 	}
 	end(acemq.RequestResult{Outcome: requestOutcome(err), Err: err, Duration: time.Since(start)})
 	return resp, err
+}
+
+// withOptions is env as opts set it: apart from Do, so that a request
+// without options keeps its envelope off the heap.
+func withOptions(env acemq.Envelope, opts []acemq.MessageOption) acemq.Envelope {
+	for _, opt := range opts {
+		opt(&env)
+	}
+	return env
+}
+
+// withReplyTo is h and the acemq-reply-to header: a copy, since h may be
+// the caller's (WithHeaders' own map, or one an option set), else the
+// client's one map of that header alone (read only: Envelope.Write copies
+// the headers it writes).
+func (c *Client) withReplyTo(h acemq.Table) acemq.Table {
+	if len(h) == 0 {
+		return c.replyHeaders
+	}
+	withIt := make(acemq.Table, len(h)+1)
+	maps.Copy(withIt, h)
+	withIt[contract.HeaderReplyTo] = c.queue
+	return withIt
 }
 
 // requestOutcome is the family's word for how a request ended.
@@ -263,7 +297,7 @@ func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingK
 
 	// Waiting under the message id too answers .NET's responders, which
 	// reply with the request's message id.
-	w := &waiter{reply: make(chan acemq.RawDelivery, 1)}
+	w := &waiter{done: make(chan struct{})}
 	keys := []string{env.CorrelationID}
 	if env.ID != env.CorrelationID {
 		keys = append(keys, env.ID)
@@ -290,7 +324,8 @@ func roundTrip[Req, Resp any](ctx context.Context, c *Client, exchange, routingK
 	}
 
 	select {
-	case d := <-w.reply:
+	case <-w.done:
+		d := w.reply
 		// The header says it whatever the body (empty, null, a detail),
 		// even with no text.
 		if text, failed := d.Headers[contract.HeaderReplyError]; failed {

@@ -286,8 +286,8 @@ var rowNotes = map[string]string{
 	harness.RungKinds + "/" + harness.AceMQAtLeastOnce:     "quorum rung Q.retry.quorum.1s, at-least-once dead-lettering; lateness against the confirm + 1s",
 	harness.RungKinds + "/" + harness.RawClassicTTL:        "publish into a classic x-message-ttl 1s queue dead-lettering to the consumed quorum queue",
 	harness.RungKinds + "/" + harness.RawQuorumTTL:         "the same into a quorum TTL queue, at-least-once dead-lettering, reject-publish",
-	harness.RequestReply1 + "/" + harness.RawReplyQueue:    "late = round trip; an exclusive server-named reply queue, acked",
-	harness.RequestReply1 + "/" + harness.RawDirectReplyTo: "late = round trip; amq.rabbitmq.reply-to, no-ack, on the publishing channel",
+	harness.RequestReply1 + "/" + harness.RawReplyQueue:    "late = round trip; an exclusive server-named reply queue, acked; bare messages",
+	harness.RequestReply1 + "/" + harness.RawDirectReplyTo: "late = round trip; amq.rabbitmq.reply-to, no-ack, on the publishing channel; bare messages",
 	harness.RequestReply1 + "/" + harness.AceMQRequest:     "late = round trip; request.Do on one Client (its acemq-reply-<uuid> queue), request.Serve",
 	harness.RequestReply8 + "/" + harness.RawReplyQueue:    "late = round trip; 8 requesters on one channel, 8 responder goroutines",
 	harness.RequestReply8 + "/" + harness.RawDirectReplyTo: "late = round trip; 8 requesters on one channel, 8 responder goroutines",
@@ -303,6 +303,13 @@ var rowNotes = map[string]string{
 	harness.DelayedSend1sPaced1000 + "/acemq":              "the same at 1000/s",
 	harness.DelayedSend90s + "/acemq":                      "PublishIn(90s): the 1m rung, then three 10s ones; at most 2 rounds; not in -quick",
 	harness.DelayedSend1h + "/acemq":                       "PublishIn(1h) on memory:// with a manual clock moved 1s at a time: lateness on that clock",
+
+	// Request-reply's baseline (acemq's ratio is to it) and direct reply-to
+	// with AceMQ's headers.
+	harness.RequestReply1 + "/" + harness.RawEnvelopeReplyQueue:    "late = round trip; raw reply queue sending and reading AceMQ's headers (envelope, acemq-reply-to, acemq-error): the baseline",
+	harness.RequestReply1 + "/" + harness.RawEnvelopeDirectReplyTo: "late = round trip; raw+envelope on amq.rabbitmq.reply-to (no-ack, the publishing channel), without the acemq-reply-to header",
+	harness.RequestReply8 + "/" + harness.RawEnvelopeReplyQueue:    "late = round trip; 8 requesters on one channel, 8 responder goroutines; AceMQ's headers: the baseline",
+	harness.RequestReply8 + "/" + harness.RawEnvelopeDirectReplyTo: "late = round trip; 8 requesters on one channel, 8 responder goroutines; raw+envelope on amq.rabbitmq.reply-to",
 }
 
 func notes(c config) []string {
@@ -315,7 +322,7 @@ func notes(c config) []string {
 		"retry-on-rung: acemq Fixed(2, 1s).WaitInBrokerFrom(1s), concurrency 8; lateness = second delivery - (first handler's return + 1s), so it includes the republish; per-message TTL: same broker, one queue, alternating 5s and 1s expirations",
 		"the Watermill subscriber and router are started inside the timing, as acemq's Consume is",
 		fmt.Sprintf("%s: a quorum source queue; acemq Fixed(2, 1s).WaitInBrokerFrom(1s), prefetch 100, concurrency 8, with contract (classic) or at-least-once (quorum) rungs; raw publishes into a 1s TTL queue of the same arguments that dead-letters to the quorum queue it consumes; msgs/s is the whole round trip, lateness = arrival - (the confirm of the publish to the rung + 1s); at-least-once rows are compared with the contract (acemq) or classic (raw) run of the same round", harness.RungKinds),
-		fmt.Sprintf("%s and %s: %d round trips of a 256-byte JSON payload echoed back, on a fresh durable classic request queue; requester and responder share the contender's one connection, each with its own channel, started inside the timing; both sides publish mandatory, persistent and confirmed, and the responder acks a request once its reply is confirmed (prefetch 100); the late columns are each round trip's time (publish to decoded reply), and × is to the raw reply-queue run of the same round", harness.RequestReply1, harness.RequestReply8, c.requests),
+		fmt.Sprintf("%s and %s: %d round trips of a 256-byte JSON payload echoed back, on a fresh durable classic request queue; requester and responder share the contender's one connection, each with its own channel, started inside the timing; both sides publish mandatory, persistent and confirmed, and the responder acks a request once its reply is confirmed (prefetch 100); the late columns are each round trip's time (publish to decoded reply), and × is to the raw+envelope reply-queue run of the same round (raw amqp091-go sending and reading the headers AceMQ's client and responder send: the envelope, acemq-reply-to, a UUID correlation id, acemq-error); raw reply queue and raw direct reply-to send bare messages", harness.RequestReply1, harness.RequestReply8, c.requests),
 		fmt.Sprintf("%s: %d messages of 100 keys published (confirmed, pipelined) to a direct exchange and 8 quorum queues with single active consumer while 4 consumers take 2 partitions each, one message at a time, prefetch 100; every message checked to follow its key's last; timed from the consumers' start to the last message; acemq package partition (Consume, PublishBatch), raw the same topology in amqp091-go with a goroutine per queue", harness.Ordered, c.messages),
 	}
 }

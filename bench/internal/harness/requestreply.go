@@ -2,17 +2,13 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/bench/internal/stats"
-	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/request"
 )
 
@@ -27,14 +23,21 @@ const (
 // The contenders of the request-reply scenarios; each row's ratio is to
 // RawReplyQueue's run of the same round.
 const (
-	AceMQRequest     = "acemq request"
+	AceMQRequest = "acemq request"
+	// RawEnvelopeReplyQueue is raw amqp091-go sending and answering what
+	// AceMQ's client and responder send (the envelope, acemq-reply-to,
+	// the correlation id as AceMQ sets it, acemq-error read): acemq's
+	// like-for-like baseline.
+	RawEnvelopeReplyQueue = "raw+envelope reply queue"
+	// RawReplyQueue and RawDirectReplyTo send bare messages (a content
+	// type, a message id, reply-to and correlation-id only).
 	RawReplyQueue    = "raw reply queue"
 	RawDirectReplyTo = "raw direct reply-to"
+	// RawEnvelopeDirectReplyTo is raw+envelope through direct reply-to,
+	// without the acemq-reply-to header (which RabbitMQ would not rewrite):
+	// what a direct reply-to option of request.Client would cost.
+	RawEnvelopeDirectReplyTo = "raw+envelope direct reply-to"
 )
-
-// directReplyTo is RabbitMQ's pseudo-queue for replies without a queue: a
-// broker feature, not part of the family's wire.
-const directReplyTo = "amq.rabbitmq.reply-to"
 
 // requestReply are the contenders of a request-reply scenario of n round
 // trips with concurrency requesters.
@@ -43,14 +46,17 @@ func (r *Runner) requestReply(n, concurrency int) []contender {
 	if concurrency > 1 {
 		scenario = RequestReply8
 	}
+	raw := func(kind rawRequests) run {
+		return func(ctx context.Context, q string) ([]time.Duration, error) {
+			return r.Raw.RequestReply(ctx, q, n, concurrency, kind)
+		}
+	}
 	cs := []contender{
-		{name: RawReplyQueue, baseline: RawReplyQueue, run: func(ctx context.Context, q string) ([]time.Duration, error) {
-			return r.Raw.RequestReply(ctx, q, n, concurrency, false)
-		}},
-		{name: RawDirectReplyTo, baseline: RawReplyQueue, run: func(ctx context.Context, q string) ([]time.Duration, error) {
-			return r.Raw.RequestReply(ctx, q, n, concurrency, true)
-		}},
-		{name: AceMQRequest, baseline: RawReplyQueue, run: func(ctx context.Context, q string) ([]time.Duration, error) {
+		{name: RawEnvelopeReplyQueue, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{envelope: true})},
+		{name: RawReplyQueue, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{})},
+		{name: RawDirectReplyTo, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{direct: true})},
+		{name: RawEnvelopeDirectReplyTo, baseline: RawEnvelopeReplyQueue, run: raw(rawRequests{envelope: true, direct: true})},
+		{name: AceMQRequest, baseline: RawEnvelopeReplyQueue, run: func(ctx context.Context, q string) ([]time.Duration, error) {
 			return r.AceMQ.RequestReply(ctx, q, n, concurrency)
 		}},
 	}
@@ -102,152 +108,6 @@ func closing(ctx context.Context, err *error, what string, close func(context.Co
 	if cerr := close(ctx); cerr != nil && *err == nil {
 		*err = fmt.Errorf("closing %s: %w", what, cerr)
 	}
-}
-
-// RequestReply is request-reply in plain amqp091-go with AceMQ's
-// guarantees on both sides: requests and replies mandatory, persistent and
-// confirmed, each request acked once its reply is confirmed. The
-// requester's one channel publishes the requests and consumes the replies,
-// matched by correlation id: from its own server-named exclusive reply
-// queue (acked), or with direct, from amq.rabbitmq.reply-to (no-ack, as
-// RabbitMQ requires).
-func (r *Raw) RequestReply(ctx context.Context, queue string, n, concurrency int, direct bool) ([]time.Duration, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop, err := r.respond(ctx, queue, concurrency)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-
-	ch, err := r.conn.Channel()
-	if err != nil {
-		return nil, err
-	}
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		return nil, err
-	}
-	replyTo, autoAck := directReplyTo, true
-	if !direct {
-		q, err := ch.QueueDeclare("", false, true, true, false, amqp.Table{contract.ArgQueueType: contract.QueueTypeClassic})
-		if err != nil {
-			return nil, err
-		}
-		if err := ch.Qos(prefetch, 0, false); err != nil {
-			return nil, err
-		}
-		replyTo, autoAck = q.Name, false
-	}
-	replies, err := ch.ConsumeWithContext(ctx, replyTo, "", autoAck, false, false, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	var mu sync.Mutex
-	waiting := map[string]chan amqp.Delivery{}
-	go func() {
-		for d := range replies {
-			if !autoAck {
-				_ = d.Ack(false)
-			}
-			mu.Lock()
-			w := waiting[d.CorrelationId]
-			mu.Unlock()
-			if w != nil {
-				w <- d // buffered: one reply per request
-			}
-		}
-	}()
-	return roundTrips(ctx, n, concurrency, func(ctx context.Context, seq int) error {
-		p := NewPayload(seq)
-		body, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		reply := make(chan amqp.Delivery, 1)
-		mu.Lock()
-		waiting[p.ID] = reply
-		mu.Unlock()
-		defer func() {
-			mu.Lock()
-			delete(waiting, p.ID)
-			mu.Unlock()
-		}()
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, amqp.Publishing{
-			ContentType: contract.ContentTypeJSON, DeliveryMode: amqp.Persistent, MessageId: p.ID,
-			CorrelationId: p.ID, ReplyTo: replyTo, Body: body,
-		})
-		if err != nil {
-			return err
-		}
-		if ok, err := dc.WaitContext(ctx); err != nil || !ok {
-			return fmt.Errorf("request %d not confirmed (%v)", seq, err)
-		}
-		select {
-		case d := <-reply:
-			var got Payload
-			if err := json.Unmarshal(d.Body, &got); err != nil {
-				return err
-			}
-			if got.Seq != seq {
-				return fmt.Errorf("request %d answered with %d", seq, got.Seq)
-			}
-			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("request %d: no reply: %w", seq, ctx.Err())
-		}
-	})
-}
-
-// respond answers queue's requests with concurrency handlers on one
-// channel: decode, encode the reply, publish it mandatory and confirmed to
-// the default exchange under the request's reply-to, ack the request.
-func (r *Raw) respond(ctx context.Context, queue string, concurrency int) (stop func(), err error) {
-	ch, err := r.conn.Channel()
-	if err != nil {
-		return nil, err
-	}
-	if err := ch.Qos(prefetch, 0, false); err != nil {
-		ch.Close()
-		return nil, err
-	}
-	if err := ch.Confirm(false); err != nil {
-		ch.Close()
-		return nil, err
-	}
-	requests, err := ch.ConsumeWithContext(ctx, queue, "", false, false, false, false, nil)
-	if err != nil {
-		ch.Close()
-		return nil, err
-	}
-	var wg sync.WaitGroup
-	for range concurrency {
-		wg.Go(func() {
-			for d := range requests {
-				var p Payload
-				if json.Unmarshal(d.Body, &p) != nil {
-					_ = d.Reject(false)
-					continue
-				}
-				body, _ := json.Marshal(p) // a Payload always marshals
-				dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", d.ReplyTo, true, false, amqp.Publishing{
-					ContentType: contract.ContentTypeJSON, DeliveryMode: amqp.Persistent, CorrelationId: d.CorrelationId, Body: body,
-				})
-				if err == nil {
-					_, err = dc.WaitContext(ctx)
-				}
-				if err != nil {
-					_ = d.Nack(false, true)
-					continue
-				}
-				_ = d.Ack(false)
-			}
-		})
-	}
-	return func() {
-		_ = ch.Close() // ends the deliveries channel, so the goroutines return
-		wg.Wait()
-	}, nil
 }
 
 // roundTrips runs trip for seq 0..n-1, concurrency at a time, and returns
