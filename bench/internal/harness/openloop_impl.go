@@ -108,9 +108,9 @@ func (a *AceMQ) OpenLoop(ctx context.Context, queue string, arr *arrivals) error
 		if ctx.Err() != nil {
 			break
 		}
+		arr.sent(seq)
 		wg.Go(func() {
 			defer func() { <-window }()
-			arr.sent(seq)
 			if err := pub.Publish(ctx, queue, NewPayload(seq)); err != nil {
 				select {
 				case failed <- err:
