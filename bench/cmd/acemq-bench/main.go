@@ -170,6 +170,10 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 	if err != nil {
 		return err
 	}
+	openLoop, err := openLoopOptions(c)
+	if err != nil {
+		return err
+	}
 	runner := harness.Runner{Broker: broker, Log: log, IdempotencyPostgres: c.postgres, Options: harness.Options{
 		Messages: c.messages, RungMessages: c.rungMessages, KindMessages: c.kindMessages, Requests: c.requests, Rounds: c.rounds, Timeout: c.timeout, Only: scenarios, Quick: c.quick,
 	}}
@@ -217,6 +221,10 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 		return err
 	}
 	series := runner.Run(ctx)
+	if scenarios == nil || scenarios[harness.OpenLoop] {
+		series = append(series, runner.OpenLoop(ctx, openLoop)...)
+		rep.Notes = append(rep.Notes, openLoopNote(openLoop))
+	}
 	if scenarios == nil || scenarios[harness.OutboxRelaySQLite] || scenarios[harness.OutboxRelayPostgres] {
 		series = append(series, runOutbox(ctx, broker, c, log)...)
 	}

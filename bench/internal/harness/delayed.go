@@ -173,22 +173,21 @@ func publishDelayed(ctx context.Context, sched *schedule.Scheduler, clock transp
 	return <-errs
 }
 
-// publishPaced publishes len(due) messages at rate a second, open loop:
-// message seq is meant to be sent at start + seq/rate, each send a
-// goroutine of its own started on time, so that slow confirms do not hold
-// the next sends back; lag[seq] is how late its send started. Its due
-// time is its send's start + delay, as in publishDelayed: a due time from
-// the plan would leave a late send under a second to wait, which the
-// scheduler delivers at once instead of on the 1s rung; the lag is
-// reported instead (logLag flags a generator that fell behind).
+// publishPaced publishes len(due) messages at rate a second to a plan
+// (open loop: see plan), each send a goroutine of its own started on
+// time, so that slow confirms do not hold the next sends back; lag[seq] is
+// how late its send started. Its due time is its send's start + delay, as
+// in publishDelayed: a due time from the plan would leave a late send
+// under a second to wait, which the scheduler delivers at once instead of
+// on the 1s rung; the lag is reported instead (logLag flags a generator
+// that fell behind).
 func publishPaced(ctx context.Context, sched *schedule.Scheduler, clock transport.Clock, rate float64, queue string, delay time.Duration, due []time.Time, lag []time.Duration, mu *sync.Mutex) error {
-	start := clock.Now()
+	p := newPlan(rate)
 	errs := make(chan error, len(due))
 	var wg sync.WaitGroup
 	for seq := range due {
-		planned := start.Add(time.Duration(float64(seq) / rate * float64(time.Second)))
-		time.Sleep(time.Until(planned)) // the plan; lag records any miss
-		if ctx.Err() != nil {
+		planned, err := p.Wait(ctx, seq)
+		if err != nil {
 			break
 		}
 		wg.Go(func() {

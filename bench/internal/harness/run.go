@@ -62,8 +62,12 @@ type Options struct {
 type Sample struct {
 	Round   int
 	Elapsed time.Duration
-	// Late is how late each message arrived, for the delayed scenarios.
+	// Late is how late each message arrived, for the delayed scenarios (in
+	// the open-loop scenario, each one that arrived: its latency).
 	Late []time.Duration
+	// SendLag is how far behind its plan each send of an open-loop run
+	// started.
+	SendLag []time.Duration
 	// CPU and Allocs are what the harness's process spent on the run: CPU
 	// time (user and system) and heap objects allocated.
 	CPU    time.Duration
@@ -80,6 +84,10 @@ type Series struct {
 	Baseline string
 	Samples  []Sample
 	Errors   []string
+
+	// Offered is the rate (msgs/s) an open-loop scenario offered its
+	// Messages at; 0 for the others.
+	Offered float64
 }
 
 // Runner runs the scenarios: raw, AceMQ and Watermill in turn, round after
@@ -207,11 +215,6 @@ func (r *Runner) logEarliest(name string, late []time.Duration) {
 	}
 }
 
-// behindLimit is the generator lag (p99) past which a paced run is
-// flagged, as the family's workloads tool refuses such a run: its
-// lateness then measures the generator too.
-const behindLimit = 100 * time.Millisecond
-
 // logLag logs how far behind its plan a paced run's generator sent.
 func (r *Runner) logLag(name string, lag []time.Duration) {
 	if len(lag) == 0 {
@@ -219,8 +222,8 @@ func (r *Runner) logLag(name string, lag []time.Duration) {
 	}
 	p99 := stats.Percentile(lag, 99)
 	verdict := "on plan"
-	if p99 > behindLimit {
-		verdict = fmt.Sprintf("FELL BEHIND (p99 over %v): its lateness includes the generator's", behindLimit)
+	if p99 > BehindLimit {
+		verdict = fmt.Sprintf("FELL BEHIND (p99 over %v): its lateness includes the generator's", BehindLimit)
 	}
 	fmt.Fprintf(r.Log, "%-28s acemq     send lag p99 %.1fms, max %.1fms: %s\n", name, ms(p99), ms(stats.Percentile(lag, 100)), verdict)
 }

@@ -44,6 +44,15 @@ type Row struct {
 	AllocsPerMsg    float64  `json:"allocs_per_msg"`
 	Errors          []string `json:"errors,omitempty"`
 	Note            string   `json:"note,omitempty"`
+
+	// The open-loop scenario's (see openLoop): the rate offered, the
+	// generator's worst round's send lag p99, the messages that did not
+	// arrive (all rounds) and why the row is flagged. Its msgs/s are the
+	// messages that arrived, its late columns their latency.
+	OfferedPerSec *float64 `json:"offered_per_s,omitempty"`
+	SendLagP99Ms  *float64 `json:"send_lag_p99_ms,omitempty"`
+	Missing       int      `json:"missing,omitempty"`
+	Flags         []string `json:"flags,omitempty"`
 }
 
 // Summarize makes one row per series. Ratios pair each round with raw's
@@ -53,7 +62,7 @@ func Summarize(all []harness.Series, notes map[string]string) []Row {
 	rates := func(s harness.Series) map[int]float64 {
 		m := make(map[int]float64, len(s.Samples))
 		for _, x := range s.Samples {
-			m[x.Round] = stats.Rate(s.Messages, x.Elapsed)
+			m[x.Round] = stats.Rate(handled(s, x), x.Elapsed)
 		}
 		return m
 	}
@@ -79,7 +88,7 @@ func Summarize(all []harness.Series, notes map[string]string) []Row {
 		var secs, rs, cpu, allocs []float64
 		var values, base []float64
 		for _, x := range s.Samples {
-			r := stats.Rate(s.Messages, x.Elapsed)
+			r := stats.Rate(handled(s, x), x.Elapsed)
 			secs = append(secs, x.Elapsed.Seconds())
 			if s.Messages > 0 {
 				cpu = append(cpu, float64(x.CPU.Microseconds())/float64(s.Messages))
@@ -102,6 +111,7 @@ func Summarize(all []harness.Series, notes map[string]string) []Row {
 			}
 		}
 		lateness(&row, s.Samples)
+		openLoop(&row, s)
 		rows = append(rows, row)
 	}
 	return rows

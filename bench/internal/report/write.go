@@ -58,6 +58,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 			ratio(row.RatioToRaw, row.RatioTo), ratioSpread(row.RatioMin, row.RatioMax),
 			row.CPUMicrosPerMsg, row.AllocsPerMsg, late(row))
 	}
+	writeOpenLoop(&b, r.Rows)
 	for _, row := range r.Rows {
 		for _, e := range row.Errors {
 			fmt.Fprintf(&b, "\nFAILED %s / %s: %s", row.Scenario, row.Implementation, e)
