@@ -1,0 +1,126 @@
+package sqlstore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/acemq-go/acemq/idempotency"
+)
+
+// Group commit: the claims, confirms and forgets that callers make while a
+// write of the store is in flight wait, and go to the database together,
+// in one flight (flight.go), as soon as it returns. A caller alone goes at
+// once: no timer, nothing waits for company. Each caller gets its own
+// answer, and only once its write is committed: a claim is durable before
+// the handler runs, a confirm before the message is acked.
+
+// maxGroup bounds the writes of one flight: 5 parameters each, well within
+// SQLite's 32,766 and PostgreSQL's 65,535.
+const maxGroup = 100
+
+// flightTimeout bounds a flight: its context is none of its callers', whose
+// writes are made for all of them together.
+const flightTimeout = 30 * time.Second
+
+type opKind uint8
+
+const (
+	opClaim opKind = iota
+	opConfirm
+	opForget
+)
+
+// op is one caller's write, waiting for its flight.
+type op struct {
+	ctx  context.Context
+	kind opKind
+	key  string
+	// owner is a claim's or a forget's.
+	owner string
+	// d is a claim's timeout, a confirm's retention.
+	d time.Duration
+	// lookups counts a claim's flights that found neither its row nor room
+	// to insert it (the row changed between the write and the read).
+	lookups int
+	done    chan opResult // buffered: the flight never waits for the caller
+}
+
+type opResult struct {
+	res idempotency.Result
+	err error
+}
+
+func (o *op) answer(res idempotency.Result, err error) { o.done <- opResult{res, err} }
+
+// group gathers ops and flies them, one flight at a time.
+type group struct {
+	fly func(ctx context.Context, ops []*op) (again []*op)
+
+	mu      sync.Mutex
+	waiting []*op
+	flying  bool
+}
+
+// do makes o's write, in the next flight, and returns its answer; or ctx's
+// error if ctx ends first (a write already in flight is made all the same).
+func (g *group) do(ctx context.Context, o *op) (idempotency.Result, error) {
+	o.ctx, o.done = ctx, make(chan opResult, 1)
+	g.mu.Lock()
+	g.waiting = append(g.waiting, o)
+	if !g.flying {
+		g.flying = true
+		go g.flights()
+	}
+	g.mu.Unlock()
+	select {
+	case r := <-o.done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// flights flies the waiting ops until none is left.
+func (g *group) flights() {
+	for {
+		g.mu.Lock()
+		ops := g.take()
+		if len(ops) == 0 {
+			g.flying = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), flightTimeout)
+		again := g.fly(ctx, ops)
+		cancel()
+		if len(again) > 0 {
+			g.mu.Lock()
+			g.waiting = append(again, g.waiting...)
+			g.mu.Unlock()
+		}
+	}
+}
+
+// take returns the next flight's ops, in the order they came: at most
+// maxGroup, and one per key (a statement may touch a row once; a second
+// write of the key waits for the next flight, so a key's writes keep their
+// order). An op whose caller has gone is answered and dropped.
+func (g *group) take() []*op {
+	var ops, rest []*op
+	keys := make(map[string]bool, len(g.waiting))
+	for _, o := range g.waiting {
+		switch {
+		case o.ctx.Err() != nil:
+			o.answer(0, o.ctx.Err())
+		case len(ops) == maxGroup || keys[o.key]:
+			rest = append(rest, o)
+		default:
+			keys[o.key] = true
+			ops = append(ops, o)
+		}
+	}
+	g.waiting = rest
+	return ops
+}
