@@ -205,10 +205,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 // the store is in flight are made together, in one statement, when it
 // returns; each is answered once its own is committed.
 func (s *Store) Claim(ctx context.Context, key, owner string, timeout time.Duration) (idempotency.Result, error) {
-	if err := errors.Join(idempotency.CheckKey(key), idempotency.CheckOwner(owner), idempotency.CheckDuration("claim timeout", timeout)); err != nil {
+	o, err := claimOp(key, owner, timeout)
+	if err != nil {
 		return 0, err
 	}
-	return s.writes.do(ctx, &op{kind: opClaim, key: key, owner: owner, d: timeout})
+	return s.writes.do(ctx, o)
 }
 
 // Confirm implements idempotency.Store; it is grouped with the claims and
