@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -52,7 +53,13 @@ type opResult struct {
 	err error
 }
 
-func (o *op) answer(res idempotency.Result, err error) { o.done <- opResult{res, err} }
+// answer gives o its result; an op already answered keeps its first.
+func (o *op) answer(res idempotency.Result, err error) {
+	select {
+	case o.done <- opResult{res, err}:
+	default:
+	}
+}
 
 // group gathers ops and flies them, one flight at a time.
 type group struct {
@@ -94,7 +101,7 @@ func (g *group) flights() {
 		}
 		g.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), flightTimeout)
-		again := g.fly(ctx, ops)
+		again := g.flyCaught(ctx, ops)
 		cancel()
 		if len(again) > 0 {
 			g.mu.Lock()
@@ -102,6 +109,21 @@ func (g *group) flights() {
 			g.mu.Unlock()
 		}
 	}
+}
+
+// flyCaught is g.fly with a panic in it (a driver's) made the error of each
+// op it had not answered, as the panic was the caller's own before writes
+// were grouped, rather than the end of the process.
+func (g *group) flyCaught(ctx context.Context, ops []*op) (again []*op) {
+	defer func() {
+		if p := recover(); p != nil {
+			for _, o := range ops {
+				o.answer(0, fmt.Errorf("idempotency: the store's write of %q panicked: %v", o.key, p))
+			}
+			again = nil
+		}
+	}()
+	return g.fly(ctx, ops)
 }
 
 // take returns the next flight's ops, in the order they came: at most
