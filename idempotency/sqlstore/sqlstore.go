@@ -25,10 +25,16 @@
 // ("2006-01-02T15:04:05.000Z"), so that comparing the text compares the
 // times, as SQLite's own strftime('%Y-%m-%dT%H:%M:%fZ') writes them.
 //
-// A claim is one statement, INSERT ... ON CONFLICT (message_id) DO UPDATE
-// ... WHERE expires_at <= now RETURNING: it inserts, or takes over an
-// expired row, or touches nothing; the database's row lock makes one of
-// two racing claims the winner. The times are the store's clock (the
+// A claim is an INSERT ... ON CONFLICT (message_id) DO UPDATE ... WHERE
+// expires_at <= now RETURNING: it inserts, or takes over an expired row, or
+// touches nothing; the database's row lock makes one of two racing claims
+// the winner. The claims and confirms a store's callers make while one of
+// its writes is in flight are made together when it returns, as one such
+// statement (a group commit: one round trip and one commit for them all,
+// and no wait for a caller alone); each caller is answered once the
+// statement is committed, and a statement that fails is made again for
+// each caller alone, so that the error is only the one whose write caused
+// it. The times are the store's clock (the
 // process's), not the database's: the consumers sharing a table need
 // clocks that agree to well within the claim timeout.
 package sqlstore
@@ -126,8 +132,13 @@ type Store struct {
 	owned bool
 	now   func() time.Time
 
-	claim, row, confirm, forget, prune string
-	confirmClaim                       string // TxHandler's
+	// writes groups the claims, confirms and forgets (groupcommit.go);
+	// the heads and tail are the SQL of a flight's statements (flight.go).
+	writes                 group
+	upsertHead, upsertTail string
+	forgetHead, lookUpHead string
+	row, prune             string
+	confirmClaim           string // TxHandler's
 }
 
 var _ idempotency.Store = (*Store)(nil)
@@ -146,21 +157,21 @@ func New(db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, d: d, table: o.Table, owned: o.Owned, now: o.Now}
+	s.writes.fly = s.fly
 	p, t := d.param, s.table
-	s.claim = "INSERT INTO " + t + " AS cur (message_id, state, claimed_by, recorded_at, expires_at) VALUES (" +
-		p(1) + ", '" + contract.IdempotencyClaimed + "', " + p(2) + ", " + p(3) + ", " + p(4) + ")" +
-		" ON CONFLICT (message_id) DO UPDATE SET state = excluded.state, claimed_by = excluded.claimed_by," +
+	claimed, confirmed := "'"+contract.IdempotencyClaimed+"'", "'"+contract.IdempotencyConfirmed+"'"
+	// A claim inserts, or takes over an expired row; a confirm inserts or
+	// overwrites, keeping the claim's owner (it passes none).
+	s.upsertHead = "INSERT INTO " + t + " AS cur (message_id, state, claimed_by, recorded_at, expires_at) VALUES "
+	s.upsertTail = " ON CONFLICT (message_id) DO UPDATE SET state = excluded.state," +
+		" claimed_by = COALESCE(excluded.claimed_by, cur.claimed_by)," +
 		" recorded_at = excluded.recorded_at, expires_at = excluded.expires_at" +
-		" WHERE cur.expires_at <= excluded.recorded_at RETURNING message_id"
-	s.confirm = "INSERT INTO " + t + " AS cur (message_id, state, recorded_at, expires_at) VALUES (" +
-		p(1) + ", '" + contract.IdempotencyConfirmed + "', " + p(2) + ", " + p(3) + ")" +
-		" ON CONFLICT (message_id) DO UPDATE SET state = excluded.state," +
-		" recorded_at = excluded.recorded_at, expires_at = excluded.expires_at"
-	s.confirmClaim = "UPDATE " + t + " SET state = '" + contract.IdempotencyConfirmed + "', recorded_at = " + p(1) + ", expires_at = " + p(2) +
-		" WHERE message_id = " + p(3) + " AND claimed_by = " + p(4) + " AND state = '" + contract.IdempotencyClaimed + "'"
+		" WHERE excluded.state = " + confirmed + " OR cur.expires_at <= excluded.recorded_at RETURNING message_id"
+	s.forgetHead = "DELETE FROM " + t + " WHERE state = " + claimed + " AND ("
+	s.lookUpHead = "SELECT message_id, state, claimed_by, expires_at FROM " + t + " WHERE message_id IN "
+	s.confirmClaim = "UPDATE " + t + " SET state = " + confirmed + ", recorded_at = " + p(1) + ", expires_at = " + p(2) +
+		" WHERE message_id = " + p(3) + " AND claimed_by = " + p(4) + " AND state = " + claimed
 	s.row = "SELECT state, claimed_by, expires_at FROM " + t + " WHERE message_id = " + p(1)
-	s.forget = "DELETE FROM " + t + " WHERE message_id = " + p(1) + " AND claimed_by = " + p(2) +
-		" AND state = '" + contract.IdempotencyClaimed + "'"
 	s.prune = "DELETE FROM " + t + " WHERE expires_at <= " + p(1)
 	return s, nil
 }
@@ -190,56 +201,32 @@ func (s *Store) Migrate(ctx context.Context) error {
 		Create: ddl[0], Indexes: ddl[1:], Columns: columns, NotOurs: ErrNotIdempotencyTable})
 }
 
-// Claim implements idempotency.Store.
+// Claim implements idempotency.Store. Claims made while another write of
+// the store is in flight are made together, in one statement, when it
+// returns; each is answered once its own is committed.
 func (s *Store) Claim(ctx context.Context, key, owner string, timeout time.Duration) (idempotency.Result, error) {
-	if err := errors.Join(idempotency.CheckKey(key), idempotency.CheckOwner(owner), idempotency.CheckDuration("claim timeout", timeout)); err != nil {
+	o, err := claimOp(key, owner, timeout)
+	if err != nil {
 		return 0, err
 	}
-	// A row deleted between the claim and the look-up (forgotten, pruned)
-	// is claimed again; twice is plenty, a third miss is reported.
-	for range 3 {
-		now := s.now()
-		var got string
-		err := s.db.QueryRowContext(ctx, s.claim, key, owner, s.d.time(now), s.d.time(now.Add(timeout))).Scan(&got)
-		if err == nil {
-			return idempotency.Claimed, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, fmt.Errorf("idempotency: claim %q in table %s: %w", key, s.table, err)
-		}
-		rec, err := s.read(ctx, s.db, key)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			continue
-		case err != nil:
-			return 0, err
-		case rec.State == contract.IdempotencyConfirmed:
-			return idempotency.Confirmed, nil
-		default:
-			return idempotency.InProgress, nil
-		}
-	}
-	return 0, fmt.Errorf("idempotency: claim %q in table %s: its row kept changing", key, s.table)
+	return s.writes.do(ctx, o)
 }
 
-// Confirm implements idempotency.Store.
+// Confirm implements idempotency.Store; it is grouped with the claims and
+// confirms made beside it, as Claim is.
 func (s *Store) Confirm(ctx context.Context, key string, retention time.Duration) error {
 	if err := errors.Join(idempotency.CheckKey(key), idempotency.CheckDuration("retention", retention)); err != nil {
 		return err
 	}
-	now := s.now()
-	if _, err := s.db.ExecContext(ctx, s.confirm, key, s.d.time(now), s.d.time(now.Add(retention))); err != nil {
-		return fmt.Errorf("idempotency: confirm %q in table %s: %w", key, s.table, err)
-	}
-	return nil
+	_, err := s.writes.do(ctx, &op{kind: opConfirm, key: key, d: retention})
+	return err
 }
 
-// Forget implements idempotency.Store.
+// Forget implements idempotency.Store; it is grouped with the forgets made
+// beside it.
 func (s *Store) Forget(ctx context.Context, key, owner string) error {
-	if _, err := s.db.ExecContext(ctx, s.forget, key, owner); err != nil {
-		return fmt.Errorf("idempotency: forget %q in table %s: %w", key, s.table, err)
-	}
-	return nil
+	_, err := s.writes.do(ctx, &op{kind: opForget, key: key, owner: owner})
+	return err
 }
 
 // Prune implements idempotency.Store.

@@ -58,7 +58,7 @@ func TxHandler[T any](s *Store, h TxFunc[T], opts ...idempotency.Option) (acemq.
 	case h == nil:
 		return nil, errors.New("idempotency: TxHandler needs a handler, not nil")
 	}
-	return idempotency.Wrap(s, func(ctx context.Context, held idempotency.Held, m acemq.Message[T]) acemq.Decision {
+	return idempotency.Wrap(claimsAlone{s}, func(ctx context.Context, held idempotency.Held, m acemq.Message[T]) acemq.Decision {
 		return runTx(ctx, s, held, h, m)
 	}, opts...)
 }

@@ -83,6 +83,7 @@ func (r *Runner) openIdempotent(ctx context.Context, db, queue string) (*idempot
 }
 
 // idempotent are IdempotentConsume's contenders: the plain consumer, the
+// raw idempotent loop on each SQL store's table (idempotent_raw.go), the
 // handler wrapped with idempotency.Handler on each store, and
 // sqlstore.TxHandler inserting a row of work per message in the
 // confirm's transaction. PostgreSQL's are left out without
@@ -138,10 +139,16 @@ func (r *Runner) idempotent(n int) []contender {
 				return nil, err
 			}})
 	}
+	addRaw := func(name, db string) {
+		cs = append(cs, contender{name: name, baseline: IdemPlain, preload: r.Raw.Preloaded,
+			run: timed(func(ctx context.Context, q string) error { return r.rawIdempotent(ctx, db, q, n) })})
+	}
 	add(IdemMemory, "memory", false)
+	addRaw(RawIdemSQLite, "sqlite")
 	add(IdemSQLite, "sqlite", false)
 	add(TxSQLite, "sqlite", true)
 	if r.IdempotencyPostgres != "" {
+		addRaw(RawIdemPostgres, "postgres")
 		add(IdemPostgres, "postgres", false)
 		add(TxPostgres, "postgres", true)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +42,7 @@ func Run(t *testing.T, target Target) {
 		{"Prune", prune},
 		{"Invalid", invalid},
 		{"ConcurrentClaims", concurrentClaims},
+		{"ConcurrentDuplicates", concurrentDuplicates},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,6 +216,67 @@ func concurrentClaims(t *testing.T, open func() idempotency.Store, _ *testclock.
 		}
 		if won != 1 {
 			t.Errorf("race-%d: %d owners claimed it; want exactly 1", k, won)
+		}
+	}
+}
+
+// Two consumers, each a store of its own with eight handlers, given every
+// message (the first twice, so that two of its handlers hold one id at
+// once): each message's handler runs exactly once, however its copies'
+// claims and confirms are grouped.
+func concurrentDuplicates(t *testing.T, open func() idempotency.Store, _ *testclock.Clock) {
+	const keys, handlers = 40, 8
+	runs := make([]atomic.Int32, keys)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for c, copies := range []int{2, 1} {
+		s, owner := open(), fmt.Sprintf("consumer-%d", c)
+		feed := make(chan int, keys*copies)
+		for k := range keys {
+			for range copies {
+				feed <- k
+			}
+		}
+		close(feed)
+		for range handlers {
+			wg.Go(func() {
+				for k := range feed {
+					if err := handleOnce(t, s, owner, fmt.Sprintf("dup-%d", k), &runs[k]); err != nil {
+						mu.Lock()
+						errs = append(errs, err)
+						mu.Unlock()
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for k := range keys {
+		if n := runs[k].Load(); n != 1 {
+			t.Errorf("dup-%d: the handler ran %d times; want once", k, n)
+		}
+	}
+}
+
+// handleOnce is the idempotent consumer's step for one copy: claim; run
+// (count) and confirm if claimed; put back (claim again) while another
+// holds it; done once it is confirmed.
+func handleOnce(t *testing.T, s idempotency.Store, owner, key string, runs *atomic.Int32) error {
+	for {
+		r, err := s.Claim(t.Context(), key, owner, timeout)
+		switch {
+		case err != nil:
+			return fmt.Errorf("claim %s by %s: %w", key, owner, err)
+		case r == idempotency.Confirmed:
+			return nil
+		case r == idempotency.Claimed:
+			runs.Add(1)
+			return s.Confirm(t.Context(), key, retention)
 		}
 	}
 }
