@@ -52,6 +52,14 @@
 // seconds), messaging.acemq.handler.duration (in seconds), and
 // OpenTelemetry's messaging.message.body.size (deliveries).
 //
+// A sampler decides by a span's name, its kind and the attributes it starts
+// with: messaging.system, messaging.destination.name and
+// messaging.operation, those the messaging conventions want at a span's
+// creation, built once per destination. The message's own attributes, and
+// the outcome, are added when the span ends, and only to a span that
+// records: a span the sampler dropped is only started and ended, its trace
+// context carried on (unsampled) all the same.
+//
 // The status is Error where the family has it: a publish unroutable or
 // failed (error.type the contract.PublishOutcome, the error recorded), a
 // delivery dead-lettered (error.type its contract.ReasonClass), a request

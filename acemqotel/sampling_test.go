@@ -59,7 +59,7 @@ type seenBySampler struct {
 func (s *seenBySampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
 	a := map[attribute.Key]string{}
 	for _, kv := range p.Attributes {
-		a[kv.Key] = kv.Value.Emit()
+		a[kv.Key] = kv.Value.String()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
