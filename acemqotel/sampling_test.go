@@ -161,3 +161,22 @@ func (s unrecordedSpan) RecordError(err error, _ ...trace.EventOption) {
 func (s unrecordedSpan) AddEvent(name string, _ ...trace.EventOption) {
 	s.p.note(func() { s.p.written = append(s.p.written, "event "+name) })
 }
+
+// Each destination's spans are named after it, past the number of
+// destinations whose span starts are kept (1024) as before it.
+func TestEveryDestinationNamesItsSpans(t *testing.T) {
+	tr := newTracing(t)
+	tracer := tr.tracer()
+	const destinations = 1030
+	for round := range 2 {
+		for i := range destinations {
+			p := &acemq.PublishInfo{RoutingKey: fmt.Sprint("q", i)}
+			tracer.PublishEnd(tracer.PublishStart(context.Background(), p), p, acemq.PublishResult{Outcome: contract.PublishConfirmed})
+			spans := tr.recorder.Ended()
+			s := spans[len(spans)-1]
+			if want := p.RoutingKey + " publish"; s.Name() != want || attr(s, contract.AttrDestinationName).AsString() != p.RoutingKey {
+				t.Fatalf("round %d: span %q, destination %q; want %q", round, s.Name(), attr(s, contract.AttrDestinationName).AsString(), want)
+			}
+		}
+	}
+}
