@@ -52,6 +52,14 @@
 // seconds), messaging.acemq.handler.duration (in seconds), and
 // OpenTelemetry's messaging.message.body.size (deliveries).
 //
+// A sampler decides by a span's name, its kind and the attributes it starts
+// with: messaging.system, messaging.destination.name and
+// messaging.operation, those the messaging conventions want at a span's
+// creation, built once per destination. The message's own attributes, and
+// the outcome, are added when the span ends, and only to a span that
+// records: a span the sampler dropped is only started and ended, its trace
+// context carried on (unsampled) all the same.
+//
 // The status is Error where the family has it: a publish unroutable or
 // failed (error.type the contract.PublishOutcome, the error recorded), a
 // delivery dead-lettered (error.type its contract.ReasonClass), a request
@@ -151,6 +159,10 @@ const (
 type Tracer struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+	// fields are the propagator's headers, which a republish replaces.
+	fields []string
+	// How spans start, by destination (start.go).
+	publishes, deliveries, requests *starts
 }
 
 var (
@@ -207,6 +219,10 @@ func New(opts ...Option) (*Tracer, error) {
 	return &Tracer{
 		tracer:     o.provider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		propagator: o.propagator,
+		fields:     o.propagator.Fields(),
+		publishes:  newStarts(trace.SpanKindProducer, contract.SpanPublish),
+		deliveries: newStarts(trace.SpanKindConsumer, contract.SpanProcess),
+		requests:   newStarts(trace.SpanKindClient, contract.SpanRequest),
 	}, nil
 }
 
@@ -245,18 +261,8 @@ func spanOf(ctx context.Context, k spanKey) trace.Span {
 // delivery of a retried message a sibling, losing which attempt led to
 // which.
 func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context.Context {
-	dest := destination(p.Exchange, p.RoutingKey)
-	attrs := []attribute.KeyValue{
-		semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
-		destinationKey.String(dest),
-		operationKey.String(contract.SpanPublish),
-		republishKey.Bool(p.Republish),
-	}
-	if p.Republish {
-		attrs = append(attrs, republishKindKey.String(string(p.RepublishKind)))
-	}
-	attrs = appendMessage(attrs, p.RoutingKey, p.MessageID, p.Correlation, p.Type)
-	ctx, span := t.tracer.Start(ctx, dest+" "+contract.SpanPublish, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	start := t.publishes.get(destination(p.Exchange, p.RoutingKey))
+	ctx, span := t.tracer.Start(ctx, start.name, start.opts...)
 	if p.Headers == nil {
 		p.Headers = transport.Table{}
 	}
@@ -264,7 +270,7 @@ func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context
 		// Drop the delivery's context whole: what the propagator does not
 		// write this time (an empty tracestate) must not linger beside it.
 		// Without a valid span nothing is written, and the delivery's stays.
-		for _, f := range t.propagator.Fields() {
+		for _, f := range t.fields {
 			if !reserved(f) {
 				delete(p.Headers, f)
 			}
@@ -276,51 +282,64 @@ func (t *Tracer) PublishStart(ctx context.Context, p *acemq.PublishInfo) context
 
 // PublishEnd ends the publish's span with the family's outcome, an error
 // when the broker did not take the message (unroutable, failed).
-func (t *Tracer) PublishEnd(ctx context.Context, _ *acemq.PublishInfo, r acemq.PublishResult) {
+func (t *Tracer) PublishEnd(ctx context.Context, p *acemq.PublishInfo, r acemq.PublishResult) {
 	span := spanOf(ctx, publishSpan)
+	defer span.End()
+	if !span.IsRecording() {
+		return // dropped by the sampler: nothing to add
+	}
+	buf, attrs := attrsFor()
+	attrs = append(attrs, republishKey.Bool(p.Republish))
+	if p.Republish {
+		attrs = append(attrs, republishKindKey.String(string(p.RepublishKind)))
+	}
+	attrs = appendMessage(attrs, p.RoutingKey, p.MessageID, p.Correlation, p.Type)
 	outcome := r.Outcome.Telemetry()
-	span.SetAttributes(outcomeKey.String(string(outcome)))
+	attrs = append(attrs, outcomeKey.String(string(outcome)))
 	if outcome != contract.TelemetryConfirmed {
 		desc := string(r.Outcome)
 		if r.Err != nil {
 			span.RecordError(r.Err)
 			desc = r.Err.Error()
 		}
-		span.SetAttributes(semconv.ErrorTypeKey.String(string(r.Outcome)))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(string(r.Outcome)))
 		span.SetStatus(codes.Error, desc)
 	}
-	span.End()
+	setAttributes(span, buf, attrs)
 }
 
 // DeliveryStart starts the delivery's span, whose parent is the trace
 // context in its headers, and returns a context holding it.
 func (t *Tracer) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) context.Context {
 	ctx = t.propagator.Extract(ctx, headers(d.Headers))
-	attrs := []attribute.KeyValue{
-		semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
-		destinationKey.String(d.Queue),
-		operationKey.String(contract.SpanProcess),
-		semconv.MessagingMessageBodySize(d.BodySize),
-		attemptKey.Int(d.Attempt),
-		redeliveredKey.Bool(d.Redelivered),
-	}
-	attrs = appendMessage(attrs, d.RoutingKey, d.MessageID, d.Correlation, d.Type)
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...)}
+	start := t.deliveries.get(d.Queue)
+	opts := start.opts
 	// The messaging conventions require a link to the creation context;
 	// making it the parent too is their option for a single message.
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsRemote() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: sc}))
 	}
-	ctx, span := t.tracer.Start(ctx, d.Queue+" "+contract.SpanProcess, opts...)
+	ctx, span := t.tracer.Start(ctx, start.name, opts...)
 	return withSpan(ctx, deliverySpan, span)
 }
 
 // DeliveryEnd ends the delivery's span with how it was settled, in the
 // family's word, an error when it was dead-lettered.
-func (t *Tracer) DeliveryEnd(ctx context.Context, _ *acemq.DeliveryInfo, s acemq.SettleResult) {
+func (t *Tracer) DeliveryEnd(ctx context.Context, d *acemq.DeliveryInfo, s acemq.SettleResult) {
 	span := spanOf(ctx, deliverySpan)
+	defer span.End()
+	if !span.IsRecording() {
+		return // dropped by the sampler: nothing to add
+	}
+	buf, attrs := attrsFor()
+	attrs = append(attrs,
+		semconv.MessagingMessageBodySize(d.BodySize),
+		attemptKey.Int(d.Attempt),
+		redeliveredKey.Bool(d.Redelivered),
+	)
+	attrs = appendMessage(attrs, d.RoutingKey, d.MessageID, d.Correlation, d.Type)
 	outcome := s.Outcome.Telemetry(s.ReasonClass)
-	attrs := []attribute.KeyValue{outcomeKey.String(string(outcome))}
+	attrs = append(attrs, outcomeKey.String(string(outcome)))
 	if s.ReasonClass != contract.ReasonNone {
 		attrs = append(attrs, reasonClassKey.String(string(s.ReasonClass)))
 	}
@@ -344,39 +363,38 @@ func (t *Tracer) DeliveryEnd(ctx context.Context, _ *acemq.DeliveryInfo, s acemq
 		attrs = append(attrs, semconv.ErrorTypeKey.String(string(s.ReasonClass)))
 		span.SetStatus(codes.Error, desc)
 	}
-	span.SetAttributes(attrs...)
-	span.End()
+	setAttributes(span, buf, attrs)
 }
 
 // RequestStart starts the request's span, a child of ctx's; the request's
 // publish is made in the context it returns, and so is the span's child.
 func (t *Tracer) RequestStart(ctx context.Context, r *acemq.RequestInfo) context.Context {
-	dest := destination(r.Exchange, r.RoutingKey)
-	attrs := []attribute.KeyValue{
-		semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
-		destinationKey.String(dest),
-		operationKey.String(contract.SpanRequest),
-	}
-	attrs = appendMessage(attrs, r.RoutingKey, "", r.CorrelationID, r.Type)
-	ctx, span := t.tracer.Start(ctx, dest+" "+contract.SpanRequest, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	start := t.requests.get(destination(r.Exchange, r.RoutingKey))
+	ctx, span := t.tracer.Start(ctx, start.name, start.opts...)
 	return withSpan(ctx, requestSpan, span)
 }
 
 // RequestEnd ends the request's span with its outcome, an error when it
 // failed.
-func (t *Tracer) RequestEnd(ctx context.Context, _ *acemq.RequestInfo, res acemq.RequestResult) {
+func (t *Tracer) RequestEnd(ctx context.Context, r *acemq.RequestInfo, res acemq.RequestResult) {
 	span := spanOf(ctx, requestSpan)
-	span.SetAttributes(outcomeKey.String(string(res.Outcome)))
+	defer span.End()
+	if !span.IsRecording() {
+		return // dropped by the sampler: nothing to add
+	}
+	buf, attrs := attrsFor()
+	attrs = appendMessage(attrs, r.RoutingKey, "", r.CorrelationID, r.Type)
+	attrs = append(attrs, outcomeKey.String(string(res.Outcome)))
 	if res.Outcome == contract.TelemetryFailed {
 		desc := string(res.Outcome)
 		if res.Err != nil {
 			span.RecordError(res.Err)
 			desc = res.Err.Error()
 		}
-		span.SetAttributes(semconv.ErrorTypeKey.String(string(res.Outcome)))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(string(res.Outcome)))
 		span.SetStatus(codes.Error, desc)
 	}
-	span.End()
+	setAttributes(span, buf, attrs)
 }
 
 // PipelineRunEnd adds an event acemq.pipeline.run to the span of the
@@ -385,7 +403,11 @@ func (t *Tracer) RequestEnd(ctx context.Context, _ *acemq.RequestInfo, res acemq
 // duration in seconds: a span per run would have no start in this process
 // when the run began in another.
 func (t *Tracer) PipelineRunEnd(ctx context.Context, r acemq.PipelineRun) {
-	spanOf(ctx, deliverySpan).AddEvent(contract.EventPipelineRun, trace.WithAttributes(
+	span := spanOf(ctx, deliverySpan)
+	if !span.IsRecording() {
+		return
+	}
+	span.AddEvent(contract.EventPipelineRun, trace.WithAttributes(
 		pipelineKey.String(r.Pipeline), pipelineStepKey.String(r.Step),
 		outcomeKey.String(string(r.Outcome)), pipelineTookKey.Float64(r.Duration.Seconds())))
 }

@@ -159,6 +159,7 @@ type Metrics struct {
 	consumeDuration *prometheus.HistogramVec
 	attempts        *prometheus.HistogramVec
 	inFlight        *prometheus.GaugeVec
+	queues          kept[string, *queueSeries] // those three by queue (kept.go)
 	retried         *prometheus.CounterVec
 	deadLettered    *prometheus.CounterVec
 	setAsideFail    *prometheus.CounterVec
@@ -471,7 +472,7 @@ func (m *Metrics) PublishEnd(_ context.Context, p *acemq.PublishInfo, r acemq.Pu
 
 // DeliveryStart implements acemq.Observer: the delivery is in flight.
 func (m *Metrics) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) context.Context {
-	m.inFlight.WithLabelValues(d.Queue).Inc()
+	m.queue(d.Queue).inFlight.Inc()
 	return ctx
 }
 
@@ -486,13 +487,14 @@ func (m *Metrics) DeliveryStart(ctx context.Context, d *acemq.DeliveryInfo) cont
 // shutdown before its handler ran, or after a failed republish of an
 // undecodable message) is left out.
 func (m *Metrics) DeliveryEnd(_ context.Context, d *acemq.DeliveryInfo, s acemq.SettleResult) {
-	m.inFlight.WithLabelValues(d.Queue).Dec()
+	q := m.queue(d.Queue)
+	q.inFlight.Dec()
 	class := string(s.ReasonClass)
 	if class == "" {
 		class = contract.TagNone
 	}
 	m.consumes.WithLabelValues(d.Queue, d.Type, string(s.Outcome.Telemetry(s.ReasonClass)), class).Inc()
-	m.attempts.WithLabelValues(d.Queue).Observe(float64(d.Attempt))
+	q.attempts.Observe(float64(d.Attempt))
 	switch s.Outcome {
 	case contract.RetriedOnRung:
 		m.retried.WithLabelValues(d.Queue, s.Target).Inc()
@@ -502,7 +504,7 @@ func (m *Metrics) DeliveryEnd(_ context.Context, d *acemq.DeliveryInfo, s acemq.
 		m.deadLettered.WithLabelValues(d.Queue, s.Target, class).Inc()
 	}
 	if s.HandlerDuration > 0 || s.Outcome != contract.Requeued && s.Outcome != contract.PutBack && s.ReasonClass != contract.ReasonUndecodable {
-		m.consumeDuration.WithLabelValues(d.Queue).Observe(s.HandlerDuration.Seconds())
+		q.handlerDurations.Observe(s.HandlerDuration.Seconds())
 	}
 }
 

@@ -39,6 +39,7 @@ type config struct {
 	noWatermill  bool
 	noEnvelope   bool
 	noObservers  bool
+	traceRatio   float64
 	micro        bool
 	codecs       bool
 	microOnly    bool
@@ -66,6 +67,7 @@ func main() {
 	flag.BoolVar(&c.noWatermill, "no-watermill", false, "leave Watermill out")
 	flag.BoolVar(&c.noEnvelope, "no-raw-envelope", false, "leave out raw+envelope (raw amqp091-go sending AceMQ's headers)")
 	flag.BoolVar(&c.noObservers, "no-observers", false, "leave out acemq+observers (AceMQ with the Prometheus and OpenTelemetry adapters)")
+	flag.Float64Var(&c.traceRatio, "trace-ratio", 1, "share of the traces acemq+observers samples (1: every span; below 1, ParentBased(TraceIDRatioBased))")
 	flag.BoolVar(&c.micro, "micro", true, "run the root package's Go benchmarks too")
 	flag.BoolVar(&c.codecs, "codecs", true, "time each codec's Marshal and Unmarshal of one message too (in this process)")
 	flag.BoolVar(&c.microOnly, "micro-only", false, "run no broker scenario, only the micro and codec benchmarks (-micro, -codecs): no broker needed")
@@ -192,7 +194,10 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 	}
 	defer runner.AceMQ.Close()
 	if !c.noObservers {
-		observer, stop, err := harness.Observers()
+		if c.traceRatio < 0 || c.traceRatio > 1 {
+			return fmt.Errorf("-trace-ratio %v: want 0 to 1", c.traceRatio)
+		}
+		observer, stop, err := harness.Observers(c.traceRatio)
 		if err != nil {
 			return err
 		}
@@ -331,6 +336,7 @@ func notes(c config) []string {
 		"retry-in-consumer: acemq Fixed(2, 10ms) holds, republishes, acks; watermill Retry middleware (MaxRetries 1, 10ms) reruns the handler on the same delivery; raw nack+requeue without a wait (not equivalent)",
 		"retry-on-rung: acemq Fixed(2, 1s).WaitInBrokerFrom(1s), concurrency 8; lateness = second delivery - (first handler's return + 1s), so it includes the republish; per-message TTL: same broker, one queue, alternating 5s and 1s expirations",
 		"the Watermill subscriber and router are started inside the timing, as acemq's Consume is",
+		fmt.Sprintf("acemq+observers: acemqprom on a registry of its own and acemqotel, its spans sampled at ratio %v (1: every span; else ParentBased(TraceIDRatioBased)) into a batching processor whose exporter drops them", c.traceRatio),
 		fmt.Sprintf("%s: a quorum source queue; acemq Fixed(2, 1s).WaitInBrokerFrom(1s), prefetch 100, concurrency 8, with contract (classic) or at-least-once (quorum) rungs; raw publishes into a 1s TTL queue of the same arguments that dead-letters to the quorum queue it consumes; msgs/s is the whole round trip, lateness = arrival - (the confirm of the publish to the rung + 1s); at-least-once rows are compared with the contract (acemq) or classic (raw) run of the same round", harness.RungKinds),
 		fmt.Sprintf("%s and %s: %d round trips of a 256-byte JSON payload echoed back, on a fresh durable classic request queue; requester and responder share the contender's one connection, each with its own channel, started inside the timing; both sides publish mandatory, persistent and confirmed, and the responder acks a request once its reply is confirmed (prefetch 100); the late columns are each round trip's time (publish to decoded reply), and × is to the raw+envelope reply-queue run of the same round (raw amqp091-go sending and reading the headers AceMQ's client and responder send: the envelope, acemq-reply-to, a UUID correlation id, acemq-error); raw reply queue and raw direct reply-to send bare messages", harness.RequestReply1, harness.RequestReply8, c.requests),
 		fmt.Sprintf("%s: %d messages of 100 keys published (confirmed, pipelined) to a direct exchange and 8 quorum queues with single active consumer while 4 consumers take 2 partitions each, one message at a time, prefetch 100; every message checked to follow its key's last; timed from the consumers' start to the last message; acemq package partition (Consume, PublishBatch), raw the same topology in amqp091-go with a goroutine per queue", harness.Ordered, c.messages),

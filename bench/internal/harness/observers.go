@@ -13,15 +13,21 @@ import (
 )
 
 // Observers are both telemetry adapters as a service would run them: the
-// Prometheus metrics on a registry of their own, and every span sampled and
-// handed to a batching processor, whose exporter drops them (exporting is
-// the collector's cost, not the library's). stop shuts the tracing down.
-func Observers() (o acemq.Observer, stop func(), err error) {
+// Prometheus metrics on a registry of their own, and the spans sampled
+// (every one at ratio 1, else a ParentBased TraceIDRatioBased sampler's
+// share of the traces) and handed to a batching processor, whose exporter
+// drops them (exporting is the collector's cost, not the library's). stop
+// shuts the tracing down.
+func Observers(ratio float64) (o acemq.Observer, stop func(), err error) {
 	metrics, err := acemqprom.New(prometheus.NewRegistry())
 	if err != nil {
 		return nil, nil, err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discard{}))
+	sampler := sdktrace.AlwaysSample()
+	if ratio < 1 {
+		sampler = sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(discard{}))
 	stop = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
