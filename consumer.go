@@ -118,20 +118,17 @@ type Consumer struct {
 	stopHandlers  context.CancelFunc
 	stopping      atomic.Bool
 	stopped       chan struct{} // closed by Close
-	workers       tasks         // the goroutines handling deliveries
-	forwarders    tasks         // the goroutines feeding them a replaced subscription's
+	workers       tasks         // the goroutines taking deliveries from feed
+	forwarders    tasks         // the goroutines feeding them, one per subscription
 	busy          tasks         // deliveries a worker is handling and settling
 	running       atomic.Int64  // handlers running now
 	requeuedAtEnd atomic.Int64
 
-	// Run-time control (control.go). The workers read the current
-	// subscription themselves (reading); a subscription replaced by a
-	// rescale has a forwarder handing its deliveries to whichever worker is
-	// free through feed, so that the concurrency bounds handlers across a
-	// change of subscription.
+	// Run-time control (control.go). A subscription's forwarder hands its
+	// deliveries to whichever worker is free, so that the concurrency
+	// bounds handlers across a change of subscription.
 	id           string
 	subscription transport.ConsumeOptions // each subscription's, but its prefetch
-	reading      atomic.Pointer[reading]
 	feed         chan transport.Delivery
 	shrink       chan struct{} // a token stops one idle worker
 	ctl          sync.Mutex    // serialises pausing, resuming, rescaling and Close
@@ -225,7 +222,6 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		scale: Scale{Concurrency: o.concurrency, Prefetch: o.prefetch}, live: map[*feed]struct{}{},
 		timeouts: handlerTimeouts{limit: o.handlerTimeout},
 	}
-	cons.reading.Store(&reading{changed: make(chan struct{})})
 	cons.subscription = transport.ConsumeOptions{Tag: o.tag, Setup: cons.declareLadder}
 	if o.appendOnly != nil {
 		cons.subscription.Setup, cons.subscription.Arguments = cons.appendOnlySetup(), o.appendOnly.Arguments
@@ -384,69 +380,26 @@ func readsWhat(codec Codec) string {
 	return "the consumer's codec (" + codec.ContentType() + ") reads"
 }
 
-// work takes deliveries and handles them, until the consumer closes or a
-// shrink token says there is one worker too many.
+// work takes deliveries from the feed and handles them, until the
+// consumer closes or a shrink token says there is one worker too many.
 func (c *Consumer) work() {
 	defer c.workers.done()
 	for {
-		d, ok := c.next()
-		if !ok {
-			return
-		}
-		if !c.handleOne(d) {
-			c.busy.done()
-		}
-	}
-}
-
-// next waits for a delivery to handle, counted busy: from the current
-// subscription, which the worker reads itself (a goroutine less on every
-// delivery's way), or from a replaced one's forwarder. It is false when the
-// worker is to stop.
-func (c *Consumer) next() (transport.Delivery, bool) {
-	var ended *feed // the current subscription, once its deliveries end
-	for {
 		select { // an idle worker that is too many stops first
 		case <-c.shrink:
-			return transport.Delivery{}, false
+			return
 		default:
-		}
-		now := c.reading.Load()
-		now.readers.RLock()
-		if c.reading.Load() != now { // changed meanwhile
-			now.readers.RUnlock()
-			continue
-		}
-		var deliveries <-chan transport.Delivery
-		if now.f != nil && now.f != ended {
-			deliveries = now.f.sub.Deliveries()
 		}
 		select {
 		case <-c.shrink:
+			return
 		case <-c.stopped:
-		case <-now.changed:
-			now.readers.RUnlock()
-			continue
+			return
 		case d := <-c.feed: // counted busy by its forwarder
-			now.readers.RUnlock()
-			return d, true
-		case d, open := <-deliveries:
-			if !open {
-				ended = now.f
-				now.readers.RUnlock()
-				continue
+			if !c.handleOne(d) {
+				c.busy.done()
 			}
-			// Counted before the lock is let go: once a pause has
-			// taken it, busy counts every delivery read before.
-			c.busy.add()
-			now.readers.RUnlock()
-			if c.setAside(now.f, d) {
-				continue
-			}
-			return d, true
 		}
-		now.readers.RUnlock()
-		return transport.Delivery{}, false
 	}
 }
 
@@ -712,9 +665,6 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	close(c.stopped)
 	cur := c.current
 	c.current = nil
-	if cur != nil { // what it still delivers goes back
-		c.forwardFrom(c.readDirectly(nil))
-	}
 	c.ctl.Unlock()
 	defer c.conn.consumers.remove(c) // counted while it drains
 	c.circuit.stop(ctx)

@@ -298,14 +298,10 @@ func (c *Consumer) pauseFor(ctx context.Context, cause PauseCause) error {
 		c.current = nil
 		c.logger.Info("acemq: consumer paused", "consumer", c.id, "by", string(cause))
 		c.observer.Event(Event{Kind: EventConsumerPaused, Conn: c.conn, Queue: c.queue, Consumer: c.id, Reason: string(cause)})
-		// Told to hand back before the workers stop reading it, so that
-		// a worker reading a delivery meanwhile hands it back too. A
-		// subscription replaced by a rescale may still be delivering too.
-		cur.stopFeeding()
+		// A subscription replaced by a rescale may still be delivering too.
 		for f := range c.live {
 			f.stopFeeding()
 		}
-		c.forwardFrom(c.readDirectly(nil))
 		if err := cur.sub.Cancel(ctx); err != nil && !errors.Is(err, ErrClosed) {
 			return err
 		}
@@ -348,10 +344,8 @@ func (c *Consumer) setProbe(ctx context.Context, on bool) error {
 	})
 }
 
-// feed is one subscription of the consumer: the workers read its
-// deliveries while it is the current one; once replaced, its forwarder
-// hands them to the workers through Consumer.feed, or back to the queue
-// after a pause.
+// feed is one subscription of the consumer: its deliveries go to the
+// workers through Consumer.feed, until a pause hands back the rest.
 type feed struct {
 	sub      transport.Subscription
 	prefetch int
@@ -363,38 +357,8 @@ type feed struct {
 // stopFeeding makes f hand back what it still delivers.
 func (f *feed) stopFeeding() { f.backing.Do(func() { close(f.handBack) }) }
 
-// reading is the subscription the workers read themselves (nil while
-// paused), and a channel closed when it changes.
-type reading struct {
-	f       *feed
-	changed chan struct{}
-	readers sync.RWMutex // held to read by each worker waiting on f
-}
-
-// readDirectly makes f the subscription the workers read themselves, and
-// returns the one before once no worker reads it any more; ctl is held.
-func (c *Consumer) readDirectly(f *feed) *feed {
-	was := c.reading.Swap(&reading{f: f, changed: make(chan struct{})})
-	close(was.changed)
-	was.readers.Lock() // every worker waiting on was has let go of it
-	was.readers.Unlock()
-	return was.f
-}
-
-// forwardFrom starts f's forwarder, for what a subscription no longer
-// current still delivers; ctl is held.
-func (c *Consumer) forwardFrom(f *feed) {
-	if f == nil {
-		return
-	}
-	c.live[f] = struct{}{}
-	c.forwarders.add()
-	go c.forward(f)
-}
-
-// subscribe starts a subscription at prefetch, which the workers read from
-// then on; a subscription it replaces gets a forwarder. ctl is held (or
-// Consume is starting).
+// subscribe starts a subscription at prefetch and its forwarder; ctl is
+// held (or Consume is starting).
 func (c *Consumer) subscribe(ctx context.Context, prefetch int) error {
 	opts := c.subscription
 	opts.Prefetch = prefetch
@@ -404,7 +368,9 @@ func (c *Consumer) subscribe(ctx context.Context, prefetch int) error {
 	}
 	f := &feed{sub: sub, prefetch: prefetch, handBack: make(chan struct{}), done: make(chan struct{})}
 	c.current = f
-	c.forwardFrom(c.readDirectly(f))
+	c.live[f] = struct{}{}
+	c.forwarders.add()
+	go c.forward(f)
 	return nil
 }
 
@@ -436,8 +402,15 @@ func (c *Consumer) forward(f *feed) {
 		// Counted busy before it is handed over, so that Pause, once
 		// this forwarder is done, finds every delivery handed over in busy.
 		c.busy.add()
-		if c.setAside(f, d) {
+		select { // a pause or a close comes first
+		case <-f.handBack:
+			c.handBackPaused(d)
 			continue
+		case <-c.stopped:
+			c.requeueAtEnd(c.start(d))
+			c.busy.done()
+			continue
+		default:
 		}
 		select {
 		case c.feed <- d: // the worker is done with busy
@@ -448,21 +421,6 @@ func (c *Consumer) forward(f *feed) {
 			c.busy.done()
 		}
 	}
-}
-
-// setAside hands back d, counted busy, when f was paused or the consumer
-// is closing (these come first), and says whether it did.
-func (c *Consumer) setAside(f *feed, d transport.Delivery) bool {
-	select {
-	case <-f.handBack:
-		c.handBackPaused(d)
-	case <-c.stopped:
-		c.requeueAtEnd(c.start(d))
-		c.busy.done()
-	default:
-		return false
-	}
-	return true
 }
 
 // handBackPaused hands back d, which arrived after a pause, unhandled.
@@ -477,9 +435,6 @@ func (c *Consumer) cancelCurrent(ctx context.Context) error {
 	c.ctl.Lock()
 	cur := c.current
 	c.current = nil
-	if cur != nil { // what it still delivers is handled as the consumer halted
-		c.forwardFrom(c.readDirectly(nil))
-	}
 	c.ctl.Unlock()
 	if cur == nil {
 		return nil
