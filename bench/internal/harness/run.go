@@ -89,7 +89,10 @@ type Runner struct {
 	Raw    *Raw
 	// RawEnvelope (raw amqp091-go with AceMQ's headers) may be nil.
 	RawEnvelope *Raw
-	AceMQ       *AceMQ
+	// RawRetry (raw amqp091-go retrying as AceMQ does) is the baseline of
+	// AceMQ's retry rows; nil leaves it out.
+	RawRetry *RawRetry
+	AceMQ    *AceMQ
 	// AceMQObserved (AceMQ with both telemetry adapters) may be nil.
 	AceMQObserved *AceMQ
 	// AceMQRungs (NewAceMQClocked: its republishes to rungs timed) runs
@@ -146,9 +149,7 @@ func (r *Runner) Run(ctx context.Context) []Series {
 			return timed(func(ctx context.Context, q string) error { return i.ConsumeAck(ctx, q, n, c.concurrency) })
 		}))
 	}
-	add(RetryInConsumer, n, true, r.contenders(func(i Implementation) run {
-		return timed(func(ctx context.Context, q string) error { return i.RetryInConsumer(ctx, q, n) })
-	}))
+	add(RetryInConsumer, n, true, r.retryInConsumer(n))
 	add(RetryOnRung, rn, true, []contender{{"acemq", func(ctx context.Context, q string) ([]time.Duration, error) {
 		return r.AceMQ.RetryOnRung(ctx, q, rn)
 	}, r.AceMQ.Preloaded, ""}})
@@ -237,7 +238,7 @@ func (r *Runner) rungKinds(n int) []contender {
 			name string
 			kind contract.RungKind
 		}{{AceMQContract, contract.ContractRungs}, {AceMQAtLeastOnce, contract.AtLeastOnceRungs}} {
-			cs = append(cs, contender{name: k.name, baseline: AceMQContract, preload: r.AceMQRungs.Preloaded,
+			cs = append(cs, contender{name: k.name, baseline: r.rungBaseline(k.kind), preload: r.AceMQRungs.Preloaded,
 				run: func(ctx context.Context, q string) ([]time.Duration, error) {
 					t, err := r.AceMQRungs.RetryOnRungKind(ctx, q, n, k.kind)
 					r.logConfirms(k.name, "the handler's failure", t)
@@ -261,7 +262,7 @@ func (r *Runner) rungKinds(n int) []contender {
 				return t.Late, err
 			}})
 	}
-	return cs
+	return append(cs, r.rawRetryRungs(n)...)
 }
 
 // logConfirms logs how long a run's publishes to the rung took to be
