@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -320,7 +321,7 @@ func (r *Runner) scenario(ctx context.Context, name string, messages int, preloa
 			if preload {
 				load = c.preload
 			}
-			s, err := r.once(ctx, queue, source, messages, load, c.run)
+			s, err := r.once(ctx, queue, source, messages, load, labelled(name, c.name, c.run))
 			if err != nil {
 				series[i].Errors = append(series[i].Errors, fmt.Sprintf("round %d: %v", round, err))
 				fmt.Fprintf(r.Log, "%-28s %-9s round %d: FAILED: %v\n", name, c.name, round, err)
@@ -366,4 +367,17 @@ func slug(name string) string {
 	return strings.Join(strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
 		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
 	}), "-")
+}
+
+// labelled runs f under the profiler labels scenario and contender, which
+// the goroutines it starts inherit: go tool pprof -tagfocus
+// contender=acemq shows one contender's own work (not its connection's
+// frame reader, started at dial, nor a timer's callback).
+func labelled(scenario, contender string, f run) run {
+	return func(ctx context.Context, q string) (late []time.Duration, err error) {
+		pprof.Do(ctx, pprof.Labels("scenario", scenario, "contender", contender), func(ctx context.Context) {
+			late, err = f(ctx, q)
+		})
+		return late, err
+	}
 }
