@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
 )
@@ -53,5 +56,19 @@ func BenchmarkRetryMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		<-handled
+	}
+}
+
+// BenchmarkSettleLongPolicy is a retry's decision under a policy of many
+// attempts: deciding one wait should not cost the whole schedule.
+func BenchmarkSettleLongPolicy(b *testing.B) {
+	policy := Exponential(1000, time.Second, time.Hour)
+	in := delivered{Source: "orders", Decision: Retry(errors.New("boom")), Attempt: 3}
+	random := func() float64 { return 0.5 }
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := settle(in, policy, retry.Ladder{}, random); s.Outcome != contract.RetriedInConsumer {
+			b.Fatalf("outcome %v", s.Outcome)
+		}
 	}
 }
