@@ -119,8 +119,8 @@ func Fatal(err error) error {
 
 // IsFatal reports whether err, or an error it wraps, was marked with Fatal.
 func IsFatal(err error) bool {
-	var f fatalError
-	return errors.As(err, &f)
+	_, fatal := errors.AsType[fatalError](err) // no target on the heap, as errors.As's would be
+	return fatal
 }
 
 // temporaryError marks a codec's error that may pass.

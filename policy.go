@@ -189,16 +189,41 @@ func (p RetryPolicy) Schedule() []time.Duration {
 	if p.maxAttempts <= 1 || p.maxAttempts > maxAttemptsLimit {
 		return nil
 	}
-	waits := make([]time.Duration, p.maxAttempts-1)
+	waits := make([]time.Duration, 0, p.maxAttempts-1)
+	for d := range p.waits {
+		waits = append(waits, d)
+	}
+	return waits
+}
+
+// ScheduledWait is Schedule()[i], without making the schedule: a retry
+// needs one wait of it. ok is false past its end.
+func (p RetryPolicy) ScheduledWait(i int) (d time.Duration, ok bool) {
+	if i < 0 || p.maxAttempts > maxAttemptsLimit {
+		return 0, false
+	}
+	for w := range p.waits {
+		if i == 0 {
+			return w, true
+		}
+		i--
+	}
+	return 0, false
+}
+
+// waits yields the schedule's waits in order: the initial delay, times the
+// multiplier at each step, each capped at the maximum delay.
+func (p RetryPolicy) waits(yield func(time.Duration) bool) {
 	d := float64(p.initialDelay)
-	for i := range waits {
+	for range p.maxAttempts - 1 {
 		if p.maxDelay > 0 && d > float64(p.maxDelay) {
 			d = float64(p.maxDelay)
 		}
-		waits[i] = retry.Saturate(d)
+		if !yield(retry.Saturate(d)) {
+			return
+		}
 		d *= p.multiplier
 	}
-	return waits
 }
 
 // String writes p in the notation ParsePolicy reads, with only the modifiers

@@ -23,6 +23,9 @@ type Policy interface {
 	MaxDelay() time.Duration
 	// Schedule is the maxAttempts-1 waits, without jitter.
 	Schedule() []time.Duration
+	// ScheduledWait is Schedule()[i], without making the schedule; ok is
+	// false past its end.
+	ScheduledWait(i int) (d time.Duration, ok bool)
 	Validate() error
 	String() string
 }
@@ -97,7 +100,7 @@ func (d Decision) Reason() string {
 // message of the given age (negative, an unknown age, counts as young):
 // give up because the attempts are used or the message is too old, or wait
 // the scheduled time in the consumer or on a rung.
-func Decide(p Policy, attempt int, age time.Duration) Decision {
+func Decide[P Policy](p P, attempt int, age time.Duration) Decision {
 	attempt = max(attempt, 1)
 	if attempt >= p.MaxAttempts() {
 		return Decision{Outcome: Exhausted, Attempt: attempt, MaxAttempts: p.MaxAttempts()}
@@ -105,12 +108,12 @@ func Decide(p Policy, attempt int, age time.Duration) Decision {
 	if maxAge := p.MaxMessageAge(); maxAge > 0 && age >= 0 && age >= maxAge {
 		return Decision{Outcome: TooOld, Attempt: attempt, MaxMessageAge: maxAge}
 	}
-	schedule := p.Schedule()
-	if len(schedule) == 0 { // only a policy that fails Validate gets here
-		// Its maxAttempts is past the library's limit: it gave up after attempt.
+	// attempt < maxAttempts, so the schedule has this wait, unless the
+	// policy fails Validate.
+	d, ok := p.ScheduledWait(attempt - 1)
+	if !ok { // its maxAttempts is past the library's limit: it gave up after attempt
 		return Decision{Outcome: Exhausted, Attempt: attempt, MaxAttempts: attempt}
 	}
-	d := schedule[min(attempt-1, len(schedule)-1)]
 	outcome := InConsumer
 	if WaitsOnRung(p, d) {
 		outcome = OnRung
@@ -120,7 +123,7 @@ func Decide(p Policy, attempt int, age time.Duration) Decision {
 
 // WaitsOnRung tells whether a wait of d goes to a rung rather than being
 // held in the consumer: threshold > 0, d > 0 and d >= threshold.
-func WaitsOnRung(p Policy, d time.Duration) bool {
+func WaitsOnRung[P Policy](p P, d time.Duration) bool {
 	threshold := p.BrokerWaitThreshold()
 	return threshold > 0 && d > 0 && d >= threshold
 }
@@ -143,7 +146,7 @@ func RungDelays(p Policy) []time.Duration {
 // f the policy's jitter factor, never below contract.MinConsumerWait.
 // random returns values in [0, 1), as math/rand/v2's Float64 does; nil uses
 // that one.
-func Jittered(p Policy, d time.Duration, random func() float64) time.Duration {
+func Jittered[P Policy](p P, d time.Duration, random func() float64) time.Duration {
 	return spread(p, d, func() float64 { return 2*orRand(random)() - 1 })
 }
 
@@ -151,7 +154,7 @@ func Jittered(p Policy, d time.Duration, random func() float64) time.Duration {
 // longest wait p allows: its maximum delay when it has one, else the longest
 // wait of its schedule (a Fixed policy's delay). A ladder's wait is bounded
 // again by RungFor: never past the longest rung.
-func Chosen(p Policy, d time.Duration) time.Duration {
+func Chosen[P Policy](p P, d time.Duration) time.Duration {
 	longest := p.MaxDelay()
 	if longest <= 0 {
 		for _, w := range p.Schedule() {
@@ -166,13 +169,13 @@ func Chosen(p Policy, d time.Duration) time.Duration {
 // the wait is the earliest time the handler's dependency named (a
 // Retry-After), and never below contract.MinConsumerWait. random is as
 // Jittered's.
-func JitteredUp(p Policy, d time.Duration, random func() float64) time.Duration {
+func JitteredUp[P Policy](p P, d time.Duration, random func() float64) time.Duration {
 	return spread(p, d, orRand(random))
 }
 
 // spread is d*(1+u*f), drawing u only when p has a jitter factor f, never
 // below contract.MinConsumerWait.
-func spread(p Policy, d time.Duration, u func() float64) time.Duration {
+func spread[P Policy](p P, d time.Duration, u func() float64) time.Duration {
 	if f := p.JitterFactor(); f > 0 {
 		d = Saturate(float64(d) * (1 + u()*f))
 	}

@@ -189,6 +189,10 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 		}
 		defer runner.RawEnvelope.Close()
 	}
+	if runner.RawRetry, err = harness.NewRawRetry(c.url); err != nil {
+		return err
+	}
+	defer runner.RawRetry.Close()
 	if runner.AceMQ, err = harness.NewAceMQ(ctx, c.url, "acemq"); err != nil {
 		return err
 	}
@@ -292,6 +296,7 @@ var rowNotes = map[string]string{
 	harness.PublishConfirmed + "/watermill":                   "ConfirmDelivery: waits for each confirm before the next publish (window 1)",
 	harness.ConsumeAck8 + "/watermill":                        "8 router handlers, each its own subscription with prefetch 100",
 	harness.RetryInConsumer + "/raw":                          "NOT equivalent: nack+requeue, ack on redelivery, no 10ms wait",
+	harness.RetryInConsumer + "/" + harness.RawRetryName:      "the baseline: holds 10ms on a timer, republishes with attempt 2 (confirmed), then acks",
 	harness.RetryInConsumer + "/watermill":                    "Retry middleware: retried in-process on the same delivery, no republish",
 	harness.RetryOnRung + "/acemq":                            "1s wait on the rung; lateness against failure time + 1s",
 	harness.PerMessageTTL + "/raw":                            "alternating 5s/1s per-message TTL, dead-lettered: head-of-line blocking",
@@ -299,6 +304,8 @@ var rowNotes = map[string]string{
 	harness.RungKinds + "/" + harness.AceMQAtLeastOnce:        "quorum rung Q.retry.quorum.1s, at-least-once dead-lettering; lateness against the confirm + 1s",
 	harness.RungKinds + "/" + harness.RawClassicTTL:           "publish into a classic x-message-ttl 1s queue dead-lettering to the consumed quorum queue",
 	harness.RungKinds + "/" + harness.RawQuorumTTL:            "the same into a quorum TTL queue, at-least-once dead-lettering, reject-publish",
+	harness.RungKinds + "/" + harness.RawRetryClassicTTL:      "consumes the quorum queue as acemq does, republishes attempt 2 (confirmed) to a classic TTL queue, acks",
+	harness.RungKinds + "/" + harness.RawRetryQuorumTTL:       "the same to a quorum TTL queue (at-least-once dead-lettering): acemq at-least-once's baseline",
 	harness.RequestReply1 + "/" + harness.RawReplyQueue:       "late = round trip; an exclusive server-named reply queue, acked; bare messages",
 	harness.RequestReply1 + "/" + harness.RawDirectReplyTo:    "late = round trip; amq.rabbitmq.reply-to, no-ack, on the publishing channel; bare messages",
 	harness.RequestReply1 + "/" + harness.AceMQRequest:        "late = round trip; request.Do on one Client (its acemq-reply-<uuid> queue), request.Serve",
@@ -333,11 +340,11 @@ func notes(c config) []string {
 		"messages: 256-byte JSON, persistent, on a fresh durable classic queue per run (quorum for the rung kinds); consume scenarios start from a preloaded queue (not timed)",
 		fmt.Sprintf("publish-confirmed: acemq PublishBatch (window %d, the default), raw deferred confirms with the same window, watermill one Publish call with ConfirmDelivery (one confirm at a time)", acemq.DefaultBatchWindow),
 		"consume-ack: prefetch 100; acemq Consume with WithConcurrency(n); raw Qos(100) with n goroutines on one deliveries channel; watermill a router with n handlers, each its own subscription with prefetch 100",
-		"retry-in-consumer: acemq Fixed(2, 10ms) holds, republishes, acks; watermill Retry middleware (MaxRetries 1, 10ms) reruns the handler on the same delivery; raw nack+requeue without a wait (not equivalent)",
+		"retry-in-consumer: acemq Fixed(2, 10ms) holds, republishes, acks; watermill Retry middleware (MaxRetries 1, 10ms) reruns the handler on the same delivery; raw nack+requeue without a wait (not equivalent); raw+retry, acemq's baseline, does what acemq does by hand (a timer, a republish with the envelope's headers and attempt 2 on a confirm-mode channel, its deferred confirm awaited, then the ack)",
 		"retry-on-rung: acemq Fixed(2, 1s).WaitInBrokerFrom(1s), concurrency 8; lateness = second delivery - (first handler's return + 1s), so it includes the republish; per-message TTL: same broker, one queue, alternating 5s and 1s expirations",
 		"the Watermill subscriber and router are started inside the timing, as acemq's Consume is",
 		fmt.Sprintf("acemq+observers: acemqprom on a registry of its own and acemqotel, its spans sampled at ratio %v (1: every span; else ParentBased(TraceIDRatioBased)) into a batching processor whose exporter drops them", c.traceRatio),
-		fmt.Sprintf("%s: a quorum source queue; acemq Fixed(2, 1s).WaitInBrokerFrom(1s), prefetch 100, concurrency 8, with contract (classic) or at-least-once (quorum) rungs; raw publishes into a 1s TTL queue of the same arguments that dead-letters to the quorum queue it consumes; msgs/s is the whole round trip, lateness = arrival - (the confirm of the publish to the rung + 1s); at-least-once rows are compared with the contract (acemq) or classic (raw) run of the same round", harness.RungKinds),
+		fmt.Sprintf("%s: a quorum source queue; acemq Fixed(2, 1s).WaitInBrokerFrom(1s), prefetch 100, concurrency 8, with contract (classic) or at-least-once (quorum) rungs; raw publishes into a 1s TTL queue of the same arguments that dead-letters to the quorum queue it consumes; msgs/s is the whole round trip, lateness = arrival - (the confirm of the publish to the rung + 1s); the raw+retry rows consume the preloaded quorum queue as acemq does (8 goroutines) and republish each first attempt with attempt 2 to the TTL queue, confirmed, then ack; acemq's rows are compared with raw+retry's of their kind, the other at-least-once (quorum) rows with the classic run of their own kind of client in the same round", harness.RungKinds),
 		fmt.Sprintf("%s and %s: %d round trips of a 256-byte JSON payload echoed back, on a fresh durable classic request queue; requester and responder share the contender's one connection, each with its own channel, started inside the timing; both sides publish mandatory, persistent and confirmed, and the responder acks a request once its reply is confirmed (prefetch 100); the late columns are each round trip's time (publish to decoded reply), and × is to the raw+envelope reply-queue run of the same round (raw amqp091-go sending and reading the headers AceMQ's client and responder send: the envelope, acemq-reply-to, a UUID correlation id, acemq-error); raw reply queue and raw direct reply-to send bare messages", harness.RequestReply1, harness.RequestReply8, c.requests),
 		fmt.Sprintf("%s: %d messages of 100 keys published (confirmed, pipelined) to a direct exchange and 8 quorum queues with single active consumer while 4 consumers take 2 partitions each, one message at a time, prefetch 100; every message checked to follow its key's last; timed from the consumers' start to the last message; acemq package partition (Consume, PublishBatch), raw the same topology in amqp091-go with a goroutine per queue", harness.Ordered, c.messages),
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -97,7 +98,10 @@ type Runner struct {
 	Raw    *Raw
 	// RawEnvelope (raw amqp091-go with AceMQ's headers) may be nil.
 	RawEnvelope *Raw
-	AceMQ       *AceMQ
+	// RawRetry (raw amqp091-go retrying as AceMQ does) is the baseline of
+	// AceMQ's retry rows; nil leaves it out.
+	RawRetry *RawRetry
+	AceMQ    *AceMQ
 	// AceMQObserved (AceMQ with both telemetry adapters) may be nil.
 	AceMQObserved *AceMQ
 	// AceMQRungs (NewAceMQClocked: its republishes to rungs timed) runs
@@ -154,9 +158,7 @@ func (r *Runner) Run(ctx context.Context) []Series {
 			return timed(func(ctx context.Context, q string) error { return i.ConsumeAck(ctx, q, n, c.concurrency) })
 		}))
 	}
-	add(RetryInConsumer, n, true, r.contenders(func(i Implementation) run {
-		return timed(func(ctx context.Context, q string) error { return i.RetryInConsumer(ctx, q, n) })
-	}))
+	add(RetryInConsumer, n, true, r.retryInConsumer(n))
 	add(RetryOnRung, rn, true, []contender{{"acemq", func(ctx context.Context, q string) ([]time.Duration, error) {
 		return r.AceMQ.RetryOnRung(ctx, q, rn)
 	}, r.AceMQ.Preloaded, ""}})
@@ -240,7 +242,7 @@ func (r *Runner) rungKinds(n int) []contender {
 			name string
 			kind contract.RungKind
 		}{{AceMQContract, contract.ContractRungs}, {AceMQAtLeastOnce, contract.AtLeastOnceRungs}} {
-			cs = append(cs, contender{name: k.name, baseline: AceMQContract, preload: r.AceMQRungs.Preloaded,
+			cs = append(cs, contender{name: k.name, baseline: r.rungBaseline(k.kind), preload: r.AceMQRungs.Preloaded,
 				run: func(ctx context.Context, q string) ([]time.Duration, error) {
 					t, err := r.AceMQRungs.RetryOnRungKind(ctx, q, n, k.kind)
 					r.logConfirms(k.name, "the handler's failure", t)
@@ -264,7 +266,7 @@ func (r *Runner) rungKinds(n int) []contender {
 				return t.Late, err
 			}})
 	}
-	return cs
+	return append(cs, r.rawRetryRungs(n)...)
 }
 
 // logConfirms logs how long a run's publishes to the rung took to be
@@ -322,7 +324,7 @@ func (r *Runner) scenario(ctx context.Context, name string, messages int, preloa
 			if preload {
 				load = c.preload
 			}
-			s, err := r.once(ctx, queue, source, messages, load, c.run)
+			s, err := r.once(ctx, queue, source, messages, load, labelled(name, c.name, c.run))
 			if err != nil {
 				series[i].Errors = append(series[i].Errors, fmt.Sprintf("round %d: %v", round, err))
 				fmt.Fprintf(r.Log, "%-28s %-9s round %d: FAILED: %v\n", name, c.name, round, err)
@@ -368,4 +370,17 @@ func slug(name string) string {
 	return strings.Join(strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
 		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
 	}), "-")
+}
+
+// labelled runs f under the profiler labels scenario and contender, which
+// the goroutines it starts inherit: go tool pprof -tagfocus
+// contender=acemq shows one contender's own work (not its connection's
+// frame reader, started at dial, nor a timer's callback).
+func labelled(scenario, contender string, f run) run {
+	return func(ctx context.Context, q string) (late []time.Duration, err error) {
+		pprof.Do(ctx, pprof.Labels("scenario", scenario, "contender", contender), func(ctx context.Context) {
+			late, err = f(ctx, q)
+		})
+		return late, err
+	}
 }
