@@ -94,15 +94,20 @@ var benchBrokers atomic.Int64
 // BenchmarkPublishConsumeMemory is one whole cycle on memory://: a confirmed
 // publish, its delivery, decoding, the handler's Accept. One message is in
 // flight at a time, so it is the cycle's latency, not a throughput.
-func BenchmarkPublishConsumeMemory(b *testing.B) { publishConsumeMemory(b) }
+func BenchmarkPublishConsumeMemory(b *testing.B) { publishConsumeMemory(b, acceptFirst) }
 
 // BenchmarkPublishConsumeMemoryHandlerTimeout is the same cycle with a
 // handler timeout (never reached): what its timer and context cost.
 func BenchmarkPublishConsumeMemoryHandlerTimeout(b *testing.B) {
-	publishConsumeMemory(b, WithHandlerTimeout(time.Minute))
+	publishConsumeMemory(b, acceptFirst, WithHandlerTimeout(time.Minute))
 }
 
-func publishConsumeMemory(b *testing.B, opts ...ConsumeOption) {
+// acceptFirst accepts every delivery: handled.
+func acceptFirst(Envelope) (Decision, bool) { return Accept(), true }
+
+// publishConsumeMemory publishes one message at a time on memory:// and
+// waits until decide says a delivery of it was handled.
+func publishConsumeMemory(b *testing.B, decide func(Envelope) (d Decision, handled bool), opts ...ConsumeOption) {
 	ctx := context.Background()
 	tr, err := memory.Dial(ctx, fmt.Sprintf("memory://bench-%d", benchBrokers.Add(1)))
 	if err != nil {
@@ -117,9 +122,12 @@ func publishConsumeMemory(b *testing.B, opts ...ConsumeOption) {
 		b.Fatal(err)
 	}
 	handled := make(chan struct{}, 1)
-	c, err := Consume(ctx, conn, "orders", func(context.Context, Message[benchItem]) Decision {
-		handled <- struct{}{}
-		return Accept()
+	c, err := Consume(ctx, conn, "orders", func(_ context.Context, m Message[benchItem]) Decision {
+		d, done := decide(m.Envelope)
+		if done {
+			handled <- struct{}{}
+		}
+		return d
 	}, opts...)
 	if err != nil {
 		b.Fatal(err)

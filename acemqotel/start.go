@@ -1,13 +1,13 @@
 package acemqotel
 
 import (
-	"maps"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/acemq-go/acemq/internal/kept"
 )
 
 // spanStart is how every span of one operation on one destination starts:
@@ -26,46 +26,32 @@ type spanStart struct {
 // spanStart is built for its span alone.
 const maxStarts = 1024
 
-// starts are the spanStarts of one operation, by destination, in a map
-// copied on write: a span's start reads it without a lock.
+// starts are the spanStarts of one operation, by destination, kept
+// (internal/kept): a span's start reads them without a lock.
 type starts struct {
 	kind trace.SpanKind
 	op   string
-	mu   sync.Mutex // serialises the writers
-	m    atomic.Pointer[map[string]*spanStart]
+	m    kept.Map[string, *spanStart]
 }
 
 func newStarts(kind trace.SpanKind, op string) *starts {
-	return &starts{kind: kind, op: op}
+	s := &starts{kind: kind, op: op}
+	s.m.Limit = maxStarts
+	return s
 }
 
 // get is the spanStart of dest, made and kept the first time.
 func (s *starts) get(dest string) *spanStart {
-	if m := s.m.Load(); m != nil {
-		if st, ok := (*m)[dest]; ok {
-			return st
-		}
-	}
-	st := &spanStart{name: dest + " " + s.op, opts: []trace.SpanStartOption{
-		trace.WithSpanKind(s.kind),
-		trace.WithAttributes(
-			semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
-			destinationKey.String(dest),
-			operationKey.String(s.op),
-		),
-	}}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := map[string]*spanStart{}
-	if m := s.m.Load(); m != nil {
-		old = *m
-	}
-	if len(old) < maxStarts {
-		m := maps.Clone(old)
-		m[dest] = st
-		s.m.Store(&m)
-	}
-	return st
+	return s.m.Get(dest, func(dest string) *spanStart {
+		return &spanStart{name: dest + " " + s.op, opts: []trace.SpanStartOption{
+			trace.WithSpanKind(s.kind),
+			trace.WithAttributes(
+				semconv.MessagingSystemRabbitMQ, // contract.AttrMessagingSystem
+				destinationKey.String(dest),
+				operationKey.String(s.op),
+			),
+		}}
+	})
 }
 
 // attrPool holds the slices a span's per-message attributes are gathered

@@ -109,6 +109,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/kept"
 	"github.com/acemq-go/acemq/internal/option"
 )
 
@@ -159,7 +160,7 @@ type Metrics struct {
 	consumeDuration *prometheus.HistogramVec
 	attempts        *prometheus.HistogramVec
 	inFlight        *prometheus.GaugeVec
-	queues          kept[string, *queueSeries] // those three by queue (kept.go)
+	queues          kept.Map[string, *queueSeries] // those three by queue (kept.go)
 	retried         *prometheus.CounterVec
 	deadLettered    *prometheus.CounterVec
 	setAsideFail    *prometheus.CounterVec
@@ -348,6 +349,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		breakers:        newBreakerMetrics(b),
 		watched:         map[string]*watch{},
 	}
+	m.queues.Limit = maxKept
 	// Known label values start at 0, so that their series exist and rate()
 	// sees the first event.
 	for _, e := range connEvents {
