@@ -17,7 +17,7 @@ func TestGet(t *testing.T) {
 		t.Errorf("the second get of 1 built again (%d builds) or gave another value", built)
 	}
 	m.Get(2, build)
-	if m.Get(3, build) == m.Get(3, build) {
+	if first, second := m.Get(3, build), m.Get(3, build); first == second {
 		t.Error("a key past the limit was kept")
 	}
 
