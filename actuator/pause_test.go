@@ -103,6 +103,9 @@ func pauseThroughTheActuator(t *testing.T, conn *acemq.Conn, queue string) {
 
 	wantCode(t, "resume", call(t, http.MethodPost, base+"/acemq-consumers/"+c.ID()+"/resume", "", nil), http.StatusOK)
 	await("every message handled", func() bool { return handled() == total })
+	// A handling is counted in the stats once it is settled, just after
+	// the handler returns.
+	await("every handling settled", func() bool { return c.Stats().Accepted >= total })
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range total {
