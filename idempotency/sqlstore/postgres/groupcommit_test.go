@@ -7,23 +7,13 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/idempotency"
-	"github.com/acemq-go/acemq/idempotency/sqlstore"
-	"github.com/acemq-go/acemq/idempotency/sqlstore/postgres"
-	"github.com/acemq-go/acemq/internal/testing/dbtest"
 )
 
 // A write PostgreSQL refuses (a key with a NUL character, which its text
 // cannot hold) fails its own caller only: the claims made beside it, and
 // so perhaps grouped with it, are claimed.
 func TestAFailedWriteFailsOnlyItsCaller(t *testing.T) {
-	url := dbtest.PostgresURL(t)
-	table := dbtest.UniqueName(t, "acemq_idempotency")
-	dbtest.DropWhenDone(t, url, table)
-	s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openStore(t)
 	const callers = 8
 	for round := range 5 {
 		results := make([]idempotency.Result, callers)

@@ -35,14 +35,7 @@ func TestStore(t *testing.T) {
 // The table is the family's: its column types, timestamps with time zone,
 // its index.
 func TestTableShape(t *testing.T) {
-	url := dbtest.PostgresURL(t)
-	table := dbtest.UniqueName(t, "acemq_idempotency")
-	dbtest.DropWhenDone(t, url, table)
-	s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, table := openStore(t)
 	got := dbtest.Columns(t, s.DB(), table)
 	want := []string{
 		"message_id character varying 255 NO",
@@ -72,4 +65,18 @@ func TestOpenDBKeepsThePasswordOut(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("OpenDB of a bad URL = %v; want an error without the password", err)
 	}
+}
+
+// openStore opens a store on the test server, on a table of its own,
+// dropped (and the store closed) when the test ends.
+func openStore(t *testing.T) (*sqlstore.Store, string) {
+	url := dbtest.PostgresURL(t)
+	table := dbtest.UniqueName(t, "acemq_idempotency")
+	dbtest.DropWhenDone(t, url, table)
+	s, err := postgres.Open(t.Context(), url, sqlstore.WithTable(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, table
 }
