@@ -211,6 +211,10 @@ type Report struct {
 	// BlockedHealth is the harness's Conn.Health while the last alarm
 	// blocked it: its status and detail.
 	BlockedHealth string
+	// AcceptedWhileBlocked is, for each alarm, how many messages the
+	// consumer process accepted while the alarm was held (its stats lines):
+	// whether consuming went on.
+	AcceptedWhileBlocked []int
 	// Killed names, for each failover, the node killed; Rejoin is how long
 	// starting it again took, until its peers saw it.
 	Killed []string
@@ -308,6 +312,7 @@ func (r Report) String() string {
 		row("blocked after", summary(r.BlockedAfter))
 		row("publish while blocked", r.BlockedErr)
 		row("health while blocked", r.BlockedHealth)
+		row("accepted while held", fmt.Sprint(r.AcceptedWhileBlocked))
 	}
 	if len(r.WaitingAtKill) > 0 {
 		row("in waits at kill", r.WaitingAtKill)
@@ -455,6 +460,7 @@ type run struct {
 	blockedAfter  []time.Duration
 	blockedErr    string
 	blockedHealth string
+	heldAccepts   []int
 	killed        []string
 	rejoin        []time.Duration
 	t00           time.Time
@@ -655,6 +661,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	counted.Kills = r.kills
 	counted.Outage = r.outage
 	counted.BlockedAfter, counted.BlockedErr, counted.BlockedHealth = r.blockedAfter, r.blockedErr, r.blockedHealth
+	counted.AcceptedWhileBlocked = r.heldAccepts
 	counted.Killed, counted.Rejoin = r.killed, r.rejoin
 	counted.ConsumerStats = map[string]int{}
 	for i := 1; i <= r.started; i++ {
@@ -1165,7 +1172,11 @@ func (r *run) alarm(ctx context.Context, i int) (cleared time.Time, err error) {
 		return cleared, fmt.Errorf("a publish with a 1s deadline while blocked: %v, want an error matching ErrBlocked", perr)
 	}
 	r.blockedErr = perr.Error()
+	before := lastStats(r.stderrPath(r.started))
 	time.Sleep(r.cfg.AlarmHold)
+	if after := lastStats(r.stderrPath(r.started)); before != nil && after != nil {
+		r.heldAccepts = append(r.heldAccepts, after["accepted"]-before["accepted"])
+	}
 	return cleared, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
 // Disk alarms on one node, and a memory alarm on one node of the cluster
@@ -69,7 +70,7 @@ func clusterAlarms(t *testing.T, faults int, gap, quiet time.Duration) {
 		Alarm:      memoryAlarmOn(env),
 	}, noLoss)
 	checkBlocked(t, rep, faults, "memory")
-	t.Logf("the alarm on %s blocked the harness's connection to %s", nodes[2], urls[0])
+	t.Logf("the alarm on %s blocked the harness's connection to %s", nodes[2], rabbitmq.RedactURL(urls[0]))
 }
 
 // checkBlocked checks what the harness's Conn reported while blocked
