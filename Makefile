@@ -297,6 +297,32 @@ chaos-restart:
 chaos-restart-%:
 	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$*
 
+# Alarms (docs/reliability.md, "Alarms on a cluster"), under load with the
+# consumer running and nothing confirmed lost: disk alarms (the free-disk
+# limit raised above what is free, then put back) on the chaos node of
+# CHAOS_SERIES (3.10, the default, or 4.3), started for the run and stopped
+# after it; a memory alarm on the third node of the 3.10 cluster while the
+# publisher and the consumer are on the first (chaos-cluster-alarm). The
+# short runs (2 alarms each) by default; ALARM_RUN=Full runs 5 (make
+# chaos). test-alarms is the short runs one after the other, with their
+# duration, for make test.
+ALARM_RUN ?=
+.PHONY: chaos-disk-alarm chaos-cluster-alarm test-alarms chaos-alarms
+chaos-disk-alarm:
+	$(CHAOS_NODE) bash scripts/rabbitmq.sh run \
+	  $(GO) test -tags chaos -count=1 -timeout 30m -run '^TestChaosDiskAlarm$(ALARM_RUN)$$' -v ./internal/testing/chaos/
+chaos-disk-alarm-%:
+	@$(MAKE) --no-print-directory chaos-disk-alarm CHAOS_SERIES=$*
+chaos-cluster-alarm:
+	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='TestChaosClusterMemoryAlarm$(ALARM_RUN)'
+test-alarms:
+	@s=$$SECONDS; status=0; \
+	for t in chaos-disk-alarm-3.10 chaos-disk-alarm-4.3 chaos-cluster-alarm; do \
+	  $(MAKE) --no-print-directory $$t || status=1; done; \
+	echo "make test-alarms: took $$((SECONDS - s))s"; exit $$status
+chaos-alarms:
+	@$(MAKE) --no-print-directory test-alarms ALARM_RUN=Full
+
 # Delayed send across a broker restart (docs/scheduling.md): 300 messages
 # due in 90s, the node stopped and started again while they wait on the
 # scheduler's 1m rung, every one counted (any loss fails it) and its
@@ -362,6 +388,7 @@ chaos:
 	$(MAKE) --no-print-directory chaos-schedule SCHED_SERIES=4.0 || status=$$?; \
 	$(MAKE) --no-print-directory chaos-outage CHAOS_SERIES=3.10 || status=$$?; \
 	$(MAKE) --no-print-directory chaos-outage CHAOS_SERIES=4.3 || status=$$?; \
+	$(MAKE) --no-print-directory chaos-alarms || status=$$?; \
 	$(MAKE) --no-print-directory chaos-soak || status=$$?; exit $$status
 
 # The family's endurance soak, scaled to fit (docs/reliability.md, "The

@@ -1,6 +1,7 @@
 package acemq
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -237,8 +238,13 @@ func (c *Conn) connectionEvent(e transport.Event) {
 // DeleteQueue, State) instead.
 func (c *Conn) Transport() transport.Transport { return c.transport }
 
-// String names the broker, without the password.
-func (c *Conn) String() string { return "acemq.Conn(" + c.url + ")" }
+// String names the broker address in use (after a failover, the node
+// followed to), without the password.
+func (c *Conn) String() string { return "acemq.Conn(" + c.address() + ")" }
+
+// address is the transport's address in use, or the URL the Conn was made
+// with when the transport does not say.
+func (c *Conn) address() string { return cmp.Or(c.transport.State().Address, c.url) }
 
 // Close closes the connection. Close consumers first, so that they can hand
 // back what they hold. Closing again does nothing and returns nil.
@@ -249,7 +255,7 @@ func (c *Conn) Close() error {
 	err := c.transport.Close()
 	c.observer.Event(Event{Kind: EventConnectionClosed, Conn: c})
 	if err != nil {
-		return fmt.Errorf("acemq: closing %s: %w", c.url, err)
+		return fmt.Errorf("acemq: closing %s: %w", c.address(), err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package acemq
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -170,7 +171,7 @@ func (c *Conn) Health(ctx context.Context) Health {
 func (c *Conn) state() Health {
 	st := c.transport.State()
 	return Health{
-		Broker:    c.url,
+		Broker:    cmp.Or(st.Address, c.url),
 		Connected: st.Connected, Closed: st.Closed,
 		Blocked: st.Blocked, BlockedReason: st.BlockedReason,
 		Draining:        c.draining.Load() && !st.Closed,

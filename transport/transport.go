@@ -100,6 +100,9 @@ type State struct {
 	// failed reconnect), at LastErrorAt; nil when there has been none.
 	LastError   error
 	LastErrorAt time.Time
+	// Address is the broker address in use (or, while reconnecting, last
+	// used), without its password: after a failover, the node followed to.
+	Address string
 }
 
 // Event is a change in a Transport's connection.

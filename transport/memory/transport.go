@@ -62,7 +62,8 @@ func (t *Transport) State() transport.State {
 	t.b.mu.Lock()
 	defer t.b.mu.Unlock()
 	st := transport.State{Connected: !t.closed, Closed: t.closed, Blocked: t.blocked,
-		Connects: t.connects, ServerVersion: t.b.em.version, LastError: t.lastErr, LastErrorAt: t.lastErrAt}
+		Connects: t.connects, ServerVersion: t.b.em.version, LastError: t.lastErr, LastErrorAt: t.lastErrAt,
+		Address: t.address()}
 	if t.blocked {
 		st.BlockedReason = t.b.alarm
 	}

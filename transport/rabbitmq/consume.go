@@ -142,7 +142,7 @@ func (s *subscription) run(cc *consumerChannel, dels <-chan amqp.Delivery) {
 		if s.ctx.Err() != nil {
 			return
 		}
-		s.t.log.Info("rabbitmq: consumer ended; subscribing again", "queue", s.queue)
+		s.t.log().Info("rabbitmq: consumer ended; subscribing again", "queue", s.queue)
 		for {
 			var err error
 			cc, dels, err = s.subscribe(s.ctx)
@@ -153,7 +153,7 @@ func (s *subscription) run(cc *consumerChannel, dels <-chan amqp.Delivery) {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.t.log.Warn("rabbitmq: subscribing again failed", "queue", s.queue, "error", err.Error(), "retry_in", delay)
+			s.t.log().Warn("rabbitmq: subscribing again failed", "queue", s.queue, "error", err.Error(), "retry_in", delay)
 			timer := time.NewTimer(delay)
 			select {
 			case <-s.ctx.Done():

@@ -335,7 +335,7 @@ func (p *publisher) noteRefusalLocked(pe *pending) {
 	pe.refused = true
 	if !p.retiring {
 		p.retiring = true
-		p.t.log.Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", pe.dc.DeliveryTag)
+		p.t.log().Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", pe.dc.DeliveryTag)
 	}
 }
 

@@ -69,9 +69,14 @@ type Options struct {
 
 // Transport is a connection to RabbitMQ that redials itself when lost.
 type Transport struct {
-	urls []string // the URL given to Dial, then Options.Addresses
-	opts Options
-	log  *slog.Logger
+	urls     []string // the URL given to Dial, then Options.Addresses
+	redacted []string // urls without their passwords
+	opts     Options
+	// logs holds a logger per address, its broker attribute set; inUse is
+	// the one of the address in use (or last used), so that a line names
+	// the node of its time without formatting an attribute per line.
+	logs  []*slog.Logger
+	inUse atomic.Pointer[slog.Logger]
 
 	ctx    context.Context // ended by Close
 	cancel context.CancelFunc
@@ -116,18 +121,24 @@ func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
 	if opts.MaxReconnectDelay < opts.ReconnectDelay {
 		opts.MaxReconnectDelay = max(5*time.Second, opts.ReconnectDelay)
 	}
-	t := &Transport{urls: urls, opts: opts, log: opts.Logger, unblocked: make(chan struct{})}
-	if t.log == nil {
-		t.log = slog.New(slog.DiscardHandler)
+	t := &Transport{urls: urls, opts: opts, unblocked: make(chan struct{})}
+	base := opts.Logger
+	if base == nil {
+		base = slog.New(slog.DiscardHandler)
 	}
-	t.log = t.log.With("broker", RedactURL(url))
+	for _, u := range urls {
+		t.redacted = append(t.redacted, RedactURL(u))
+		t.logs = append(t.logs, base.With("broker", t.redacted[len(t.redacted)-1]))
+	}
+	t.inUse.Store(t.logs[0])
 	conn, sock, cur, err := t.dialRound(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	w := listen(conn)
-	t.conn, t.sock, t.cur, t.ready, t.connects, t.version = conn, sock, cur, make(chan struct{}), 1, serverVersion(conn)
+	t.conn, t.sock, t.ready, t.connects, t.version = conn, sock, make(chan struct{}), 1, serverVersion(conn)
+	t.use(cur)
 	close(t.ready)
 	t.wg.Add(1)
 	go t.supervise(w)
@@ -142,8 +153,19 @@ func (t *Transport) String() string { return "rabbitmq " + t.address() }
 func (t *Transport) address() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return RedactURL(t.urls[t.cur])
+	return t.redacted[t.cur]
 }
+
+// use makes urls[cur] the address in use, its logger the one log lines
+// go to; under mu (or before the Transport is shared).
+func (t *Transport) use(cur int) {
+	t.cur = cur
+	t.inUse.Store(t.logs[cur])
+}
+
+// log is the logger of the address in use: every line names that address
+// as its broker.
+func (t *Transport) log() *slog.Logger { return t.inUse.Load() }
 
 // RedactURL returns url with its password replaced by "xxxxx". A URL whose
 // password holds unescaped reserved characters ('/', '?', '#', '@') loses
@@ -391,7 +413,7 @@ func (t *Transport) supervise(w *watched) {
 		}
 		t.failed(err)
 		addr := t.address()
-		t.log.Warn("rabbitmq: connection lost", "address", addr, "error", err.Error())
+		t.log().Warn("rabbitmq: connection lost", "error", err.Error())
 		t.emit(transport.Event{Kind: transport.EventLost, Address: addr, Err: err})
 		t.setBlocked(false, "") // the next connection starts unblocked
 		w = t.reconnect()
@@ -436,14 +458,14 @@ func (t *Transport) setBlocked(blocked bool, reason string) {
 	} else if !was && blocked {
 		t.unblocked = make(chan struct{})
 	}
-	addr := RedactURL(t.urls[t.cur])
+	addr := t.redacted[t.cur]
 	t.mu.Unlock()
 	switch {
 	case blocked && !was:
-		t.log.Warn("rabbitmq: connection blocked by the broker", "reason", reason)
+		t.log().Warn("rabbitmq: connection blocked by the broker", "reason", reason)
 		t.emit(transport.Event{Kind: transport.EventBlocked, Address: addr, Reason: reason})
 	case !blocked && was:
-		t.log.Info("rabbitmq: connection unblocked")
+		t.log().Info("rabbitmq: connection unblocked")
 		t.emit(transport.Event{Kind: transport.EventUnblocked, Address: addr})
 	}
 }
@@ -492,7 +514,7 @@ func (t *Transport) reconnect() *watched {
 				return nil
 			}
 			t.failed(err)
-			t.log.Warn("rabbitmq: reconnect failed", "error", err.Error(), "retry_in", delay)
+			t.log().Warn("rabbitmq: reconnect failed", "error", err.Error(), "retry_in", delay)
 			delay = min(2*delay, t.opts.MaxReconnectDelay)
 			continue
 		}
@@ -503,12 +525,13 @@ func (t *Transport) reconnect() *watched {
 			_ = conn.Close()
 			return nil
 		}
-		t.conn, t.sock, t.cur, t.version = conn, sock, cur, serverVersion(conn)
+		t.conn, t.sock, t.version = conn, sock, serverVersion(conn)
+		t.use(cur)
 		t.connects++
 		close(t.ready)
 		t.mu.Unlock()
-		addr := RedactURL(t.urls[cur])
-		t.log.Info("rabbitmq: connection recovered", "address", addr)
+		addr := t.redacted[cur]
+		t.log().Info("rabbitmq: connection recovered")
 		t.emit(transport.Event{Kind: transport.EventRecovered, Address: addr})
 		return w
 	}
@@ -632,6 +655,7 @@ func (t *Transport) State() transport.State {
 		Connects:      t.connects,
 		ServerVersion: t.version,
 		LastError:     t.lastErr, LastErrorAt: t.lastErrAt,
+		Address: t.redacted[t.cur],
 	}
 }
 
@@ -648,7 +672,7 @@ func (t *Transport) Close() error {
 	t.closed = true
 	conn := t.conn
 	t.conn, t.sock = nil, nil
-	addr := RedactURL(t.urls[t.cur])
+	addr := t.redacted[t.cur]
 	t.cancel()
 	consumers := slices.Collect(maps.Keys(t.consumers))
 	t.mu.Unlock()

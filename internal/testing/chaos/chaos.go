@@ -65,7 +65,7 @@ const (
 	// directory) through Config.RestartBroker; the harness's publisher and
 	// the consumer process must recover by themselves.
 	Restart = "restart"
-	// Alarm raises a memory alarm through Config.Alarm, checks that the
+	// Alarm raises a memory or disk alarm through Config.Alarm, checks that the
 	// harness's Conn reports itself blocked and that a publish with a
 	// deadline fails with ErrBlocked, holds the alarm for a while, then
 	// clears it; publishing and consuming must resume by themselves.
@@ -130,8 +130,8 @@ type Config struct {
 	// RestartBroker stops the broker node and starts it again (scenario
 	// Restart); it returns once the node answers again.
 	RestartBroker func(ctx context.Context) error
-	// Alarm raises (on) or clears a memory alarm on the broker (scenario
-	// Alarm).
+	// Alarm raises (on) or clears a memory or disk alarm on the broker
+	// (scenario Alarm).
 	Alarm func(ctx context.Context, on bool) error
 	// AlarmHold is how long each alarm lasts once the harness is blocked
 	// (default 3s).
@@ -208,6 +208,13 @@ type Report struct {
 	// last publish tried with a deadline while blocked.
 	BlockedAfter []time.Duration
 	BlockedErr   string
+	// BlockedHealth is the harness's Conn.Health while the last alarm
+	// blocked it: its status and detail.
+	BlockedHealth string
+	// AcceptedWhileBlocked is, for each alarm, how many messages the
+	// consumer process accepted while the alarm was held (its stats lines):
+	// whether consuming went on.
+	AcceptedWhileBlocked []int
 	// Killed names, for each failover, the node killed; Rejoin is how long
 	// starting it again took, until its peers saw it.
 	Killed []string
@@ -304,6 +311,8 @@ func (r Report) String() string {
 	if len(r.BlockedAfter) > 0 {
 		row("blocked after", summary(r.BlockedAfter))
 		row("publish while blocked", r.BlockedErr)
+		row("health while blocked", r.BlockedHealth)
+		row("accepted while held", fmt.Sprint(r.AcceptedWhileBlocked))
 	}
 	if len(r.WaitingAtKill) > 0 {
 		row("in waits at kill", r.WaitingAtKill)
@@ -450,6 +459,8 @@ type run struct {
 	outage        []time.Duration
 	blockedAfter  []time.Duration
 	blockedErr    string
+	blockedHealth string
+	heldAccepts   []int
 	killed        []string
 	rejoin        []time.Duration
 	t00           time.Time
@@ -649,7 +660,8 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	counted.Recovery, counted.PubRecovery, counted.WaitingAtKill = rep.Recovery, rep.PubRecovery, r.waitingAtKill
 	counted.Kills = r.kills
 	counted.Outage = r.outage
-	counted.BlockedAfter, counted.BlockedErr = r.blockedAfter, r.blockedErr
+	counted.BlockedAfter, counted.BlockedErr, counted.BlockedHealth = r.blockedAfter, r.blockedErr, r.blockedHealth
+	counted.AcceptedWhileBlocked = r.heldAccepts
 	counted.Killed, counted.Rejoin = r.killed, r.rejoin
 	counted.ConsumerStats = map[string]int{}
 	for i := 1; i <= r.started; i++ {
@@ -1144,6 +1156,7 @@ func (r *run) alarm(ctx context.Context, i int) (cleared time.Time, err error) {
 	}
 	r.blockedAfter = append(r.blockedAfter, time.Since(raised))
 	h := health()
+	r.blockedHealth = string(h.Status()) + ": " + h.Detail()
 	r.cfg.Logf("chaos: fault %d/%d (alarm): blocked after %v: %q", i+1, r.cfg.Faults, time.Since(raised).Round(time.Millisecond), h.BlockedReason)
 
 	// The probe's routing key reaches no queue: were it published after
@@ -1159,7 +1172,11 @@ func (r *run) alarm(ctx context.Context, i int) (cleared time.Time, err error) {
 		return cleared, fmt.Errorf("a publish with a 1s deadline while blocked: %v, want an error matching ErrBlocked", perr)
 	}
 	r.blockedErr = perr.Error()
+	before := lastStats(r.stderrPath(r.started))
 	time.Sleep(r.cfg.AlarmHold)
+	if after := lastStats(r.stderrPath(r.started)); before != nil && after != nil {
+		r.heldAccepts = append(r.heldAccepts, after["accepted"]-before["accepted"])
+	}
 	return cleared, nil
 }
 

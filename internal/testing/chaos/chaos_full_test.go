@@ -4,7 +4,6 @@ package chaos
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,26 +140,4 @@ func init() { newAlarm = memoryAlarm }
 // watermark to a fraction no node can stay under, and clears it by putting
 // back the watermark it found; through `scripts/rabbitmq.sh ctl`, on the
 // node this process's environment names.
-func memoryAlarm() func(ctx context.Context, on bool) error {
-	var previous string
-	return func(ctx context.Context, on bool) error {
-		if on {
-			out, err := rabbitmqctl(ctx, "eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
-			if err != nil {
-				return err
-			}
-			previous = strings.TrimSpace(out)
-			_, err = rabbitmqctl(ctx, "set_vm_memory_high_watermark", "0.000001")
-			return err
-		}
-		if previous == "" {
-			return fmt.Errorf("clearing an alarm that was not raised")
-		}
-		_, err := rabbitmqctl(ctx, "set_vm_memory_high_watermark", previous)
-		return err
-	}
-}
-
-func rabbitmqctl(ctx context.Context, args ...string) (string, error) {
-	return script(ctx, "scripts/rabbitmq.sh", append([]string{"ctl"}, args...)...)
-}
+func memoryAlarm() func(ctx context.Context, on bool) error { return memoryAlarmOn(nil) }
