@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/testing/dbtest"
 	"github.com/acemq-go/acemq/outbox"
 	"github.com/acemq-go/acemq/outbox/sqlstore"
@@ -100,12 +101,37 @@ func (n planNode) mostRowsRead() int {
 
 // On SQLite the mark looks its records up by id.
 func TestMarkReadsOnlyItsRecordsOnSQLite(t *testing.T) {
+	s := openSQLite(t)
+	query, args := s.MarkStatement(withBacklog(t, s))
+	if plan := sqlitePlan(t, s, query, args); len(plan) != 1 || !strings.Contains(plan[0], "INTEGER PRIMARY KEY") {
+		t.Errorf("the mark's plan is %q; want one search by id", plan)
+	}
+}
+
+// On SQLite a claim walks the unsent index in id order and stops at its
+// limit. SQLite's planner chose the pending index (published_at IS NULL)
+// and sorted: a read of every unpublished record a claim.
+func TestClaimReadsInIDOrderOnSQLite(t *testing.T) {
+	s := openSQLite(t)
+	withBacklog(t, s)
+	query, args := s.ClaimStatement("b", outbox.DefaultBatchSize)
+	plan := strings.Join(sqlitePlan(t, s, query, args), "; ")
+	if !strings.Contains(plan, "SCAN "+s.Table()+" USING INDEX "+s.Table()+contract.OutboxUnsentSuffix) || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("the claim's plan is %q; want a scan of the unsent index, no sort", plan)
+	}
+}
+
+func openSQLite(t *testing.T) *sqlstore.Store {
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "outbox.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	query, args := s.MarkStatement(withBacklog(t, s))
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// sqlitePlan is SQLite's EXPLAIN QUERY PLAN of query, a step a line.
+func sqlitePlan(t *testing.T, s *sqlstore.Store, query string, args []any) []string {
 	rows, err := s.DB().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +149,5 @@ func TestMarkReadsOnlyItsRecordsOnSQLite(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if plan := strings.Join(steps, "; "); len(steps) != 1 || !strings.Contains(plan, "INTEGER PRIMARY KEY") {
-		t.Errorf("the mark's plan is %q; want one search by id", plan)
-	}
+	return steps
 }
