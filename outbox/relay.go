@@ -209,13 +209,33 @@ func (r *Relay) Prune(ctx context.Context, retention time.Duration) (int64, erro
 
 // Run relays records until ctx ends, then returns nil once the batch in
 // hand is settled: what was sent is waited for (within the lease) and
-// marked, what was not is released to be offered again at once. A failing
-// store is logged and tried again after the poll interval.
+// marked, what was not is released to be offered again at once. While a
+// full batch is published it claims the next one (unordered relays), so
+// that the claim's round trips overlap the publishes; a batch claimed so
+// is released too when Run stops or its batch fails. A failing store is
+// logged and tried again after the poll interval.
 func (r *Relay) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var ahead <-chan claimed
 	for {
-		b, err := r.Once(ctx)
+		var c claimed
+		if ahead != nil {
+			c, ahead = <-ahead, nil
+		} else {
+			c = r.claim(ctx)
+		}
+		b, err := Batch{}, c.err
+		if err == nil && len(c.recs) > 0 {
+			if len(c.recs) == r.o.batch && !r.o.ordered {
+				ahead = r.claimAhead(ctx)
+			}
+			b, err = r.settle(ctx, c)
+		}
+		if ctx.Err() != nil || err != nil {
+			r.releaseAhead(ctx, ahead)
+			ahead = nil
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -234,6 +254,54 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 }
 
+// claimed is what a claim came to, and when it was asked for: its lease
+// ends no sooner than a lease after.
+type claimed struct {
+	recs []Record
+	at   time.Time
+	err  error
+}
+
+func (r *Relay) claim(ctx context.Context) claimed {
+	at := time.Now()
+	recs, err := r.store.Claim(ctx, Claim{Owner: r.o.name, Limit: r.o.batch, Lease: r.o.lease,
+		MaxAttempts: r.o.maxAttempts, Ordered: r.o.ordered})
+	if err == nil && len(recs) > 0 {
+		r.batches.Add(1)
+	}
+	return claimed{recs: recs, at: at, err: err}
+}
+
+// claimAhead claims the next batch while the one in hand is published. The
+// claim runs to its end (within half the lease) whatever ctx says, so that
+// what it claims is published or released, never left leased.
+func (r *Relay) claimAhead(ctx context.Context) <-chan claimed {
+	done := make(chan claimed, 1)
+	go func() {
+		bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.lease/2)
+		defer cancel()
+		done <- r.claim(bounded)
+	}()
+	return done
+}
+
+// releaseAhead waits for a batch claimed ahead and releases it unsent.
+func (r *Relay) releaseAhead(ctx context.Context, ahead <-chan claimed) {
+	if ahead == nil {
+		return
+	}
+	c := <-ahead
+	if c.err != nil || len(c.recs) == 0 {
+		return
+	}
+	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.lease/2)
+	defer cancel()
+	if err := r.store.Release(bounded, r.o.name, ids(c.recs)); err != nil {
+		r.o.logger.Warn("outbox relay: a batch claimed ahead was not released; offered again after its lease",
+			"relay", r.o.name, "records", len(c.recs), "err", err)
+	}
+}
+
 type sent struct {
 	rec Record
 	p   *acemq.Pending
@@ -244,16 +312,21 @@ type sent struct {
 // not mark (those are published, and offered again once their lease ends:
 // the one way a relay publishes a record twice).
 func (r *Relay) Once(ctx context.Context) (Batch, error) {
-	recs, err := r.store.Claim(ctx, Claim{Owner: r.o.name, Limit: r.o.batch, Lease: r.o.lease,
-		MaxAttempts: r.o.maxAttempts, Ordered: r.o.ordered})
-	if err != nil || len(recs) == 0 {
-		return Batch{}, err
+	c := r.claim(ctx)
+	if c.err != nil || len(c.recs) == 0 {
+		return Batch{}, c.err
 	}
-	r.batches.Add(1)
+	return r.settle(ctx, c)
+}
+
+// settle publishes a claimed batch, waits for its confirms and marks it.
+func (r *Relay) settle(ctx context.Context, c claimed) (Batch, error) {
+	recs := c.recs
 	b := Batch{Claimed: len(recs)}
 	// What was sent is waited for even when ctx ends, within half the
-	// lease: past it another relay may take the records over.
-	settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.lease/2)
+	// lease: past it another relay may take the records over. Nothing is
+	// sent past it either (a batch claimed ahead may have waited).
+	settle, cancel := context.WithDeadline(context.WithoutCancel(ctx), c.at.Add(r.o.lease/2))
 	defer cancel()
 	var published, release []int64
 	var failures []Failure
@@ -270,7 +343,7 @@ func (r *Relay) Once(ctx context.Context) (Batch, error) {
 	}
 	if r.o.ordered {
 		for i, rec := range recs {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || settle.Err() != nil {
 				release = ids(recs[i:])
 				break
 			}
@@ -288,7 +361,7 @@ func (r *Relay) Once(ctx context.Context) (Batch, error) {
 		last := lastSendable(recs)
 		var inflight []sent
 		for i, rec := range recs {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || settle.Err() != nil {
 				release = ids(recs[i:])
 				break
 			}

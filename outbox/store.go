@@ -18,8 +18,8 @@ type Store interface {
 	// table still unpublished, up to the first that is not due, and none
 	// while another owner holds a lease.
 	Claim(ctx context.Context, c Claim) ([]Record, error)
-	// Published marks the records published, now; a record marked already
-	// is left alone.
+	// Published marks the records published, now, and ends their leases; a
+	// record marked already keeps the time it was first marked.
 	Published(ctx context.Context, ids []int64) error
 	// Failed records a failed publish of a record: its error (cut to
 	// contract.OutboxMaxError characters), one more attempt when counted,

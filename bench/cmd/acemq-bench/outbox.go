@@ -17,10 +17,10 @@ var outboxRecords = flag.Int("outbox-records", 0, "records per run of the outbox
 func init() {
 	rowNotes[harness.OutboxRelaySQLite+"/raw"] = "select 100 rows, publish with amqp091-go confirms, update: no lease, no failure counting"
 	rowNotes[harness.OutboxRelaySQLite+"/"+harness.RawLeasedRelay] = "raw, the batch claimed under a lease as the relay claims it (UPDATE ... RETURNING), the mark clearing it: acemq's baseline"
-	rowNotes[harness.OutboxRelaySQLite+"/acemq"] = "outbox.Relay.Once, batches of 100: lease, confirms, mark"
+	rowNotes[harness.OutboxRelaySQLite+"/acemq"] = "outbox.Relay.Run, batches of 100, the next claimed while one is published: lease, confirms, mark"
 	rowNotes[harness.OutboxRelayPostgres+"/raw"] = rowNotes[harness.OutboxRelaySQLite+"/raw"]
 	rowNotes[harness.OutboxRelayPostgres+"/"+harness.RawLeasedRelay] = "raw, the batch claimed FOR UPDATE SKIP LOCKED under a lease as the relay claims it, the mark clearing it: acemq's baseline"
-	rowNotes[harness.OutboxRelayPostgres+"/acemq"] = "outbox.Relay.Once, batches of 100: FOR UPDATE SKIP LOCKED lease, confirms, mark"
+	rowNotes[harness.OutboxRelayPostgres+"/acemq"] = "outbox.Relay.Run, batches of 100, the next claimed while one is published: FOR UPDATE SKIP LOCKED lease, confirms, mark"
 }
 
 // runOutbox runs the outbox relay scenarios (records/s: the report's

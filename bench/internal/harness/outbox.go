@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -46,7 +48,7 @@ type OutboxOptions struct {
 // RunOutbox runs the outbox scenarios: raw (a loop that selects a batch of
 // rows, publishes them with amqp091-go confirms and updates them),
 // raw+lease (the same loop claiming its batch under a lease: acemq's
-// baseline) and acemq (outbox.Relay.Once until nothing is left),
+// baseline) and acemq (outbox.Relay.Run until every record is marked),
 // alternating, round after round, each on a table and a queue of its own.
 func RunOutbox(ctx context.Context, b *Broker, o OutboxOptions) []Series {
 	type db struct {
@@ -121,30 +123,46 @@ func outboxRound(ctx context.Context, b *Broker, o OutboxOptions, open func(stri
 		return s, err
 	}
 	defer conn.Close()
-	relay, err := outbox.NewRelay(store, conn, outbox.WithBatchSize(o.Batch))
+	marks := &markCounter{Store: store, done: make(chan struct{})}
+	marks.left.Store(int64(o.Records))
+	relay, err := outbox.NewRelay(marks, conn, outbox.WithBatchSize(o.Batch))
 	if err != nil {
 		return s, err
 	}
+	// Run, as a service runs the relay: it claims a batch ahead while one
+	// is published. Timed until the last record is marked.
+	running, stopRelay := context.WithCancel(ctx)
+	ran := make(chan error, 1)
 	stop := measure()
-	published := 0
-	for {
-		batch, err := relay.Once(ctx)
-		if err != nil {
-			return s, err
-		}
-		if batch.Failed > 0 {
-			return s, fmt.Errorf("%d records failed", batch.Failed)
-		}
-		if batch.Claimed == 0 {
-			break
-		}
-		published += batch.Published
+	go func() { ran <- relay.Run(running) }()
+	select {
+	case <-marks.done:
+	case <-ctx.Done():
 	}
 	s = stop()
-	if published != o.Records {
-		return s, fmt.Errorf("published %d of %d", published, o.Records)
+	stopRelay()
+	if err := errors.Join(<-ran, ctx.Err()); err != nil {
+		return s, err
+	}
+	if st := relay.Stats(); st.Published != int64(o.Records) || st.Failed+st.Unanswered > 0 {
+		return s, fmt.Errorf("published %d of %d, %d failed, %d unanswered", st.Published, o.Records, st.Failed, st.Unanswered)
 	}
 	return s, nil
+}
+
+// markCounter is the relay's store, done once every record is marked.
+type markCounter struct {
+	outbox.Store
+	left atomic.Int64
+	done chan struct{}
+}
+
+func (m *markCounter) Published(ctx context.Context, ids []int64) error {
+	err := m.Store.Published(ctx, ids)
+	if err == nil && len(ids) > 0 && m.left.Add(-int64(len(ids))) == 0 {
+		close(m.done)
+	}
+	return err
 }
 
 // rawRelay is the relay's loop by hand: select a batch of unpublished
