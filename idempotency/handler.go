@@ -11,6 +11,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/handoff"
 )
 
 // ErrNoKey is matched (errors.Is) by the error a message is parked with
@@ -120,14 +121,23 @@ func Wrap[T any](store Store, run Runner[T], opts ...Option) (acemq.Handler[T], 
 }
 
 // run is Handler's Runner. A message without a key (RunWithoutKey) comes
-// with a zero held: h runs, and nothing is recorded.
+// with a zero held: h runs, and nothing is recorded. Run by a consumer,
+// the confirm is handed over to it (internal/handoff): the handler's place
+// takes the next delivery, whose claim can then go to the store with this
+// confirm, and the consumer acks once the confirm is made, or retries the
+// message if it failed, as run would have.
 func run[T any](ctx context.Context, store Store, held Held, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
 	if held.Key == "" {
 		return h(ctx, m)
 	}
 	key := held.Key
 	after, cancel := AfterHandler(ctx)
-	defer cancel()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			cancel()
+		}
+	}()
 	done := false
 	defer func() {
 		if !done { // h panicked: release the claim, then let the consumer see the panic
@@ -142,8 +152,18 @@ func run[T any](ctx context.Context, store Store, held Held, h acemq.Handler[T],
 		_ = store.Forget(after, key, held.Owner)
 		return d
 	}
-	if err := store.Confirm(after, key, held.Retention); err != nil {
-		return acemq.Retry(fmt.Errorf("idempotency: the handler accepted %q but confirming it failed, so it will run again: %w", key, err))
+	confirm := func() error {
+		if err := store.Confirm(after, key, held.Retention); err != nil {
+			return fmt.Errorf("idempotency: the handler accepted %q but confirming it failed, so it will run again: %w", key, err)
+		}
+		return nil
+	}
+	if handoff.Offer(ctx, func() error { defer cancel(); return confirm() }) {
+		handedOver = true
+		return d
+	}
+	if err := confirm(); err != nil {
+		return acemq.Retry(err)
 	}
 	return d
 }
