@@ -121,7 +121,7 @@ func (c *counted) add(i int, began time.Time) {
 func openStore(ctx context.Context, kind, pg string, s *stmts) (*sqlstore.Store, func(), error) {
 	var db *sql.DB
 	var d sqlstore.Dialect
-	cleanup := func() {}
+	var cleanup func()
 	table := "idemprobe_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	switch kind {
 	case "postgres":
