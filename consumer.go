@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/handoff"
 	"github.com/acemq-go/acemq/internal/lenient"
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
@@ -308,6 +309,7 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, chain
 			panicErr = fmt.Errorf("%w\n%s", panicErr, debug.Stack())
 		}
 	}()
+	handoff.Open(ctx) // the handler given ctx itself may hand its last wait over (handoff.go)
 	in.Decision = h(ctx, Message[T]{Body: body, Envelope: env, Raw: raw,
 		Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered})
 	return in, nil
@@ -417,7 +419,6 @@ func (c *Consumer) handleOne(w worker, d transport.Delivery) (released bool) {
 	// Real time, not the Conn's clock (a test's manual one): this is
 	// how long the handler took, not when anything is due.
 	began := time.Now()
-	w.open()
 	in, panicErr, late := c.handleInTime(h, d)
 	wait := w.take()
 	if late { // its timeout settled it

@@ -26,13 +26,6 @@ func (c *Consumer) newWorker() worker {
 	return worker{ctx: handoff.Context(c.handlerCtx, s), slot: s}
 }
 
-// open readies the slot for a handler's run.
-func (w worker) open() {
-	if w.slot != nil {
-		w.slot.Open()
-	}
-}
-
 // take returns what the handler handed over: nil if nothing.
 func (w worker) take() func() error {
 	if w.slot == nil {

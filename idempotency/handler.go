@@ -62,8 +62,12 @@ func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) (acemq.Hand
 	if h == nil {
 		return nil, errors.New("idempotency: Handler needs a handler, not nil")
 	}
-	return Wrap(store, func(ctx context.Context, held Held, m acemq.Message[T]) acemq.Decision {
-		return run(ctx, store, held, h, m)
+	if store == nil {
+		return nil, errors.New("idempotency: Handler needs a store, not nil")
+	}
+	flying := &inFlight{Store: store}
+	return Wrap(flying, func(ctx context.Context, held Held, m acemq.Message[T]) acemq.Decision {
+		return run(ctx, flying, held, h, m)
 	}, opts...)
 }
 
@@ -126,7 +130,7 @@ func Wrap[T any](store Store, run Runner[T], opts ...Option) (acemq.Handler[T], 
 // takes the next delivery, whose claim can then go to the store with this
 // confirm, and the consumer acks once the confirm is made, or retries the
 // message if it failed, as run would have.
-func run[T any](ctx context.Context, store Store, held Held, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
+func run[T any](ctx context.Context, store *inFlight, held Held, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
 	if held.Key == "" {
 		return h(ctx, m)
 	}
@@ -152,7 +156,9 @@ func run[T any](ctx context.Context, store Store, held Held, h acemq.Handler[T],
 		_ = store.Forget(after, key, held.Owner)
 		return d
 	}
+	confirmed := store.begin(key)
 	confirm := func() error {
+		defer confirmed()
 		if err := store.Confirm(after, key, held.Retention); err != nil {
 			return fmt.Errorf("idempotency: the handler accepted %q but confirming it failed, so it will run again: %w", key, err)
 		}

@@ -65,3 +65,58 @@ func TestAConfirmInFlightFreesTheHandlersPlace(t *testing.T) {
 		t.Errorf("order-1 is %v; want confirmed", r)
 	}
 }
+
+// recording is a store that records the keys it confirmed.
+type recording struct {
+	idempotency.Store
+	confirmed sync.Map
+}
+
+func (r *recording) Confirm(ctx context.Context, key string, d time.Duration) error {
+	err := r.Store.Confirm(ctx, key, d)
+	if err == nil {
+		r.confirmed.Store(key, true)
+	}
+	return err
+}
+
+type wrapperKey struct{}
+
+// A wrapper that gives the idempotent handler a context of its own (a
+// pipeline's step, a harness counting what it sees) may act on its
+// Accept: it is owed one made after the confirm, so the confirm is made
+// in the handler, as outside a consumer.
+func TestAWrapperWithAContextOfItsOwnSeesTheConfirmMade(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	store := &recording{Store: idempotency.NewMemory(b.Clock.Now)}
+	inner, err := idempotency.Handler(idempotency.Store(store), func(context.Context, acemq.Message[string]) acemq.Decision {
+		return acemq.Accept()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unconfirmed := make(chan string, 2)
+	wrapper := func(ctx context.Context, m acemq.Message[string]) acemq.Decision {
+		d := inner(context.WithValue(ctx, wrapperKey{}, "mine"), m)
+		if _, ok := store.confirmed.Load(m.Envelope.ID); d == acemq.Accept() && !ok {
+			unconfirmed <- m.Envelope.ID
+		}
+		return d
+	}
+	conn := b.Connect(t)
+	if err := (acemq.Topology{Queues: []acemq.QueueSpec{{Name: "jobs"}}}).Apply(t.Context(), conn); err != nil {
+		t.Fatal(err)
+	}
+	c, err := acemq.Consume(t.Context(), conn, "jobs", wrapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	p := acemqtest.NewPublisher[string](t, conn, "")
+	publish(t, p, "order-1")
+	publish(t, p, "order-2")
+	acemqtest.WaitFor(t, c, "two accepts", func(s acemq.Stats) bool { return s.Accepted == 2 })
+	if len(unconfirmed) > 0 {
+		t.Errorf("the wrapper saw Accept for %s before its confirm was made", <-unconfirmed)
+	}
+}

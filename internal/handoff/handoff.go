@@ -15,7 +15,7 @@ import (
 // over, while the handler runs.
 type Slot struct {
 	mu   sync.Mutex
-	open bool
+	ctx  context.Context // the running handler's; nil when none runs
 	wait func() error
 }
 
@@ -26,12 +26,15 @@ func Context(parent context.Context, s *Slot) context.Context {
 	return context.WithValue(parent, key{}, s)
 }
 
-// Offer hands wait to the consumer whose handler has ctx: the consumer
-// calls it once the handler has returned, and settles the message after
-// it; a wait that fails turns an accept into a retry with its error. It
-// reports false, and wait is the caller's to make, outside a consumer that
-// takes one (a handler called directly, a retry in place), or when a wait
-// was handed over already.
+// Offer hands wait to the consumer whose handler was given ctx: the
+// consumer calls it once the handler has returned, and settles the
+// message after it; a wait that fails turns an accept into a retry with
+// its error. It reports false, and wait is the caller's to make, outside a
+// consumer that takes one (a handler called directly, a retry in place),
+// when a wait was handed over already, or when ctx is not the one the
+// consumer gave its handler but one a wrapper derived from it: such a
+// wrapper may act on the Accept it is returned (a pipeline's step sends
+// the next message), and is owed one made after the wait.
 func Offer(ctx context.Context, wait func() error) bool {
 	s, _ := ctx.Value(key{}).(*Slot)
 	if s == nil {
@@ -39,18 +42,22 @@ func Offer(ctx context.Context, wait func() error) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open || s.wait != nil {
+	// The consumer's contexts are pointers: comparing one with a
+	// wrapper's of another type is false, never a panic.
+	if s.ctx == nil || s.ctx != ctx || s.wait != nil {
 		return false
 	}
 	s.wait = wait
 	return true
 }
 
-// Open readies s for a handler's run.
-func (s *Slot) Open() {
-	s.mu.Lock()
-	s.open = true
-	s.mu.Unlock()
+// Open readies the slot in ctx, if there is one, for a handler given ctx.
+func Open(ctx context.Context) {
+	if s, _ := ctx.Value(key{}).(*Slot); s != nil {
+		s.mu.Lock()
+		s.ctx = ctx
+		s.mu.Unlock()
+	}
 }
 
 // Take closes s, once the handler has returned, and returns what it was
@@ -59,6 +66,6 @@ func (s *Slot) Take() func() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.wait
-	s.open, s.wait = false, nil
+	s.ctx, s.wait = nil, nil
 	return w
 }
