@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/handoff"
 	"github.com/acemq-go/acemq/internal/lenient"
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/transport"
@@ -308,6 +309,7 @@ func handleDelivery[T any](ctx context.Context, queue string, codec Codec, chain
 			panicErr = fmt.Errorf("%w\n%s", panicErr, debug.Stack())
 		}
 	}()
+	handoff.Open(ctx) // the handler given ctx itself may hand its last wait over (handoff.go)
 	in.Decision = h(ctx, Message[T]{Body: body, Envelope: env, Raw: raw,
 		Exchange: d.Exchange, RoutingKey: d.RoutingKey, Redelivered: d.Redelivered})
 	return in, nil
@@ -384,6 +386,7 @@ func readsWhat(codec Codec) string {
 // consumer closes or a shrink token says there is one worker too many.
 func (c *Consumer) work() {
 	defer c.workers.done()
+	w := c.newWorker()
 	for {
 		select { // an idle worker that is too many stops first
 		case <-c.shrink:
@@ -396,17 +399,18 @@ func (c *Consumer) work() {
 		case <-c.stopped:
 			return
 		case d := <-c.feed: // counted busy by its forwarder
-			if !c.handleOne(d) {
+			if !c.handleOne(w, d) {
 				c.busy.done()
 			}
 		}
 	}
 }
 
-// handleOne handles d and settles it. released says its handler's timeout
-// settled it, and marked it no longer busy.
-func (c *Consumer) handleOne(d transport.Delivery) (released bool) {
-	h := c.start(d)
+// handleOne handles d and settles it. released says it is, or will be,
+// marked no longer busy elsewhere: its handler's timeout settled it, or a
+// goroutine settles it after the wait its handler handed over (handoff.go).
+func (c *Consumer) handleOne(w worker, d transport.Delivery) (released bool) {
+	h := c.startIn(w.ctx, d)
 	if c.stopping.Load() || c.halted.Load() {
 		c.requeueAtEnd(h)
 		return false
@@ -416,8 +420,12 @@ func (c *Consumer) handleOne(d transport.Delivery) (released bool) {
 	// how long the handler took, not when anything is due.
 	began := time.Now()
 	in, panicErr, late := c.handleInTime(h, d)
+	wait := w.take()
 	if late { // its timeout settled it
 		c.running.Add(-1)
+		if wait != nil {
+			_ = wait() // let it finish; the message was retried already
+		}
 		return true
 	}
 	if in.DecodeErr == nil && !in.Refused {
@@ -432,6 +440,10 @@ func (c *Consumer) handleOne(d transport.Delivery) (released bool) {
 	if !waited {
 		c.requeueAtEnd(h) // Close cut its wait short
 		return false
+	}
+	if wait != nil {
+		c.settleAfter(h, in, s, wait)
+		return true
 	}
 	c.carryOut(h, in, s)
 	return false
@@ -450,14 +462,18 @@ func (c *Consumer) logPanic(d transport.Delivery, panicErr error) {
 }
 
 // start tells the observer a delivery has arrived.
-func (c *Consumer) start(d transport.Delivery) inHand {
+func (c *Consumer) start(d transport.Delivery) inHand { return c.startIn(c.handlerCtx, d) }
+
+// startIn is start for a handler whose context derives from ctx, its
+// worker's.
+func (c *Consumer) startIn(ctx context.Context, d transport.Delivery) inHand {
 	// The id and type as the handler's Envelope reads them, without
 	// copying the headers.
 	info := &DeliveryInfo{Queue: c.queue, Exchange: d.Exchange, RoutingKey: d.RoutingKey, Headers: d.Headers,
 		MessageID: readID(d.Message), Type: readType(d.Headers, d.RoutingKey),
 		Correlation: lenient.String(d.Headers[contract.HeaderCorrelation]), Attempt: lenient.Count(d.Headers[contract.HeaderAttempt]),
 		Redelivered: d.Redelivered, BodySize: len(d.Body)}
-	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(c.handlerCtx, info), info: info}
+	return inHand{Delivery: d, ctx: c.observer.DeliveryStart(ctx, info), info: info}
 }
 
 // execute carries out a settlement: ack, republish then ack, or hold the

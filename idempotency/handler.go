@@ -11,6 +11,7 @@ import (
 
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/internal/handoff"
 )
 
 // ErrNoKey is matched (errors.Is) by the error a message is parked with
@@ -61,8 +62,12 @@ func Handler[T any](store Store, h acemq.Handler[T], opts ...Option) (acemq.Hand
 	if h == nil {
 		return nil, errors.New("idempotency: Handler needs a handler, not nil")
 	}
-	return Wrap(store, func(ctx context.Context, held Held, m acemq.Message[T]) acemq.Decision {
-		return run(ctx, store, held, h, m)
+	if store == nil {
+		return nil, errors.New("idempotency: Handler needs a store, not nil")
+	}
+	flying := &inFlight{Store: store}
+	return Wrap(flying, func(ctx context.Context, held Held, m acemq.Message[T]) acemq.Decision {
+		return run(ctx, flying, held, h, m)
 	}, opts...)
 }
 
@@ -120,14 +125,23 @@ func Wrap[T any](store Store, run Runner[T], opts ...Option) (acemq.Handler[T], 
 }
 
 // run is Handler's Runner. A message without a key (RunWithoutKey) comes
-// with a zero held: h runs, and nothing is recorded.
-func run[T any](ctx context.Context, store Store, held Held, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
+// with a zero held: h runs, and nothing is recorded. Run by a consumer,
+// the confirm is handed over to it (internal/handoff): the handler's place
+// takes the next delivery, whose claim can then go to the store with this
+// confirm, and the consumer acks once the confirm is made, or retries the
+// message if it failed, as run would have.
+func run[T any](ctx context.Context, store *inFlight, held Held, h acemq.Handler[T], m acemq.Message[T]) (d acemq.Decision) {
 	if held.Key == "" {
 		return h(ctx, m)
 	}
 	key := held.Key
 	after, cancel := AfterHandler(ctx)
-	defer cancel()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			cancel()
+		}
+	}()
 	done := false
 	defer func() {
 		if !done { // h panicked: release the claim, then let the consumer see the panic
@@ -142,8 +156,20 @@ func run[T any](ctx context.Context, store Store, held Held, h acemq.Handler[T],
 		_ = store.Forget(after, key, held.Owner)
 		return d
 	}
-	if err := store.Confirm(after, key, held.Retention); err != nil {
-		return acemq.Retry(fmt.Errorf("idempotency: the handler accepted %q but confirming it failed, so it will run again: %w", key, err))
+	confirmed := store.begin(key)
+	confirm := func() error {
+		defer confirmed()
+		if err := store.Confirm(after, key, held.Retention); err != nil {
+			return fmt.Errorf("idempotency: the handler accepted %q but confirming it failed, so it will run again: %w", key, err)
+		}
+		return nil
+	}
+	if handoff.Offer(ctx, func() error { defer cancel(); return confirm() }) {
+		handedOver = true
+		return d
+	}
+	if err := confirm(); err != nil {
+		return acemq.Retry(err)
 	}
 	return d
 }

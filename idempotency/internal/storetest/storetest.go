@@ -43,6 +43,7 @@ func Run(t *testing.T, target Target) {
 		{"Invalid", invalid},
 		{"ConcurrentClaims", concurrentClaims},
 		{"ConcurrentDuplicates", concurrentDuplicates},
+		{"ConsumersDeduplicate", consumersDeduplicate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
