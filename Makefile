@@ -36,8 +36,8 @@ node = ACEMQ_RABBITMQ_SERIES=$(2) RABBITMQ_NODENAME=acemq-$(TEST_TAG)-$(1)@local
 # TLS_CERTS, and the tests' URL of it (TestRealTLSListener).
 tls = ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=$(1) \
 	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:$(1)/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
-# The block: the test nodes (AMQP, amqps://), PostgreSQL, the cluster, the
-# chaos nodes, the scheduler's node.
+# The block: the test nodes (AMQP, amqps://), PostgreSQL, the 3.10 cluster,
+# the chaos nodes, the scheduler's node, the 4.3 cluster.
 PORT_TEST_310 := $(call port,0)
 PORT_TLS_310 := $(call port,1)
 PORT_TEST_40 := $(call port,2)
@@ -50,6 +50,7 @@ PORT_CHAOS_310 := $(call port,10)
 PORT_CHAOS_40 := $(call port,11)
 PORT_CHAOS_43 := $(call port,12)
 PORT_SCHED := $(call port,13)
+PORTS_CLUSTER43 := $(call port,14) $(call port,15) $(call port,16)
 
 # The test nodes send an unconfirmed at-least-once dead letter again after 5s
 # instead of RabbitMQ's 180s, so that the conformance behaviour that waits
@@ -165,6 +166,7 @@ test-ports:
 	@echo "slot $(ACEMQ_TEST_SLOT), node names acemq-$(TEST_TAG)-NAME@localhost; AMQP (management +10000, Erlang distribution +20000):"
 	@echo "  test 3.10 $(PORT_TEST_310) (amqps $(PORT_TLS_310)), test 4.0 $(PORT_TEST_40) (amqps $(PORT_TLS_40)), test 4.3 $(PORT_TEST_43) (amqps $(PORT_TLS_43))"
 	@echo "  cluster $(PORTS_CLUSTER), chaos 3.10 $(PORT_CHAOS_310), 4.0 $(PORT_CHAOS_40), 4.3 $(PORT_CHAOS_43), scheduler $(PORT_SCHED)"
+	@echo "  cluster 4.3 $(PORTS_CLUSTER43)"
 	@echo "  PostgreSQL $(PORT_POSTGRES)"
 
 # make test's three broker parts, each on its own node (and PostgreSQL,
@@ -324,23 +326,35 @@ chaos-schedule:
 	$(SCHED_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
 	  $(GO) test -tags chaos -count=1 -timeout 10m -run '^TestChaosScheduleRestart$$' -v ./internal/testing/chaos/
 
-# The failover scenario (a quorum queue's leader node killed) on the
-# three-node cluster of scripts/cluster.sh (nodes acemq-TAG-c1..c3@localhost,
-# AMQP on PORTS_CLUSTER, management on those + 10000, data in
-# .rabbitmq/cluster), started for the run and stopped after it (cluster.sh
-# run). CLUSTER_TEST picks the run: the short one by default
-# (TestChaosFailoverLadder is the short run with at-least-once rungs). The
-# tests reach only the cluster's nodes: their management APIs are found from
-# ACEMQ_CLUSTER_URLS (AMQP port + 10000), and what they name is deleted
-# there, never at ACEMQ_TEST_MANAGEMENT_URL. The nodes are the host's 3.10,
-# whatever series a `make test-env` left in the caller's shell.
-CLUSTER_ENV := ACEMQ_RABBITMQ_SERIES=3.10 ACEMQ_CLUSTER_NODES='$(foreach i,1 2 3,acemq-$(TEST_TAG)-c$(i)@localhost)' \
-	ACEMQ_CLUSTER_PORTS='$(PORTS_CLUSTER)' ACEMQ_CLUSTER_MGMT_PORTS='$(foreach p,$(PORTS_CLUSTER),$(call mgmt,$(p)))' \
-	ACEMQ_CLUSTER_URLS='$(foreach p,$(PORTS_CLUSTER),amqp://guest:guest@localhost:$(p)/)' $(CHAOS_ENV)
+# The failover scenario (a quorum queue's leader node killed) on a
+# three-node cluster of scripts/cluster.sh of CLUSTER_SERIES: 3.10 (the
+# default: the host's, nodes acemq-TAG-c1..c3@localhost, AMQP on
+# PORTS_CLUSTER, data in .rabbitmq/cluster) or 4.3 (the sid chroot's, nodes
+# acemq-TAG-d1..d3@localhost, AMQP on PORTS_CLUSTER43, data in the chroot's
+# /srv/acemq/acemq-TAG-cluster43), management on the AMQP ports + 10000,
+# started for the run and stopped after it (cluster.sh run);
+# chaos-cluster-4.3 is chaos-cluster CLUSTER_SERIES=4.3. CLUSTER_TEST picks
+# the run: the short one by default (TestChaosFailoverLadder is the short
+# run with at-least-once rungs). The tests reach only the cluster's nodes:
+# their management APIs are found from ACEMQ_CLUSTER_URLS (AMQP port +
+# 10000), and what they name is deleted there, never at
+# ACEMQ_TEST_MANAGEMENT_URL. The series is CLUSTER_SERIES, whatever series a
+# `make test-env` left in the caller's shell.
+CLUSTER_SERIES ?= 3.10
+SID_ROOT := $(or $(ACEMQ_SID_ROOT),/var/cache/acemq/sid)
+# $(call cluster_env,SERIES,LETTER,PORTS,DIR): cluster.sh's environment for
+# the nodes acemq-TAG-LETTER1..3 on PORTS, and the tests' URLs of them.
+cluster_env = ACEMQ_RABBITMQ_SERIES=$(1) ACEMQ_CLUSTER_NODES='$(foreach i,1 2 3,acemq-$(TEST_TAG)-$(2)$(i)@localhost)' \
+	ACEMQ_CLUSTER_PORTS='$(3)' ACEMQ_CLUSTER_MGMT_PORTS='$(foreach p,$(3),$(call mgmt,$(p)))' ACEMQ_CLUSTER_DIR=$(4) \
+	ACEMQ_CLUSTER_URLS='$(foreach p,$(3),amqp://guest:guest@localhost:$(p)/)' $(CHAOS_ENV)
+CLUSTER_ENV = $(if $(filter 4.3,$(CLUSTER_SERIES)),$(call cluster_env,4.3,d,$(PORTS_CLUSTER43),$(SID_ROOT)/srv/acemq/acemq-$(TEST_TAG)-cluster43),$(call cluster_env,3.10,c,$(PORTS_CLUSTER),$(CURDIR)/.rabbitmq/cluster))
 CLUSTER_TEST ?= TestChaosFailover
+.PHONY: chaos-cluster
 chaos-cluster:
 	$(CLUSTER_ENV) bash scripts/cluster.sh run \
 	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/testing/chaos/
+chaos-cluster-%:
+	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_SERIES=$*
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,
 # alarm, restart, and the restart with the library's defaults), the 4.0 and
