@@ -12,6 +12,7 @@
 #                                     in the cluster
 #   scripts/cluster.sh leader QUEUE   print the node hosting quorum queue QUEUE's
 #                                     leader (vhost /)
+#   scripts/cluster.sh ping NODE      succeed if NODE answers
 #
 # Each node is a scripts/rabbitmq.sh node with its own environment.
 # ACEMQ_RABBITMQ_SERIES picks the RabbitMQ, as for rabbitmq.sh: 3.10 (the
@@ -264,7 +265,7 @@ leader() {
 	exit 1
 }
 
-usage() { echo "usage: $0 start|stop|run CMD...|kill NODE|restart NODE|leader QUEUE" >&2; exit 2; }
+usage() { echo "usage: $0 start|stop|run CMD...|kill NODE|restart NODE|leader QUEUE|ping NODE" >&2; exit 2; }
 
 case ${1:-} in
 start) start ;;
@@ -273,5 +274,6 @@ run) shift; run "$@" ;;
 kill) [[ $# == 2 ]] || usage; kill_node "$2" ;;
 restart) [[ $# == 2 ]] || usage; restart "$2" ;;
 leader) [[ $# == 2 ]] || usage; leader "$2" ;;
+ping) [[ $# == 2 ]] || usage; up "$2" ;;
 *) usage ;;
 esac
