@@ -238,6 +238,7 @@ type Report struct {
 	// or lost. SettledAfterHeal is how many of them were accounted for in
 	// the end (all, when nothing is lost).
 	InDoubtAtHeal    []int
+	InDoubt          int // distinct numbers in InDoubtAtHeal's counts
 	SettledAfterHeal int
 	Elapsed          time.Duration
 	// Timeline places each fault and each lost number's confirm in time
@@ -307,7 +308,7 @@ func (r Report) String() string {
 	row("unexpected", len(r.Unexpected))
 	row("recovered", fmt.Sprintf("%d unconfirmed publishes arrived anyway", r.Recovered))
 	if len(r.InDoubtAtHeal) > 0 {
-		row("in doubt at heal", fmt.Sprintf("%v confirmed, due to be accepted, not yet when each fault healed; %d of them settled after", r.InDoubtAtHeal, r.SettledAfterHeal))
+		row("in doubt at heal", fmt.Sprintf("%v confirmed, due to be accepted, not yet when each fault healed; %d distinct, %d of them settled after", r.InDoubtAtHeal, r.InDoubt, r.SettledAfterHeal))
 	}
 	row("settled after", fmt.Sprintf("%v after publishing stopped", r.Settled.Round(100*time.Millisecond)))
 	if r.HeldMax > 0 {
@@ -685,7 +686,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	counted := account(tally{published: r.published, confirmed: r.confirmed, unconfirmed: r.unconfirmed,
 		accepted: accepted, records: records, dlq: r.dlq, parked: r.parked, queued: queued})
 	counted.Unexpected = append(counted.Unexpected, r.unexpected...)
-	counted.InDoubtAtHeal = r.inDoubtAtHeal
+	counted.InDoubtAtHeal, counted.InDoubt = r.inDoubtAtHeal, len(r.inDoubt)
 	for n := range r.inDoubt {
 		if !slices.Contains(counted.Lost, n) {
 			counted.SettledAfterHeal++

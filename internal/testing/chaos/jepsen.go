@@ -31,13 +31,9 @@ func (r Report) JepsenRow() string {
 	if len(r.Lost) > 0 && r.OKButRungHops() {
 		lost += " (expected: rung hops)"
 	}
-	inDoubt := 0
-	for _, n := range r.InDoubtAtHeal {
-		inDoubt += n
-	}
 	return fmt.Sprintf("| %s, %s, %d/s | %d | %d | %s | %d | %d | %d | %d, %d | %s | %s |",
 		r.Scenario, rungs, r.Rate, r.Faults, r.Confirmed, lost, r.Duplicates, len(r.Unexpected), r.Recovered,
-		inDoubt, r.SettledAfterHeal, medianMax(r.Recovery), medianMax(r.PubRecovery))
+		r.InDoubt, r.SettledAfterHeal, medianMax(r.Recovery), medianMax(r.PubRecovery))
 }
 
 // medianMax is "median / max" of ds, to the 10ms.

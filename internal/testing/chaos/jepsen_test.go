@@ -12,7 +12,7 @@ import (
 func TestJepsenRow(t *testing.T) {
 	rep := Report{Scenario: Failover, Faults: 2, Rate: 110, Rungs: contract.AtLeastOnceRungs, RungsDefault: true,
 		RungQueues: []string{"retry.quorum.1s"}, Confirmed: 5000, Duplicates: 12, Recovered: 3,
-		Unexpected: []string{"x"}, InDoubtAtHeal: []int{40, 2}, SettledAfterHeal: 42,
+		Unexpected: []string{"x"}, InDoubtAtHeal: []int{40, 10}, InDoubt: 42, SettledAfterHeal: 42,
 		Recovery: []time.Duration{1234 * time.Millisecond, 10 * time.Second}, PubRecovery: []time.Duration{300 * time.Millisecond}}
 	want := "| failover, at-least-once rungs (the default), 110/s | 2 | 5000 | 0 | 12 | 1 | 3 | 42, 42 | 10s / 10s | 300ms / 300ms |"
 	if got := rep.JepsenRow(); got != want {
