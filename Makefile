@@ -36,8 +36,8 @@ node = ACEMQ_RABBITMQ_SERIES=$(2) RABBITMQ_NODENAME=acemq-$(TEST_TAG)-$(1)@local
 # TLS_CERTS, and the tests' URL of it (TestRealTLSListener).
 tls = ACEMQ_RABBITMQ_TLS_DIR=$(TLS_CERTS) ACEMQ_RABBITMQ_TLS_PORT=$(1) \
 	ACEMQ_TEST_TLS_URL=amqps://guest:guest@localhost:$(1)/ ACEMQ_TEST_TLS_CERTS=$(TLS_CERTS)
-# The block: the test nodes (AMQP, amqps://), PostgreSQL, the cluster, the
-# chaos nodes, the scheduler's node.
+# The block: the test nodes (AMQP, amqps://), PostgreSQL, the 3.10 cluster,
+# the chaos nodes, the scheduler's node, the 4.3 cluster.
 PORT_TEST_310 := $(call port,0)
 PORT_TLS_310 := $(call port,1)
 PORT_TEST_40 := $(call port,2)
@@ -50,6 +50,7 @@ PORT_CHAOS_310 := $(call port,10)
 PORT_CHAOS_40 := $(call port,11)
 PORT_CHAOS_43 := $(call port,12)
 PORT_SCHED := $(call port,13)
+PORTS_CLUSTER43 := $(call port,14) $(call port,15) $(call port,16)
 
 # The test nodes send an unconfirmed at-least-once dead letter again after 5s
 # instead of RabbitMQ's 180s, so that the conformance behaviour that waits
@@ -107,7 +108,8 @@ demo:
 #    listener on development certificates (TestRealTLSListener), the
 #    console's browser tests a headless Chromium (TEST_CHROMIUM).
 # 2. At the same time: the short failover scenarios on a three-node 3.10
-#    cluster (the waits in the consumer, and at-least-once rungs); the
+#    cluster (the waits in the consumer, and at-least-once rungs) and the
+#    one on the library's defaults on a three-node 4.3 cluster; the
 #    short restart scenario (a quorum source, at-least-once rungs) on a
 #    3.10, a 4.0 and a 4.3 chaos node; any loss fails them. Their nodes
 #    resend a held at-least-once dead letter after CHAOS_SHORT_RETRY_MS, not
@@ -148,15 +150,19 @@ test-phases:
 	echo "make test: slot $(ACEMQ_TEST_SLOT): AMQP ports $(TEST_PORT0)-$(call port,19), management +10000, Erlang distribution +20000; nodes acemq-$(TEST_TAG)-*@localhost"; \
 	$(TEST_POSTGRES) bash scripts/postgres.sh run bash -c '$(call parallel,test-4.3 test-4.0 test-3.10)' || failed+=("RabbitMQ 4.3/4.0/3.10 parts"); \
 	t1=$$SECONDS; echo "make test: RabbitMQ 4.3, 4.0 and 3.10, at the same time, took $$((t1 - t0))s"; \
-	($(call parallel,test-failover chaos-restart-3.10 chaos-restart-4.0 chaos-restart-4.3 test-bench lint,CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS))) \
+	($(call parallel,test-failover test-failover-4.3 chaos-restart-3.10 chaos-restart-4.0 chaos-restart-4.3 test-bench lint,CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS))) \
 	  || failed+=("failover, restarts, bench or lint"); \
 	echo "make test: RabbitMQ 4.3, 4.0 and 3.10 $$((t1 - t0))s, then failover, restarts, bench and lint at the same time $$((SECONDS - t1))s; $$((SECONDS - t0))s in all"; \
 	[ -z "$${failed[*]}" ] || { echo "make test: FAILED: $${failed[*]}"; exit 1; }
 
-# Phase 2's failover scenarios and the benchmark harness's own tests.
-.PHONY: test-failover test-bench
+# Phase 2's failover scenarios and the benchmark harness's own tests: on
+# the 3.10 cluster both short runs, on the 4.3 cluster the one on the
+# library's defaults (docs/reliability.md, "Cluster scale").
+.PHONY: test-failover test-failover-4.3 test-bench
 test-failover:
 	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)'
+test-failover-4.3:
+	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_SERIES=4.3 CLUSTER_TEST=TestChaosFailoverLadder
 test-bench:
 	$(GO) -C bench test -count=1 ./...
 
@@ -165,6 +171,7 @@ test-ports:
 	@echo "slot $(ACEMQ_TEST_SLOT), node names acemq-$(TEST_TAG)-NAME@localhost; AMQP (management +10000, Erlang distribution +20000):"
 	@echo "  test 3.10 $(PORT_TEST_310) (amqps $(PORT_TLS_310)), test 4.0 $(PORT_TEST_40) (amqps $(PORT_TLS_40)), test 4.3 $(PORT_TEST_43) (amqps $(PORT_TLS_43))"
 	@echo "  cluster $(PORTS_CLUSTER), chaos 3.10 $(PORT_CHAOS_310), 4.0 $(PORT_CHAOS_40), 4.3 $(PORT_CHAOS_43), scheduler $(PORT_SCHED)"
+	@echo "  cluster 4.3 $(PORTS_CLUSTER43)"
 	@echo "  PostgreSQL $(PORT_POSTGRES)"
 
 # make test's three broker parts, each on its own node (and PostgreSQL,
@@ -350,28 +357,41 @@ chaos-schedule:
 	$(SCHED_NODE) CHAOS_RESTART=yes bash scripts/rabbitmq.sh run --no-lock \
 	  $(GO) test -tags chaos -count=1 -timeout 10m -run '^TestChaosScheduleRestart$$' -v ./internal/testing/chaos/
 
-# The failover scenario (a quorum queue's leader node killed) on the
-# three-node cluster of scripts/cluster.sh (nodes acemq-TAG-c1..c3@localhost,
-# AMQP on PORTS_CLUSTER, management on those + 10000, data in
-# .rabbitmq/cluster), started for the run and stopped after it (cluster.sh
-# run). CLUSTER_TEST picks the run: the short one by default
-# (TestChaosFailoverLadder is the short run with at-least-once rungs). The
-# tests reach only the cluster's nodes: their management APIs are found from
-# ACEMQ_CLUSTER_URLS (AMQP port + 10000), and what they name is deleted
-# there, never at ACEMQ_TEST_MANAGEMENT_URL. The nodes are the host's 3.10,
-# whatever series a `make test-env` left in the caller's shell.
-CLUSTER_ENV := ACEMQ_RABBITMQ_SERIES=3.10 ACEMQ_CLUSTER_NODES='$(foreach i,1 2 3,acemq-$(TEST_TAG)-c$(i)@localhost)' \
-	ACEMQ_CLUSTER_PORTS='$(PORTS_CLUSTER)' ACEMQ_CLUSTER_MGMT_PORTS='$(foreach p,$(PORTS_CLUSTER),$(call mgmt,$(p)))' \
-	ACEMQ_CLUSTER_URLS='$(foreach p,$(PORTS_CLUSTER),amqp://guest:guest@localhost:$(p)/)' $(CHAOS_ENV)
+# The failover scenario (a quorum queue's leader node killed) on a
+# three-node cluster of scripts/cluster.sh of CLUSTER_SERIES: 3.10 (the
+# default: the host's, nodes acemq-TAG-c1..c3@localhost, AMQP on
+# PORTS_CLUSTER, data in .rabbitmq/cluster) or 4.3 (the sid chroot's, nodes
+# acemq-TAG-d1..d3@localhost, AMQP on PORTS_CLUSTER43, data in the chroot's
+# /srv/acemq/acemq-TAG-cluster43), management on the AMQP ports + 10000,
+# started for the run and stopped after it (cluster.sh run);
+# chaos-cluster-4.3 is chaos-cluster CLUSTER_SERIES=4.3. CLUSTER_TEST picks
+# the run: the short one by default (TestChaosFailoverLadder is the short
+# run with at-least-once rungs). The tests reach only the cluster's nodes:
+# their management APIs are found from ACEMQ_CLUSTER_URLS (AMQP port +
+# 10000), and what they name is deleted there, never at
+# ACEMQ_TEST_MANAGEMENT_URL. The series is CLUSTER_SERIES, whatever series a
+# `make test-env` left in the caller's shell.
+CLUSTER_SERIES ?= 3.10
+SID_ROOT := $(or $(ACEMQ_SID_ROOT),/var/cache/acemq/sid)
+# $(call cluster_env,SERIES,LETTER,PORTS,DIR): cluster.sh's environment for
+# the nodes acemq-TAG-LETTER1..3 on PORTS, and the tests' URLs of them.
+cluster_env = ACEMQ_RABBITMQ_SERIES=$(1) ACEMQ_CLUSTER_NODES='$(foreach i,1 2 3,acemq-$(TEST_TAG)-$(2)$(i)@localhost)' \
+	ACEMQ_CLUSTER_PORTS='$(3)' ACEMQ_CLUSTER_MGMT_PORTS='$(foreach p,$(3),$(call mgmt,$(p)))' ACEMQ_CLUSTER_DIR=$(4) \
+	ACEMQ_CLUSTER_URLS='$(foreach p,$(3),amqp://guest:guest@localhost:$(p)/)' $(CHAOS_ENV)
+CLUSTER_ENV = $(if $(filter 4.3,$(CLUSTER_SERIES)),$(call cluster_env,4.3,d,$(PORTS_CLUSTER43),$(SID_ROOT)/srv/acemq/acemq-$(TEST_TAG)-cluster43),$(call cluster_env,3.10,c,$(PORTS_CLUSTER),$(CURDIR)/.rabbitmq/cluster))
 CLUSTER_TEST ?= TestChaosFailover
+.PHONY: chaos-cluster
 chaos-cluster:
 	$(CLUSTER_ENV) bash scripts/cluster.sh run \
 	  $(GO) test -tags chaos -count=1 -timeout 90m -run '^$(CLUSTER_TEST)$$' -v ./internal/testing/chaos/
+chaos-cluster-%:
+	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_SERIES=$*
 
 # Every full run, one after the other: the 3.10 chaos node's (kill, close,
 # alarm, restart, and the restart with the library's defaults), the 4.0 and
-# 4.3 chaos nodes' (the two restart runs), the cluster's
-# (failover and TestRungHopIsAtMostOnce), the idempotent consumer's
+# 4.3 chaos nodes' (the two restart runs), the 3.10 cluster's
+# (failover and TestRungHopIsAtMostOnce) and the 4.3 cluster's (failover),
+# the idempotent consumer's
 # (chaos-idempotent), the scheduler's restart on 3.10 and 4.0
 # (chaos-schedule), the outage with and without a circuit breaker on 3.10
 # and 4.3 (chaos-outage), the family's soak of the standing load (chaos-soak). Fails if any of them fails; the contract rungs'
@@ -383,6 +403,7 @@ chaos:
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.0 CHAOS_RESTART_TEST='$(RESTART_TESTS)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=4.3 CHAOS_RESTART_TEST='$(RESTART_TESTS)' || status=$$?; \
 	$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverFull|TestRungHopIsAtMostOnce)' || status=$$?; \
+	$(MAKE) --no-print-directory chaos-cluster CLUSTER_SERIES=4.3 CLUSTER_TEST=TestChaosFailoverFull || status=$$?; \
 	$(MAKE) --no-print-directory chaos-idempotent || status=$$?; \
 	$(MAKE) --no-print-directory chaos-schedule || status=$$?; \
 	$(MAKE) --no-print-directory chaos-schedule SCHED_SERIES=4.0 || status=$$?; \

@@ -257,10 +257,17 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 	return cons, nil
 }
 
+// ladderDeclareBound bounds each declaration of the ladder: RabbitMQ 4.3
+// answers one of a classic queue whose cluster node is down only after 69s
+// (3.10 at once), which held a consumer recovering from its node's loss that
+// long per queue; a healthy broker answers in milliseconds.
+const ladderDeclareBound = 5 * time.Second
+
 // declareLadder is the subscription's Setup: the ladder's declarations, but
 // a queue whose declaration RabbitMQ answers with NOT_FOUND (in a cluster: a
-// classic queue whose node is down) is passed over with its bindings, so
-// that consuming goes on. A republish to it comes back unroutable (always
+// classic queue whose node is down), or does not answer within
+// ladderDeclareBound, is passed over with its bindings, so that consuming
+// goes on. A republish to it comes back unroutable (always
 // mandatory): the message waits in the consumer instead of on the rung, or
 // goes back to its queue instead of to Q.dlq or Q.parked, until the node
 // is back.
@@ -270,8 +277,15 @@ func (c *Consumer) declareLadder(ctx context.Context, d transport.Declarer) erro
 		if b, ok := decl.(transport.Binding); ok && down[b.Queue] {
 			continue
 		}
-		err := decl.DeclareOn(ctx, d)
-		if q, ok := decl.(transport.Queue); ok && errors.Is(err, transport.ErrNotFound) {
+		q, isQueue := decl.(transport.Queue)
+		dctx, cancel := ctx, context.CancelFunc(func() {})
+		if isQueue {
+			dctx, cancel = context.WithTimeout(ctx, ladderDeclareBound)
+		}
+		err := decl.DeclareOn(dctx, d)
+		slow := dctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if isQueue && (errors.Is(err, transport.ErrNotFound) || slow) {
 			down[q.Name] = true
 			c.logger.Warn("acemq: a queue of the ladder is unavailable (its node down?); consuming without it",
 				"unavailable", q.Name, "error", err)

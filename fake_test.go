@@ -27,6 +27,10 @@ type fakeTransport struct {
 	// down names queues whose declaration (and bindings) fail with NOT_FOUND,
 	// as RabbitMQ answers for a classic queue whose cluster node is down.
 	down map[string]bool
+	// hung names queues whose declaration answers only once its context
+	// ends: RabbitMQ 4.3 answers one of a classic queue whose cluster node
+	// is down after 69s (NOT_FOUND ... due to timeout).
+	hung map[string]bool
 }
 
 var errNoAnswer = errors.New("the fake broker never answers")
@@ -66,7 +70,7 @@ func (f *fakeTransport) publishes() []transport.Publishing {
 func (f *fakeTransport) Consume(ctx context.Context, queue string, opts transport.ConsumeOptions) (transport.Subscription, error) {
 	f.setups++
 	if opts.Setup != nil {
-		if err := opts.Setup(ctx, nodeDown{&f.Recorder, f.down}); err != nil {
+		if err := opts.Setup(ctx, nodeDown{&f.Recorder, f.down, f.hung}); err != nil {
 			return nil, err
 		}
 	}
@@ -106,13 +110,18 @@ func (f *fakeTransport) Close() error { return nil }
 func (f *fakeTransport) Notify(func(transport.Event)) {}
 
 // nodeDown is a Declarer that refuses the queues named in down, and
-// bindings to them, with NOT_FOUND.
+// bindings to them, with NOT_FOUND, and answers no declaration of those
+// named in hung until its context ends.
 type nodeDown struct {
 	*transport.Recorder
-	down map[string]bool
+	down, hung map[string]bool
 }
 
 func (d nodeDown) DeclareQueue(ctx context.Context, q transport.Queue) error {
+	if d.hung[q.Name] {
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}
 	if d.down[q.Name] {
 		return fmt.Errorf("NOT_FOUND - home node of durable queue '%s' is down or inaccessible: %w", q.Name, transport.ErrNotFound)
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A three-node local RabbitMQ cluster for AceMQ's failover tests.
 #
-#   scripts/cluster.sh start          start (or reuse) acemq-c1..c3@localhost, join
+#   scripts/cluster.sh start          start (or reuse) the three nodes, join
 #                                     c2 and c3 to c1, print the three AMQP URLs
 #   scripts/cluster.sh stop           stop every node of the cluster that is running
 #   scripts/cluster.sh run CMD        start the cluster, run CMD, and stop every node
@@ -12,32 +12,42 @@
 #                                     in the cluster
 #   scripts/cluster.sh leader QUEUE   print the node hosting quorum queue QUEUE's
 #                                     leader (vhost /)
+#   scripts/cluster.sh ping NODE      succeed if NODE answers
 #
 # Each node is a scripts/rabbitmq.sh node with its own environment.
-# ACEMQ_CLUSTER_NODES, ACEMQ_CLUSTER_PORTS and ACEMQ_CLUSTER_MGMT_PORTS (three
-# space-separated words each) and ACEMQ_CLUSTER_DIR override the defaults.
-# make test derives them from the checkout (docs/testing.md); the defaults
-# are for a cluster by hand. Each node's Erlang distribution port is its
-# AMQP port + 20000 (RabbitMQ's default: 25681-25683 by default).
+# ACEMQ_RABBITMQ_SERIES picks the RabbitMQ, as for rabbitmq.sh: 3.10 (the
+# default, the host's) or 4.3 (Debian sid's, in the chroot rabbitmq.sh
+# makes; its data must lie inside it). ACEMQ_CLUSTER_NODES,
+# ACEMQ_CLUSTER_PORTS and ACEMQ_CLUSTER_MGMT_PORTS (three space-separated
+# words each) and ACEMQ_CLUSTER_DIR override the defaults. make test
+# derives them from the checkout (docs/testing.md); the defaults are for a
+# cluster by hand: acemq-c1..c3@localhost on 5681-5683 (3.10, data in
+# .rabbitmq/cluster), acemq-d1..d3@localhost on 5691-5693 (4.3, data in the
+# chroot's /srv/acemq/cluster43). Each node's Erlang distribution port is
+# its AMQP port + 20000 (RabbitMQ's default).
+#
+# RabbitMQ 3.10 keeps the cluster's metadata in Mnesia, 4.3 in Khepri (a
+# Raft log), which boot differently after every node went down: see
+# boot_order and start.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-read -r -a NODES <<<"${ACEMQ_CLUSTER_NODES:-acemq-c1@localhost acemq-c2@localhost acemq-c3@localhost}"
-read -r -a PORTS <<<"${ACEMQ_CLUSTER_PORTS:-5681 5682 5683}"
-read -r -a MGMT_PORTS <<<"${ACEMQ_CLUSTER_MGMT_PORTS:-15681 15682 15683}"
-DIR=${ACEMQ_CLUSTER_DIR:-$ROOT/.rabbitmq/cluster} # node i keeps its data in $DIR/c$((i+1))
+SERIES=${ACEMQ_RABBITMQ_SERIES:-3.10}
+case $SERIES in
+3.10) defaults=(c 5681 "$ROOT/.rabbitmq/cluster") ;;
+4.3) defaults=(d 5691 "${ACEMQ_SID_ROOT:-/var/cache/acemq/sid}/srv/acemq/cluster43") ;;
+*) echo "cluster.sh: ACEMQ_RABBITMQ_SERIES=$SERIES: a cluster is 3.10 or 4.3" >&2; exit 2 ;;
+esac
+read -r -a NODES <<<"${ACEMQ_CLUSTER_NODES:-$(for i in 1 2 3; do echo "acemq-${defaults[0]}$i@localhost"; done)}"
+read -r -a PORTS <<<"${ACEMQ_CLUSTER_PORTS:-$(for i in 0 1 2; do echo $((defaults[1] + i)); done)}"
+read -r -a MGMT_PORTS <<<"${ACEMQ_CLUSTER_MGMT_PORTS:-$(for p in "${PORTS[@]}"; do echo $((p + 10000)); done)}"
+DIR=${ACEMQ_CLUSTER_DIR:-${defaults[2]}} # node i keeps its data in $DIR/c$((i+1))
 TIMEOUT=${ACEMQ_RABBITMQ_TIMEOUT:-120}           # seconds to wait for a node to (re)join
 SEED=${NODES[0]}                                 # c2 and c3 join this node
 
-# As in rabbitmq.sh: the real CLI scripts, and the cookie the nodes use.
-HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
-export HOME LC_ALL=C.UTF-8
-[[ -d /usr/lib/rabbitmq/bin ]] && PATH=/usr/lib/rabbitmq/bin:$PATH
-
 log() { echo "cluster.sh: $*" >&2; }
-ctl() { rabbitmqctl -q -n "$@"; }
 
 # index NODE: the node's position in NODES (exits if it is not one of them).
 index() {
@@ -58,6 +68,15 @@ node_sh() {
 		RABBITMQ_DIST_PORT=$((PORTS[i] + 20000)) \
 		ACEMQ_RABBITMQ_MGMT_PORT=${MGMT_PORTS[i]} ACEMQ_RABBITMQ_DIR=$DIR/c$((i + 1)) \
 		bash "$ROOT/scripts/rabbitmq.sh" "$@"
+}
+
+# ctl NODE ARGS: rabbitmqctl ARGS against NODE, the series' own (a 4.3
+# node's is inside its chroot, with the chroot's cookie).
+ctl() {
+	local i
+	i=$(index "$1")
+	shift
+	node_sh "$i" ctl "$@"
 }
 
 up() { ctl "$1" ping >/dev/null 2>&1; }
@@ -88,8 +107,8 @@ wait_running() {
 	done
 }
 
-# boot_order: the stopped nodes' indexes, the one that stopped last first.
-# A clustered node boots only once a peer that stopped after it is back
+# boot_order: the stopped nodes' indexes, the one that stopped last first
+# (3.10: start boots 4.3's at once). A clustered 3.10 node boots only once a peer that stopped after it is back
 # (Mnesia waits for the newest copy of its tables), and rabbitmq.sh waits for
 # each boot in turn under its lock, so the wrong order would hang. Each node's
 # nodes_running_at_shutdown lists the nodes running when it went down; the
@@ -128,7 +147,10 @@ fresh() {
 
 start() {
 	local t0=$SECONDS i node pids=()
-	if fresh; then # the three boots at once: each waits on its own lock
+	# A first start's three boots, and every 4.3 start's, at once (each
+	# waits on its own lock): a Khepri node boots once a majority of its
+	# members is up, whichever went down last, so one at a time would hang.
+	if fresh || [[ $SERIES != 3.10 ]]; then
 		for i in "${!NODES[@]}"; do
 			node_sh "$i" start >/dev/null &
 			pids+=("$!")
@@ -243,7 +265,7 @@ leader() {
 	exit 1
 }
 
-usage() { echo "usage: $0 start|stop|run CMD...|kill NODE|restart NODE|leader QUEUE" >&2; exit 2; }
+usage() { echo "usage: $0 start|stop|run CMD...|kill NODE|restart NODE|leader QUEUE|ping NODE" >&2; exit 2; }
 
 case ${1:-} in
 start) start ;;
@@ -252,5 +274,6 @@ run) shift; run "$@" ;;
 kill) [[ $# == 2 ]] || usage; kill_node "$2" ;;
 restart) [[ $# == 2 ]] || usage; restart "$2" ;;
 leader) [[ $# == 2 ]] || usage; leader "$2" ;;
+ping) [[ $# == 2 ]] || usage; up "$2" ;;
 *) usage ;;
 esac

@@ -53,12 +53,14 @@ func TestAccount(t *testing.T) {
 
 	tl = good()
 	tl.parked = counts(9, 19) // an unconfirmed message may arrive, in its place
-	if rep := account(tl); !rep.OK() || rep.UnconfArrived != 1 {
+	if rep := account(tl); !rep.OK() || rep.Recovered != 1 {
 		t.Errorf("unconfirmed 19 arrived in parked: %+v", rep)
 	}
 	tl.parked = counts(9, 29) // 29 was never published
-	if rep := account(tl); rep.OK() {
-		t.Errorf("29 never published: %+v", rep)
+	tl.accepted[31]++         // nor was 31
+	tl.records++
+	if rep := account(tl); rep.OK() || !slices.Equal(rep.Unexpected, []string{"29: in parked", "31: in accepted"}) || len(rep.Misplaced) != 0 {
+		t.Errorf("29 and 31 never published: unexpected %q, misplaced %q; want them unexpected only", rep.Unexpected, rep.Misplaced)
 	}
 
 	tl = good()

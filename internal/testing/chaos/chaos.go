@@ -89,8 +89,9 @@ type Config struct {
 	// Policy is the consumer's retry policy (default Policy). The handler
 	// fails by number as the package comment says whatever it is.
 	Policy string
-	// Rungs is the kind of the ladder's rungs (default
-	// contract.DefaultRungKind).
+	// Rungs is the kind of the ladder's rungs; none means the consumer
+	// picks no kind (no acemq.WithRungs), as a service on the library's
+	// defaults, and gets contract.DefaultRungKind.
 	Rungs    contract.RungKind
 	Scenario string // Kill, Close, Restart, Alarm or Failover
 	Faults   int    // how many faults to inject
@@ -164,6 +165,7 @@ type Report struct {
 	BrokerSettings []string
 	QueueType      transport.QueueType
 	Rungs          contract.RungKind
+	RungsDefault   bool     // the consumer picked no kind of rung: Rungs is the library's default
 	RungQueues     []string // the rungs' names without the source's: retry.quorum.1s
 	Policy         string
 	Rate           int
@@ -177,6 +179,11 @@ type Report struct {
 	Duplicates     int // extra accepts or extra set-aside copies
 	Lost           []int
 	Misplaced      []string // "n: where"
+	// Unexpected are messages found that were never published (Jepsen's
+	// "unexpected"): a number accepted, dead-lettered, parked or queued
+	// that the harness never sent, or a message without a chaos number in
+	// a queue of the run. There must be none.
+	Unexpected []string
 	// HeldByRungs is how many dead letters the rungs still held when the
 	// run ended (messages_dlx): not lost, not settled either. The lost
 	// numbers include them (the harness cannot tell which they are).
@@ -227,8 +234,20 @@ type Report struct {
 	// ConsumerStats sums the last stats line of every consumer process
 	// (a killed one's is at most 100ms old, so the sums are approximate).
 	ConsumerStats map[string]int
-	UnconfArrived int // unconfirmed numbers that arrived anyway
-	Elapsed       time.Duration
+	// Recovered are unconfirmed numbers (a publish that failed or whose
+	// confirm never came: Jepsen's indeterminate enqueues) that arrived
+	// anyway: Jepsen's "recovered".
+	Recovered int
+	// InDoubtAtHeal is, for each fault, how many confirmed messages
+	// published before it and due to be accepted were not accepted yet
+	// when it healed (the first accept of a message published after it):
+	// waiting on a rung or in the consumer, in a queue whose leader moved,
+	// or lost. SettledAfterHeal is how many of them were accounted for in
+	// the end (all, when nothing is lost).
+	InDoubtAtHeal    []int
+	InDoubt          int // distinct numbers in InDoubtAtHeal's counts
+	SettledAfterHeal int
+	Elapsed          time.Duration
 	// Timeline places each fault and each lost number's confirm in time
 	// (offsets from the start of the run), to tell which fault lost it.
 	Timeline []string
@@ -240,14 +259,14 @@ type Report struct {
 // retry, say) still on their way back; with a loss they may be the lost
 // messages, and OKButRungHops fails on them.
 func (r Report) OK() bool {
-	return len(r.Lost) == 0 && len(r.Misplaced) == 0 && r.StillQueued == 0
+	return len(r.Lost) == 0 && len(r.Misplaced) == 0 && len(r.Unexpected) == 0 && r.StillQueued == 0
 }
 
 // OKButRungHops reports whether nothing was misplaced or left unsettled and
 // every lost number was lost on a way through a rung: what contract rungs,
 // which RabbitMQ dead-letters at most once, are expected to lose.
 func (r Report) OKButRungHops() bool {
-	return len(r.Misplaced) == 0 && r.StillQueued == 0 && r.HeldByRungs == 0 && r.LostByHops[0] == 0
+	return len(r.Misplaced) == 0 && len(r.Unexpected) == 0 && r.StillQueued == 0 && r.HeldByRungs == 0 && r.LostByHops[0] == 0
 }
 
 // KilledProcess is a consumer process the harness SIGKILLed, and when.
@@ -269,7 +288,11 @@ func (r Report) String() string {
 	if len(r.RungQueues) == 0 {
 		row("rungs", "none (every wait in the consumer)")
 	} else {
-		row("rungs", fmt.Sprintf("%s (%s)", r.Rungs, strings.Join(r.RungQueues, ", ")))
+		kind := string(r.Rungs)
+		if r.RungsDefault {
+			kind += ", the library's default (no WithRungs)"
+		}
+		row("rungs", fmt.Sprintf("%s (%s)", kind, strings.Join(r.RungQueues, ", ")))
 	}
 	row("policy", r.Policy)
 	row("rate", fmt.Sprintf("%d/s", r.Rate))
@@ -289,7 +312,11 @@ func (r Report) String() string {
 		row("held by rungs", r.HeldByRungs)
 	}
 	row("misplaced", len(r.Misplaced))
-	row("unconfirmed, arrived", r.UnconfArrived)
+	row("unexpected", len(r.Unexpected))
+	row("recovered", fmt.Sprintf("%d unconfirmed publishes arrived anyway", r.Recovered))
+	if len(r.InDoubtAtHeal) > 0 {
+		row("in doubt at heal", fmt.Sprintf("%v confirmed, due to be accepted, not yet when each fault healed; %d distinct, %d of them settled after", r.InDoubtAtHeal, r.InDoubt, r.SettledAfterHeal))
+	}
 	row("settled after", fmt.Sprintf("%v after publishing stopped", r.Settled.Round(100*time.Millisecond)))
 	if r.HeldMax > 0 {
 		row("held by rungs (max)", fmt.Sprintf("%d dead letters (messages_dlx) while waiting", r.HeldMax))
@@ -345,6 +372,9 @@ func (r Report) String() string {
 	}
 	if len(r.Misplaced) > 0 {
 		row("misplaced", r.Misplaced)
+	}
+	if len(r.Unexpected) > 0 {
+		row("unexpected", r.Unexpected)
 	}
 	for _, e := range r.Timeline {
 		row("timeline", e)
@@ -467,7 +497,10 @@ type run struct {
 	confirmedAt   map[int]time.Time // by batch start number
 	faultAt       []string
 	faultStart    []time.Time
-	heldSeen      []string // "+offset held" at each change (at-least-once rungs)
+	heldSeen      []string     // "+offset held" at each change (at-least-once rungs)
+	unexpected    []string     // messages drained without a chaos number
+	inDoubt       map[int]bool // confirmed, unsettled when a fault healed
+	inDoubtAtHeal []int
 }
 
 // Run runs one scenario and reports what it counted. An error means the
@@ -527,7 +560,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	start := time.Now()
 	r := &run{cfg: cfg, logPath: filepath.Join(cfg.Dir, "accepted.log"),
 		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{},
-		t00: start, confirmedAt: map[int]time.Time{}}
+		t00: start, confirmedAt: map[int]time.Time{}, inDoubt: map[int]bool{}}
 	policy, err := acemq.ParsePolicy(cfg.Policy)
 	if err != nil {
 		return rep, err
@@ -556,6 +589,13 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return rep, err
 	}
 	defer r.stopConsumer(syscall.SIGKILL)
+	if cfg.Rungs == "" && len(r.rungs) > 0 {
+		// The consumer declared its ladder as it subscribed: the one the
+		// harness counts on, or the library's default is not what it says.
+		if _, err := r.tr.InspectQueue(ctx, r.rungs[0]); err != nil {
+			return rep, fmt.Errorf("the consumer on the library's default rungs did not declare %s: %w", r.rungs[0], err)
+		}
+	}
 
 	// Load flows for the whole fault phase.
 	pubCtx, stopPub := context.WithCancel(ctx)
@@ -656,6 +696,13 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	r.mu.Lock()
 	counted := account(tally{published: r.published, confirmed: r.confirmed, unconfirmed: r.unconfirmed,
 		accepted: accepted, records: records, dlq: r.dlq, parked: r.parked, queued: queued})
+	counted.Unexpected = append(counted.Unexpected, r.unexpected...)
+	counted.InDoubtAtHeal, counted.InDoubt = r.inDoubtAtHeal, len(r.inDoubt)
+	for n := range r.inDoubt {
+		if !slices.Contains(counted.Lost, n) {
+			counted.SettledAfterHeal++
+		}
+	}
 	r.mu.Unlock()
 	counted.Recovery, counted.PubRecovery, counted.WaitingAtKill = rep.Recovery, rep.PubRecovery, r.waitingAtKill
 	counted.Kills = r.kills
@@ -700,6 +747,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	rep.Scenario, rep.Faults = cfg.Scenario, cfg.Faults
 	rep.Broker, rep.BrokerSettings = cfg.Broker, cfg.BrokerSettings
 	rep.QueueType, rep.Rungs, rep.Policy, rep.Rate = cfg.QueueType, r.ladderKind, cfg.Policy, cfg.Rate
+	rep.RungsDefault = cfg.Rungs == ""
 	for _, q := range r.rungs {
 		rep.RungQueues = append(rep.RungQueues, strings.TrimPrefix(q, cfg.Queue+"."))
 	}
@@ -738,7 +786,16 @@ func account(t tally) Report {
 			all[n] = true
 		}
 	}
+	places["queued"] = t.queued
 	for _, n := range slices.Sorted(maps.Keys(all)) {
+		if !t.confirmed[n] && !t.unconfirmed[n] {
+			for _, place := range []string{"accepted", "dlq", "parked", "queued"} {
+				if places[place][n] > 0 {
+					rep.Unexpected = append(rep.Unexpected, fmt.Sprintf("%d: in %s", n, place))
+				}
+			}
+			continue
+		}
 		found := false
 		for _, place := range []string{"accepted", "dlq", "parked"} {
 			if places[place][n] == 0 {
@@ -749,13 +806,9 @@ func account(t tally) Report {
 				rep.Misplaced = append(rep.Misplaced, fmt.Sprintf("%d: in %s, expected %s", n, place, expected(n)))
 			}
 		}
-		if !t.confirmed[n] && !t.unconfirmed[n] {
-			rep.Misplaced = append(rep.Misplaced, fmt.Sprintf("%d: found but never published", n))
-			continue
-		}
 		if t.unconfirmed[n] {
 			if found || t.queued[n] > 0 {
-				rep.UnconfArrived++
+				rep.Recovered++
 			}
 			continue
 		}
@@ -1105,6 +1158,7 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 		time.Sleep(5 * time.Millisecond)
 	}
 	settle = time.Since(t0)
+	r.noteInDoubt(first)
 	r.faultStart = append(r.faultStart, t0)
 	r.faultAt = append(r.faultAt, fmt.Sprintf("fault %d at +%v, settling again at +%v", i+1,
 		t0.Sub(r.t00).Round(time.Millisecond), time.Since(r.t00).Round(time.Millisecond)))
@@ -1125,6 +1179,28 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 	}
 	r.cfg.Logf("chaos: fault %d/%d (%s): settling again after %v", i+1, r.cfg.Faults, r.cfg.Scenario, settle.Round(time.Millisecond))
 	return settle, pub, nil
+}
+
+// noteInDoubt notes, as a fault heals, the confirmed messages published
+// before it (numbers below first) that are due to be accepted and are not
+// yet. Those due in Q.dlq or Q.parked are left out: telling would mean
+// draining those queues mid-run, a channel a message, minutes at this rate.
+func (r *run) noteInDoubt(first int) {
+	accepted, _, err := r.readLog()
+	if err != nil {
+		r.cfg.Logf("chaos: at heal: %v", err)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := 0
+	for n := range r.confirmed {
+		if n < first && expected(n) == "accepted" && accepted[n] == 0 {
+			r.inDoubt[n] = true
+			c++
+		}
+	}
+	r.inDoubtAtHeal = append(r.inDoubtAtHeal, c)
 }
 
 // alarm raises an alarm, waits for the harness's Conn to say it is blocked,
@@ -1241,7 +1317,7 @@ func (r *run) startConsumer(ctx context.Context) error {
 	}
 	defer errLog.Close()
 	args := []string{"--url", r.cfg.URL, "--queue", r.cfg.Queue,
-		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy, "--rungs", string(r.ladderKind)}
+		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy, "--rungs", string(r.cfg.Rungs)}
 	for _, u := range r.cfg.Fallbacks {
 		args = append(args, "--fallback", u)
 	}
@@ -1363,6 +1439,9 @@ func (r *run) drain(ctx context.Context, queue string, counts map[int]int) error
 		}
 		if !ok {
 			r.cfg.Logf("chaos: draining %s: a message without a chaos number: id %q", queue, d.MessageID)
+			r.mu.Lock()
+			r.unexpected = append(r.unexpected, fmt.Sprintf("message id %q in %s", d.MessageID, queue))
+			r.mu.Unlock()
 			continue
 		}
 		counts[n]++

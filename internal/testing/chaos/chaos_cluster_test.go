@@ -26,51 +26,74 @@ const consumerWaits = "exponential(4, 100ms, 400ms)"
 // retry wait in the consumer, on the three-node cluster of
 // scripts/cluster.sh, whose AMQP URLs ACEMQ_CLUSTER_URLS lists (`make
 // chaos-cluster` starts the cluster and sets it; `make test` runs it).
-func TestChaosFailover(t *testing.T) { failover(t, consumerWaits, "", 2, 300, noLoss) }
+func TestChaosFailover(t *testing.T) {
+	sideBySide(t, failover(t, consumerWaits, "", 2, 300, noLoss))
+}
 
-// TestChaosFailoverLadder is the short failover run with the retry ladder:
-// two leader kills with at-least-once rungs at the restart runs' policy and
+// TestChaosFailoverLadder is the short failover run with the retry ladder
+// on the library's defaults: two leader kills, the consumer picking no kind
+// of rung (at-least-once, the default), at the restart runs' policy and
 // rate; any loss fails it. A rung can hold what it dead-letters around a
 // kill for RabbitMQ's dead_letter_worker_publisher_confirm_timeout (180s)
 // before sending it home again, so this run takes from about a minute and a
 // half to several minutes.
 func TestChaosFailoverLadder(t *testing.T) {
-	failover(t, RungPolicy, contract.AtLeastOnceRungs, 2, RungRate, noLoss)
+	sideBySide(t, failover(t, RungPolicy, "", 2, RungRate, noLoss))
 }
 
 // TestChaosFailoverFull is the full run (`make chaos`): five leader kills
-// with the waits in the consumer, then five with the retry ladder and each
-// kind of rung, at the restart runs' policy and rate (RungPolicy,
-// RungRate). At-least-once rungs must lose nothing. Contract rungs, which
-// RabbitMQ 3.10.8 dead-letters at most once, lose messages expiring from a
-// rung while the source queue elects a new leader (docs/reliability.md):
-// those are reported (EXPECTED LOSS), not failures.
+// with the waits in the consumer, then five with the retry ladder on the
+// library's defaults (the consumer picks no kind of rung: at-least-once)
+// and five with the family's contract rungs, at the restart runs' policy
+// and rate (RungPolicy, RungRate), reported side by side. The defaults
+// must lose nothing. Contract rungs, which RabbitMQ dead-letters at most
+// once, lose messages expiring from a rung while the source queue elects a
+// new leader (docs/reliability.md): those are reported (EXPECTED LOSS),
+// not failures.
 func TestChaosFailoverFull(t *testing.T) {
-	t.Run("consumer-waits", func(t *testing.T) { failover(t, consumerWaits, "", 5, 300, noLoss) })
+	var reps []Report
+	t.Run("consumer-waits", func(t *testing.T) {
+		reps = append(reps, failover(t, consumerWaits, "", 5, 300, noLoss))
+	})
 	// About 100 a second: while the first node is down its Q.dlq and
 	// Q.parked are too (and its contract rungs), every set-aside goes back
 	// to Q (and every broker wait on a contract rung is held in the
 	// consumer); at 300 a second that backlog outgrew the prefetch and hid
 	// the recovery.
-	t.Run("ladder/"+string(contract.AtLeastOnceRungs), func(t *testing.T) {
-		failover(t, RungPolicy, contract.AtLeastOnceRungs, 5, RungRate, noLoss)
+	t.Run("ladder/defaults", func(t *testing.T) {
+		reps = append(reps, failover(t, RungPolicy, "", 5, RungRate, noLoss))
 	})
 	t.Run("ladder/"+string(contract.ContractRungs), func(t *testing.T) {
-		failover(t, RungPolicy, contract.ContractRungs, 5, RungRate, rungLoss)
+		reps = append(reps, failover(t, RungPolicy, contract.ContractRungs, 5, RungRate, rungLoss))
 	})
+	sideBySide(t, reps...)
 }
 
-func failover(t *testing.T, policy string, rungs contract.RungKind, kills, rate int, v verdict) {
+// sideBySide prints the runs' accounting as rows of docs/reliability.md's
+// "Cluster scale" table.
+func sideBySide(t *testing.T, reps ...Report) {
+	fmt.Printf("cluster scale, RabbitMQ %s cluster (%s):\n%s", clusterSeries(), t.Name(), JepsenHeader)
+	for _, r := range reps {
+		fmt.Println(r.JepsenRow())
+	}
+}
+
+// clusterSeries is the cluster's RabbitMQ series, as scripts/cluster.sh
+// reads it.
+func clusterSeries() string { return envOr("ACEMQ_RABBITMQ_SERIES", "3.10") }
+
+func failover(t *testing.T, policy string, rungs contract.RungKind, kills, rate int, v verdict) Report {
 	urls := clusterURLs(t)
 	mgmt := managementURLs(t, urls)
 	bin := buildConsumer(t)
 	name := clusterName(t, "acemq.chaos")
-	runConfig(t, Config{
+	series := "ACEMQ_RABBITMQ_SERIES=" + clusterSeries()
+	return runConfig(t, Config{
 		URL: urls[0], Fallbacks: urls[1:], Queue: name, QueueType: transport.Quorum, Policy: policy, Rungs: rungs,
 		Scenario: Failover, Faults: kills, Rate: rate, Gap: 2 * time.Second, Quiet: 120 * time.Second,
 		ConsumerBin: bin, Name: name,
 		ManagementURL: mgmt[0], ManagementFallbacks: mgmt[1:],
-		BrokerSettings: deadLetterRetry(t, []string{"RABBITMQ_NODENAME=" + clusterNodes()[0], "ACEMQ_RABBITMQ_SERIES=3.10"}),
+		BrokerSettings: deadLetterRetry(t, []string{"RABBITMQ_NODENAME=" + clusterNodes()[0], series, "ACEMQ_RABBITMQ_DIR=" + clusterDir() + "/c1"}),
 		BrokerLogs:     clusterLogs(),
 		KillLeader: func(ctx context.Context, queue string) (string, error) {
 			out, err := cluster(ctx, "leader", queue)
@@ -84,7 +107,7 @@ func failover(t *testing.T, policy string, rungs contract.RungKind, kills, rate 
 			// cluster.sh kills the node of this checkout's pid file; a
 			// node of that name that still answers belongs to another
 			// cluster on the same ports (another checkout's make test).
-			if _, err := scriptEnv(ctx, []string{"RABBITMQ_NODENAME=" + node, "ACEMQ_RABBITMQ_SERIES=3.10"}, "scripts/rabbitmq.sh", "ctl", "ping"); err == nil {
+			if _, err := cluster(ctx, "ping", node); err == nil {
 				return node, fmt.Errorf("%s still answers after cluster.sh kill: the cluster on ACEMQ_CLUSTER_URLS is not this checkout's (another make test on the same ports?)", node)
 			}
 			return node, nil
@@ -98,13 +121,19 @@ func failover(t *testing.T, policy string, rungs contract.RungKind, kills, rate 
 
 // clusterLogs are the log files of scripts/cluster.sh's nodes.
 func clusterLogs() []string {
-	root, _ := repoRoot()
-	dir := envOr("ACEMQ_CLUSTER_DIR", filepath.Join(root, ".rabbitmq", "cluster"))
+	dir := clusterDir()
 	var logs []string
 	for i, node := range clusterNodes() {
 		logs = append(logs, filepath.Join(dir, fmt.Sprintf("c%d", i+1), "log", node+".log"))
 	}
 	return logs
+}
+
+// clusterDir holds scripts/cluster.sh's nodes' data (a 4.3 cluster's is
+// in the sid chroot: make chaos-cluster sets it).
+func clusterDir() string {
+	root, _ := repoRoot()
+	return envOr("ACEMQ_CLUSTER_DIR", filepath.Join(root, ".rabbitmq", "cluster"))
 }
 
 // clusterNodes are scripts/cluster.sh's node names.

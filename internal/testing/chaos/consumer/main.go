@@ -41,7 +41,7 @@ func main() {
 	logPath := flag.String("log", "", "file every accepted message number is appended to")
 	name := flag.String("name", "", "client-provided connection name")
 	policyText := flag.String("policy", DefaultPolicy, "retry policy notation")
-	rungs := flag.String("rungs", string(contract.DefaultRungKind), "kind of rungs: at-least-once or contract")
+	rungs := flag.String("rungs", "", "kind of rungs: at-least-once or contract (none: no WithRungs, the library's default)")
 	idem := idempotentFlags()
 	var fallbacks []string
 	flag.Func("fallback", "another cluster node's AMQP URL (repeatable)", func(u string) error {
@@ -112,8 +112,11 @@ func run(url string, fallbacks []string, queue, logPath, name, policyText string
 		}
 		defer closeStore()
 	}
-	consumer, err := acemq.Consume(ctx, conn, queue, handler,
-		acemq.WithPolicy(policy), acemq.WithRungs(rungs), acemq.WithConcurrency(8), acemq.WithPrefetch(64))
+	copts := []acemq.ConsumeOption{acemq.WithPolicy(policy), acemq.WithConcurrency(8), acemq.WithPrefetch(64)}
+	if rungs != "" { // else the library's default, as a service that picks none gets
+		copts = append(copts, acemq.WithRungs(rungs))
+	}
+	consumer, err := acemq.Consume(ctx, conn, queue, handler, copts...)
 	if err != nil {
 		return err
 	}
