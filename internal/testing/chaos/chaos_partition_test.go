@@ -61,8 +61,8 @@ func partitions(t *testing.T, cuts int) {
 		ManagementURL: mgmt[0], ManagementFallbacks: mgmt[1:],
 		BrokerSettings: []string{"the nodes in network namespaces (scripts/netns-cluster.sh, RabbitMQ " + series + ")",
 			fmt.Sprintf("net_ticktime=%v", tick), "dead_letter_worker_publisher_confirm_timeout=" + envOr("ACEMQ_RABBITMQ_DEAD_LETTER_RETRY_MS", "180000 (default)")},
-		BrokerLogs:     strings.Fields(os.Getenv("ACEMQ_NETNS_LOGS")),
-		Cut:            cutter(name, mgmt, tick),
+		BrokerLogs: strings.Fields(os.Getenv("ACEMQ_NETNS_LOGS")),
+		Cut:        cutter(name, mgmt, tick),
 	}, noLoss)
 }
 
@@ -109,7 +109,10 @@ func cutter(name string, mgmt []string, tick time.Duration) func(ctx context.Con
 		return Cut{
 			What: fmt.Sprintf("%s (%s) from %s", node, strings.Join(whose, ", "), from),
 			Hold: hold,
-			Heal: func(ctx context.Context) error { _, err := netns(ctx, "heal"); return err },
+			Heal: func(ctx context.Context) (string, error) {
+				out, err := netns(ctx, "heal")
+				return strings.TrimSpace(out), err
+			},
 		}, nil
 	}
 }

@@ -14,8 +14,9 @@ type Cut struct {
 	What string
 	// Hold is how long the cut lasts before it is healed.
 	Hold time.Duration
-	// Heal undoes the cut and returns once the cluster is whole again.
-	Heal func(ctx context.Context) error
+	// Heal undoes the cut and returns once the cluster is whole again,
+	// saying what that took beyond the network ("" if nothing).
+	Heal func(ctx context.Context) (string, error)
 }
 
 // partition makes fault i's cut, holds it while the load flows, and heals
@@ -54,11 +55,15 @@ func (r *run) partition(ctx context.Context, i int) (time.Time, error) {
 	}
 	r.mu.Unlock()
 	h0 := time.Now()
-	if err := cut.Heal(context.WithoutCancel(ctx)); err != nil {
+	healed, err := cut.Heal(context.WithoutCancel(ctx))
+	if err != nil {
 		return t0, fmt.Errorf("healing %s: %w", cut.What, err)
 	}
 	note := fmt.Sprintf("%s, %v: %d published during it confirmed, %d of those accepted before the heal; healed in %v",
 		cut.What, cut.Hold, confirmed, acceptedDuring, time.Since(h0).Round(100*time.Millisecond))
+	if healed != "" {
+		note += " (" + healed + ")"
+	}
 	r.cuts = append(r.cuts, note)
 	r.cfg.Logf("chaos: fault %d/%d (partition): %s", i+1, r.cfg.Faults, note)
 	return t0, nil
