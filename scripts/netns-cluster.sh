@@ -19,11 +19,13 @@
 #                                       --from: NODE and each PEER drop what
 #                                       they send each other (blackhole
 #                                       routes), clients still reach all three
-#   scripts/netns-cluster.sh heal       undo every cut; then, if RabbitMQ still
-#                                       records a partition, restart the
-#                                       application of the node cut off (what
-#                                       3.10's default, ignore, needs); prints
-#                                       which it was
+#   scripts/netns-cluster.sh heal       undo every cut, and wait until every
+#                                       node lists the three as running; on
+#                                       3.10, whose default partition handling
+#                                       (ignore) keeps a partition until a node
+#                                       restarts, restart the application of
+#                                       the node cut off if it comes to that;
+#                                       prints what it took
 #   scripts/netns-cluster.sh leader QUEUE
 #                                       the node hosting quorum queue QUEUE's
 #                                       leader (vhost /), asked of the first
@@ -328,30 +330,40 @@ partitioned_from() {
 	ctl "$1" eval 'rabbit_node_monitor:partitions().' 2>/dev/null | grep -o "acemq-$TAG-n[0-9]" | sed 's/.*-//' || true
 }
 
-# recover: once the network is whole, a partition RabbitMQ still records
-# (3.10's default partition handling, ignore, keeps it until a node
-# restarts) is ended as RabbitMQ's documentation says: the application of
-# the node the others are partitioned from (the one cut off) is restarted.
-# Waits for it up to 2.5 net ticks first (a node may still be coming back).
+# whole: every node lists all N as running.
+whole() {
+	local i
+	for ((i = 1; i <= N; i++)); do [[ $(running_nodes "$i" | grep -c .) -ge $N ]] || return 1; done
+}
+
+# recover: waits, once the network is whole, up to 2.5 net ticks for every
+# node to list all as running again. RabbitMQ 4.3 has no partition
+# handling left and rejoins by itself; 3.10's default (ignore) keeps a
+# partition it recorded until a node restarts: then the application of the
+# node the others are partitioned from (the one cut off) is restarted, as
+# RabbitMQ's documentation says to.
 recover() {
-	local t0=$SECONDS i seen victim
-	while :; do
-		seen=$(for ((i = 1; i <= N; i++)); do partitioned_from "$i"; done | sort | uniq -c | sort -rn)
-		[[ -z $seen ]] && { echo "no partition recorded after $((SECONDS - t0))s"; return 0; }
-		((SECONDS - t0 < TICK * 5 / 2)) || break
+	local t0=$SECONDS i victim
+	until whole; do
+		if ((SECONDS - t0 >= TICK * 5 / 2)); then
+			[[ $SERIES == 3.10 ]] || { log "the cluster is not whole $((SECONDS - t0))s after the heal"; exit 1; }
+			victim=$(for ((i = 1; i <= N; i++)); do partitioned_from "$i"; done | sort | uniq -c | sort -rn | awk 'NR == 1 {print $2}')
+			[[ -n $victim ]] || { log "the cluster is not whole $((SECONDS - t0))s after the heal, and no node records a partition"; exit 1; }
+			log "RabbitMQ still records a partition with $victim $((SECONDS - t0))s after the heal; restarting its application"
+			i=$(index "$victim")
+			ctl "$i" stop_app >/dev/null
+			ctl "$i" start_app >/dev/null
+			t0=$SECONDS
+			until whole; do
+				((SECONDS - t0 < TIMEOUT)) || { log "the cluster is not whole ${TIMEOUT}s after restarting $victim"; exit 1; }
+				sleep 1
+			done
+			echo "RabbitMQ still recorded a partition with $victim: its application restarted, the cluster whole $((SECONDS - t0))s later"
+			return
+		fi
 		sleep 1
 	done
-	victim=$(head -n 1 <<<"$seen" | awk '{print $2}')
-	log "RabbitMQ still records a partition with $victim $((SECONDS - t0))s after the heal; restarting its application"
-	i=$(index "$victim")
-	ctl "$i" stop_app >/dev/null
-	ctl "$i" start_app >/dev/null
-	t0=$SECONDS
-	until [[ -z $(for ((i = 1; i <= N; i++)); do partitioned_from "$i"; done) ]]; do
-		((SECONDS - t0 < TIMEOUT)) || { log "the partition is still recorded ${TIMEOUT}s after restarting $victim"; exit 1; }
-		sleep 1
-	done
-	echo "RabbitMQ still recorded a partition with $victim; its application restarted, no partition recorded $((SECONDS - t0))s later"
+	echo "the cluster whole again $((SECONDS - t0))s after the heal"
 }
 
 # leader QUEUE: the node of quorum queue QUEUE's leader as the queue's
