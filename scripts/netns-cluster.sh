@@ -113,8 +113,9 @@ node_dir() { local d; d=$(dir "$1"); echo "${d#"$ROOTFS"}"; } # as the node sees
 url() { echo "amqp://guest:guest@$(ip_of "$1"):$AMQP_PORT/"; }
 
 # ctl I ARGS: rabbitmqctl ARGS against node I, from its namespace, bounded
-# (a node cut off does not answer).
-ctl() { local i=$1; shift; timeout 60 ip netns exec "$(ns "$i")" "${IN[@]}" rabbitmqctl -q -l -n "$(node "$i")" "$@"; }
+# by CTL_TIMEOUT seconds (a node cut off does not answer).
+CTL_TIMEOUT=60
+ctl() { local i=$1; shift; timeout "$CTL_TIMEOUT" ip netns exec "$(ns "$i")" "${IN[@]}" rabbitmqctl -q -l -n "$(node "$i")" "$@"; }
 
 # index NODE: 1..3 for n1..n3 or a node's full name.
 index() {
@@ -351,8 +352,11 @@ recover() {
 			[[ -n $victim ]] || { log "the cluster is not whole $((SECONDS - t0))s after the heal, and no node records a partition"; exit 1; }
 			log "RabbitMQ still records a partition with $victim $((SECONDS - t0))s after the heal; restarting its application"
 			i=$(index "$victim")
-			ctl "$i" stop_app >/dev/null
-			ctl "$i" start_app >/dev/null
+			# A partitioned 3.10 node can take minutes to stop its
+			# application on a loaded machine, or answer noproc (seen:
+			# a stop_app past 60s); start_app is what brings it back.
+			CTL_TIMEOUT=$TIMEOUT ctl "$i" stop_app >/dev/null || log "stop_app on $victim failed (above); starting it anyway"
+			CTL_TIMEOUT=$TIMEOUT ctl "$i" start_app >/dev/null
 			t0=$SECONDS
 			until whole; do
 				((SECONDS - t0 < TIMEOUT)) || { log "the cluster is not whole ${TIMEOUT}s after restarting $victim"; exit 1; }
