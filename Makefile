@@ -394,7 +394,7 @@ chaos-cluster-%:
 # the idempotent consumer's
 # (chaos-idempotent), the scheduler's restart on 3.10 and 4.0
 # (chaos-schedule), the outage with and without a circuit breaker on 3.10
-# and 4.3 (chaos-outage), the family's soak of the standing load (chaos-soak). Fails if any of them fails; the contract rungs'
+# and 4.3 (chaos-outage), the partitions on 3.10 and 4.3 (chaos-partition), the family's soak of the standing load (chaos-soak). Fails if any of them fails; the contract rungs'
 # expected losses are printed (EXPECTED LOSS), not failures.
 RESTART_TESTS := TestChaosRestart|TestChaosRestartDefaults
 chaos:
@@ -410,6 +410,8 @@ chaos:
 	$(MAKE) --no-print-directory chaos-outage CHAOS_SERIES=3.10 || status=$$?; \
 	$(MAKE) --no-print-directory chaos-outage CHAOS_SERIES=4.3 || status=$$?; \
 	$(MAKE) --no-print-directory chaos-alarms || status=$$?; \
+	$(MAKE) --no-print-directory chaos-partition PARTITION_SERIES=3.10 || status=$$?; \
+	$(MAKE) --no-print-directory chaos-partition PARTITION_SERIES=4.3 || status=$$?; \
 	$(MAKE) --no-print-directory chaos-soak || status=$$?; exit $$status
 
 # The family's endurance soak, scaled to fit (docs/reliability.md, "The
@@ -438,6 +440,25 @@ IDEM_NODE ?= $(CHAOS_BROKER)
 chaos-idempotent:
 	$(IDEM_NODE) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run --no-lock bash scripts/postgres.sh run \
 	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^TestChaosIdempotentFull$$' -v ./internal/testing/chaos/
+
+# Network partitions (docs/reliability.md, "Network partitions"): the
+# cluster of scripts/netns-cluster.sh (each node in a network namespace of
+# its own, on 10.77.SLOT.0/24, net_ticktime 10s), started for the run and
+# stopped after it with every namespace, veth and bridge it made.
+# PARTITION_SERIES picks RabbitMQ 3.10 (the default) or 4.3.
+# chaos-partition-short cuts off the consumer's node, then the publisher's,
+# then the quorum leader's node from its peers, each once under load (a
+# quorum source, at-least-once rungs), and prints how long it took;
+# chaos-partition makes each cut three times. Any loss fails them.
+PARTITION_SERIES ?= 3.10
+PARTITION_ENV = ACEMQ_NETNS_SERIES=$(PARTITION_SERIES) ACEMQ_NETNS_SLOT=$(ACEMQ_TEST_SLOT) $(CHAOS_ENV)
+.PHONY: chaos-partition chaos-partition-short
+chaos-partition-short: PARTITION_TEST = TestChaosPartitionShort
+chaos-partition: PARTITION_TEST = TestChaosPartition
+chaos-partition chaos-partition-short:
+	@s=$$SECONDS; $(PARTITION_ENV) bash scripts/netns-cluster.sh run \
+	  $(GO) test -tags chaos -count=1 -timeout 60m -run '^$(PARTITION_TEST)$$' -v ./internal/testing/chaos/ && r=0 || r=$$?; \
+	echo "make $@ (RabbitMQ $(PARTITION_SERIES)) took $$((SECONDS - s))s"; exit $$r
 
 # No broker and no PostgreSQL: their tests skip when ACEMQ_TEST_URL and
 # ACEMQ_TEST_POSTGRES_URL are unset.

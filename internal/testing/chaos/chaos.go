@@ -75,6 +75,11 @@ const (
 	// consumer to carry on through the other nodes (Config.Fallbacks), then
 	// starts the node again through Config.RestartNode.
 	Failover = "failover"
+	// Partition cuts the network between the cluster's nodes through
+	// Config.Cut (partition.go), holds the cut while the load flows, and
+	// heals it; the publisher and the consumer fall back to the nodes they
+	// still reach (Config.Fallbacks).
+	Partition = "partition"
 )
 
 // Config is one run of the harness.
@@ -93,7 +98,7 @@ type Config struct {
 	// picks no kind (no acemq.WithRungs), as a service on the library's
 	// defaults, and gets contract.DefaultRungKind.
 	Rungs    contract.RungKind
-	Scenario string // Kill, Close, Restart, Alarm or Failover
+	Scenario string // Kill, Close, Restart, Alarm, Failover or Partition
 	Faults   int    // how many faults to inject
 	// Rate is how many messages are published per second while faults are
 	// injected (default 300).
@@ -142,6 +147,12 @@ type Config struct {
 	// cluster (scenario Failover).
 	KillLeader  func(ctx context.Context, queue string) (node string, err error)
 	RestartNode func(ctx context.Context, node string) error
+	// Cut makes fault i's network partition (scenario Partition).
+	Cut func(ctx context.Context, i int) (Cut, error)
+	// ConsumerURL, when set, is the node the consumer process dials
+	// first, the others of URL and Fallbacks after it (so that it need not
+	// share the publisher's node).
+	ConsumerURL string
 	// Quiet bounds the wait for every confirmed message to settle once
 	// publishing has stopped (default 60s): the harness gives up when
 	// nothing has moved for that long (no message settled, none queued,
@@ -226,6 +237,9 @@ type Report struct {
 	// starting it again took, until its peers saw it.
 	Killed []string
 	Rejoin []time.Duration
+	// Cuts says, for each partition, what was cut and what the load did
+	// meanwhile.
+	Cuts []string
 	// Kills are the consumer processes SIGKILLed (scenario Kill), in order.
 	Kills []KilledProcess
 	// WaitingAtKill is, for each kill, how many deliveries the killed
@@ -334,6 +348,9 @@ func (r Report) String() string {
 	if len(r.Killed) > 0 {
 		row("nodes killed", strings.Join(r.Killed, ", "))
 		row("rejoin (start again)", summary(r.Rejoin))
+	}
+	for _, c := range r.Cuts {
+		row("cut", c)
 	}
 	if len(r.BlockedAfter) > 0 {
 		row("blocked after", summary(r.BlockedAfter))
@@ -493,6 +510,7 @@ type run struct {
 	heldAccepts   []int
 	killed        []string
 	rejoin        []time.Duration
+	cuts          []string
 	t00           time.Time
 	confirmedAt   map[int]time.Time // by batch start number
 	faultAt       []string
@@ -530,7 +548,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Hold <= 0 {
 		cfg.Hold = 10 * time.Minute
 	}
-	if !slices.Contains([]string{Kill, Close, Restart, Alarm, Failover}, cfg.Scenario) {
+	if !slices.Contains([]string{Kill, Close, Restart, Alarm, Failover, Partition}, cfg.Scenario) {
 		return rep, fmt.Errorf("unknown scenario %q", cfg.Scenario)
 	}
 	if cfg.Scenario == Alarm && cfg.Alarm == nil {
@@ -538,6 +556,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	if cfg.Scenario == Failover && (cfg.KillLeader == nil || cfg.RestartNode == nil || len(cfg.Fallbacks) == 0 || cfg.QueueType != transport.Quorum) {
 		return rep, errors.New("scenario failover needs Config.KillLeader, RestartNode, Fallbacks and a quorum QueueType")
+	}
+	if cfg.Scenario == Partition && (cfg.Cut == nil || len(cfg.Fallbacks) == 0) {
+		return rep, errors.New("scenario partition needs Config.Cut and Fallbacks")
 	}
 	if cfg.Scenario == Restart && cfg.RestartBroker == nil {
 		return rep, errors.New("scenario restart needs Config.RestartBroker")
@@ -710,6 +731,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	counted.BlockedAfter, counted.BlockedErr, counted.BlockedHealth = r.blockedAfter, r.blockedErr, r.blockedHealth
 	counted.AcceptedWhileBlocked = r.heldAccepts
 	counted.Killed, counted.Rejoin = r.killed, r.rejoin
+	counted.Cuts = r.cuts
 	counted.ConsumerStats = map[string]int{}
 	for i := 1; i <= r.started; i++ {
 		for k, v := range lastStats(r.stderrPath(i)) {
@@ -1108,6 +1130,13 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 			r.rejoin = append(r.rejoin, time.Since(up))
 			r.cfg.Logf("chaos: fault %d/%d (failover): %s back in the cluster after %v", i+1, r.cfg.Faults, node, time.Since(up).Round(time.Millisecond))
 		}()
+	case Partition:
+		if t0, err = r.partition(ctx, i); err != nil {
+			return 0, 0, fmt.Errorf("fault %d (partition): %w", i+1, err)
+		}
+		// As for Restart: the accept awaited is of a message published
+		// after the heal (below), within 60s of it.
+		deadline = time.Now().Add(60 * time.Second)
 	case Alarm:
 		if since, err = r.alarm(ctx, i); err != nil {
 			return 0, 0, fmt.Errorf("fault %d (alarm): %w", i+1, err)
@@ -1316,9 +1345,14 @@ func (r *run) startConsumer(ctx context.Context) error {
 		return err
 	}
 	defer errLog.Close()
-	args := []string{"--url", r.cfg.URL, "--queue", r.cfg.Queue,
+	first, fallbacks := r.cfg.URL, r.cfg.Fallbacks
+	if r.cfg.ConsumerURL != "" {
+		first, fallbacks = r.cfg.ConsumerURL, slices.DeleteFunc(append([]string{r.cfg.URL}, r.cfg.Fallbacks...),
+			func(u string) bool { return u == r.cfg.ConsumerURL })
+	}
+	args := []string{"--url", first, "--queue", r.cfg.Queue,
 		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy, "--rungs", string(r.cfg.Rungs)}
-	for _, u := range r.cfg.Fallbacks {
+	for _, u := range fallbacks {
 		args = append(args, "--fallback", u)
 	}
 	args = append(args, r.cfg.ConsumerArgs...)
