@@ -107,11 +107,14 @@ demo:
 #    alone on that node (they disturb it). Each node has an amqps://
 #    listener on development certificates (TestRealTLSListener), the
 #    console's browser tests a headless Chromium (TEST_CHROMIUM).
-# 2. At the same time: the short failover scenarios on a three-node 3.10
-#    cluster (the waits in the consumer, and at-least-once rungs) and the
-#    one on the library's defaults on a three-node 4.3 cluster; the
-#    short restart scenario (a quorum source, at-least-once rungs) on a
-#    3.10, a 4.0 and a 4.3 chaos node; any loss fails them. Their nodes
+# 2. At the same time (docs/reliability.md, "Cluster scale"): the short
+#    failover scenario on the library's defaults and a memory alarm on one
+#    node, on a three-node 3.10 cluster; the same failover on a three-node
+#    4.3 cluster; the short partitions on a three-node 4.3 cluster in
+#    network namespaces; the short restart scenario (a quorum source,
+#    at-least-once rungs) and disk alarms on a 3.10 and a 4.3 chaos node;
+#    any loss fails them. (make chaos runs the waits in the consumer's
+#    failover, the restarts on 4.0 and the partitions on 3.10.) Their nodes
 #    resend a held at-least-once dead letter after CHAOS_SHORT_RETRY_MS, not
 #    180s: that changes how soon it comes home, not whether it does (make
 #    chaos keeps the default). Beside them, the benchmark harness's own
@@ -150,19 +153,25 @@ test-phases:
 	echo "make test: slot $(ACEMQ_TEST_SLOT): AMQP ports $(TEST_PORT0)-$(call port,19), management +10000, Erlang distribution +20000; nodes acemq-$(TEST_TAG)-*@localhost"; \
 	$(TEST_POSTGRES) bash scripts/postgres.sh run bash -c '$(call parallel,test-4.3 test-4.0 test-3.10)' || failed+=("RabbitMQ 4.3/4.0/3.10 parts"); \
 	t1=$$SECONDS; echo "make test: RabbitMQ 4.3, 4.0 and 3.10, at the same time, took $$((t1 - t0))s"; \
-	($(call parallel,test-failover test-failover-4.3 chaos-restart-3.10 chaos-restart-4.0 chaos-restart-4.3 test-bench lint,CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS))) \
+	($(call parallel,test-failover test-failover-4.3 test-partitions test-restart-3.10 test-restart-4.3 test-bench lint,CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS))) \
 	  || failed+=("failover, restarts, bench or lint"); \
 	echo "make test: RabbitMQ 4.3, 4.0 and 3.10 $$((t1 - t0))s, then failover, restarts, bench and lint at the same time $$((SECONDS - t1))s; $$((SECONDS - t0))s in all"; \
 	[ -z "$${failed[*]}" ] || { echo "make test: FAILED: $${failed[*]}"; exit 1; }
 
-# Phase 2's failover scenarios and the benchmark harness's own tests: on
-# the 3.10 cluster both short runs, on the 4.3 cluster the one on the
-# library's defaults (docs/reliability.md, "Cluster scale").
-.PHONY: test-failover test-failover-4.3 test-bench
+# Phase 2's parts: on the 3.10 cluster the short failover on the
+# library's defaults and the memory alarm on one node, on the 4.3 cluster
+# the same failover, the short partitions on 4.3 (what users run now),
+# on the 3.10 and 4.3 chaos nodes the short restart and disk alarms, and
+# the benchmark harness's own tests.
+.PHONY: test-failover test-failover-4.3 test-partitions test-restart-3.10 test-restart-4.3 test-bench
 test-failover:
-	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailover|TestChaosFailoverLadder)'
+	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_TEST='(TestChaosFailoverLadder|TestChaosClusterMemoryAlarm)'
 test-failover-4.3:
 	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_SERIES=4.3 CLUSTER_TEST=TestChaosFailoverLadder
+test-partitions:
+	@$(MAKE) --no-print-directory chaos-partition-short PARTITION_SERIES=4.3
+test-restart-%:
+	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$* CHAOS_RESTART_TEST='TestChaosRestartShort|TestChaosDiskAlarm'
 test-bench:
 	$(GO) -C bench test -count=1 ./...
 
