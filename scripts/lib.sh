@@ -1,5 +1,5 @@
-# Shared by scripts/rabbitmq.sh and scripts/postgres.sh, which source it after
-# defining their own log().
+# Shared by scripts/rabbitmq.sh, scripts/netns-cluster.sh and
+# scripts/postgres.sh, which source it after defining their own log().
 
 port_open() ( exec 3<>"/dev/tcp/127.0.0.1/$1" ) 2>/dev/null
 
@@ -24,4 +24,34 @@ apt_install() {
 	apt-get -q install -y --no-install-recommends -o DPkg::Lock::Timeout=300 "$@" >&2
 	log "installed $* in $((SECONDS - t0))s"
 	exec {apt_lock}>&-
+}
+
+# A RabbitMQ 4.x chroot's /proc (ROOTFS/proc) is shared by every node in it,
+# rabbitmq.sh's and netns-cluster.sh's, other checkouts' too: mounted by the
+# first, unmounted once no process runs in the chroot. Both happen under
+# the lock ROOTFS.proc.lock (fd 8; rabbitmq.sh's node lock is fd 9), which
+# a start holds from the mount until its node runs in the chroot, so that
+# no release unmounts it between the two.
+lock_rootfs() {
+	exec 8>"$ROOTFS.proc.lock"
+	flock -w 300 8 || { log "timed out waiting for the lock of $ROOTFS/proc"; exit 1; }
+}
+unlock_rootfs() { exec 8>&-; }
+
+# rootfs_in_use: some process runs with the chroot as its root.
+rootfs_in_use() {
+	local p
+	for p in /proc/[0-9]*; do
+		[[ $(readlink "$p/root" 2>/dev/null) == "$ROOTFS" ]] && return 0
+	done
+	return 1
+}
+
+# release_rootfs: unmounts the chroot's /proc once no process runs in it
+# (nothing when ROOTFS is empty: a host series).
+release_rootfs() {
+	[[ -n $ROOTFS ]] || return 0
+	lock_rootfs
+	if mountpoint -q "$ROOTFS/proc" && ! rootfs_in_use; then umount "$ROOTFS/proc"; fi
+	unlock_rootfs
 }

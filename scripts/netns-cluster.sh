@@ -135,25 +135,8 @@ amqp_up() (
 ) 2>/dev/null
 mgmt_up() ( exec 3<>"/dev/tcp/$(ip_of "$1")/$MGMT_PORT" ) 2>/dev/null
 
-# The sid chroot's /proc is shared with scripts/rabbitmq.sh's 4.3 nodes
-# (other checkouts' too): mounted and unmounted under its lock, as
-# rabbitmq.sh does, and unmounted only once no process runs in the chroot.
-lock_rootfs() {
-	exec 8>"$ROOTFS.proc.lock"
-	flock -w 300 8 || { log "timed out waiting for the lock of $ROOTFS/proc"; exit 1; }
-}
-unlock_rootfs() { exec 8>&-; }
-rootfs_in_use() {
-	local p
-	for p in /proc/[0-9]*; do [[ $(readlink "$p/root" 2>/dev/null) == "$ROOTFS" ]] && return 0; done
-	return 1
-}
-release_rootfs() {
-	[[ -n $ROOTFS ]] || return 0
-	lock_rootfs
-	if mountpoint -q "$ROOTFS/proc" && ! rootfs_in_use; then umount "$ROOTFS/proc"; fi
-	unlock_rootfs
-}
+# The sid chroot's /proc is shared with scripts/rabbitmq.sh's 4.3 nodes:
+# lock_rootfs, rootfs_in_use and release_rootfs are scripts/lib.sh's.
 
 # make_network: the bridge on the host, and for each node a namespace joined
 # to it by a veth pair.

@@ -220,25 +220,7 @@ install_rootfs() {
 	exec {make_lock}>&-
 }
 
-# rootfs_in_use: some process runs with the chroot as its root.
-rootfs_in_use() {
-	local p
-	for p in /proc/[0-9]*; do
-		[[ $(readlink "$p/root" 2>/dev/null) == "$ROOTFS" ]] && return 0
-	done
-	return 1
-}
-
-# The chroot's /proc is shared by every node in it (other checkouts' too):
-# mounted by the first, unmounted once no process runs in the chroot. Both
-# happen under the lock ROOTFS.proc.lock (fd 8; the node's own lock is fd
-# 9), which a start holds from the mount until its node runs in the chroot,
-# so that no release unmounts it between the two.
-lock_rootfs() {
-	exec 8>"$ROOTFS.proc.lock"
-	flock -w 300 8 || { log "timed out waiting for the lock of $ROOTFS/proc"; exit 1; }
-}
-unlock_rootfs() { exec 8>&-; }
+# lock_rootfs, unlock_rootfs, rootfs_in_use, release_rootfs: scripts/lib.sh.
 
 # prepare_rootfs (under lock_rootfs): what a node in the chroot needs:
 # /etc/hosts, /proc (the memory monitor reads it) and the host's epmd,
@@ -252,12 +234,6 @@ prepare_rootfs() {
 	if command -v epmd >/dev/null; then epmd -daemon; fi
 }
 
-# release_rootfs: unmounts the chroot's /proc once no process runs in it.
-release_rootfs() {
-	lock_rootfs
-	if mountpoint -q "$ROOTFS/proc" && ! rootfs_in_use; then umount "$ROOTFS/proc"; fi
-	unlock_rootfs
-}
 
 # port_free PORT WHAT: exits with an error when something listens on PORT.
 port_free() {
