@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -43,10 +44,16 @@ func TestBrowserPausesAndResumesAConsumer(t *testing.T) {
 		t.Errorf("after the pause the consumer is %s", st)
 	}
 
+	// The page before the rescale shows the consumer paused too: wait for
+	// the page the form's answer loads (its scale), not for a row that
+	// was there already, or the next click finds a node the navigation
+	// took away.
 	b.step("rescale", chromedp.SetValue(chromedp.CSS(row+` input[name="concurrency"]`), "4"),
-		chromedp.Click(chromedp.CSS(row+` form.rescale button`)), chromedp.WaitVisible(chromedp.CSS(row+".consumer-paused")))
-	if got := b.text(row + " td.scale"); got != "4 / 20" {
-		t.Errorf("after the rescale orders shows %q, want 4 / 20", got)
+		chromedp.Click(chromedp.CSS(row+` form.rescale button`)))
+	b.until("the rescaled consumer's page", 30*time.Second, `document.readyState === "complete" &&
+		document.querySelector('`+row+` td.scale')?.textContent.trim() === "4 / 20"`)
+	if got := b.text(row + " td.state"); got != "paused" {
+		t.Errorf("after the rescale orders shows %q, want paused", got)
 	}
 	if dir := os.Getenv(screenshotsEnv); dir != "" {
 		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
