@@ -170,8 +170,9 @@ test-failover-4.3:
 	@$(MAKE) --no-print-directory chaos-cluster CLUSTER_SERIES=4.3 CLUSTER_TEST=TestChaosFailoverLadder
 test-partitions:
 	@$(MAKE) --no-print-directory chaos-partition-short PARTITION_SERIES=4.3
-test-restart-%:
-	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$* CHAOS_RESTART_TEST='TestChaosRestartShort|TestChaosDiskAlarm'
+# Named, not a pattern: make searches no pattern rule for a phony target.
+test-restart-3.10 test-restart-4.3:
+	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$(@:test-restart-%=%) CHAOS_RESTART_TEST='TestChaosRestartShort|TestChaosDiskAlarm'
 test-bench:
 	$(GO) -C bench test -count=1 ./...
 
