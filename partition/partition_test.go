@@ -321,12 +321,20 @@ func TestOrderPerKey(t *testing.T) {
 		} else {
 			_ = d.Ack()
 		}
+		// A handler records its message before the consumer settles it and
+		// counts the settlement: wait for the last settlement's count.
 		var stats acemq.Stats
-		for _, cs := range members {
-			st := cs.Stats()
-			stats.Accepted += st.Accepted
-			stats.DeadLettered += st.DeadLettered
-			stats.RetriedInConsumer += st.RetriedInConsumer
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			stats = acemq.Stats{}
+			for _, cs := range members {
+				st := cs.Stats()
+				stats.Accepted += st.Accepted
+				stats.DeadLettered += st.DeadLettered
+				stats.RetriedInConsumer += st.RetriedInConsumer
+			}
+			if stats.Accepted+stats.DeadLettered >= nKeys*perKey || time.Now().After(deadline) {
+				break
+			}
 		}
 		if stats.Accepted != nKeys*perKey-1 || stats.DeadLettered != 1 || stats.RetriedInConsumer != 0 {
 			t.Errorf("the consumers' counts are %+v; want %d accepted, 1 dead-lettered and nothing retried through the queue", stats, nKeys*perKey-1)

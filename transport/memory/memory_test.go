@@ -341,6 +341,9 @@ func TestDeletedQueueResubscribes(t *testing.T) {
 	_, err = tr.DeleteQueue(ctxOf(t), "q")
 	must(t, "DeleteQueue", err)
 	waitFor(t, "Setup to run again", func() bool { return setups.Load() == 3 })
+	// The subscribe that follows fails and schedules the retry: advancing
+	// before then would miss it (seen under load).
+	waitFor(t, "the retry scheduled", func() bool { return clock.DueWithin(100 * time.Millisecond) })
 	declareQueue(t, tr, transport.Queue{Name: "q"}) // now, by hand
 	clock.Advance(99 * time.Millisecond)
 	wantState(t, tr, "q", 0, 0)
