@@ -21,6 +21,7 @@ require (
 	github.com/rabbitmq/amqp091-go v1.17.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e
 	golang.org/x/tools v0.52.0
 	google.golang.org/protobuf v1.36.12
 )

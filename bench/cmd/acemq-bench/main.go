@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -48,6 +50,7 @@ type config struct {
 	out          string
 	root         string
 	cpuProfile   string
+	trace        string
 	// resized: a size was set by flag, so the run is neither quick nor full.
 	resized bool
 }
@@ -75,6 +78,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "results/latest.json", "where to write the JSON report")
 	flag.StringVar(&c.root, "root", "..", "the acemq module's directory (for the micro benchmarks and the git commit)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the broker scenarios (all implementations) to this file")
+	flag.StringVar(&c.trace, "trace", "", "write an execution trace of the broker scenarios to this file, each contender's run a region named \"scenario / contender\" (go run ./cmd/trace-wakeups FILE counts the goroutine wake-ups in each)")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) {
 		c.resized = c.resized || f.Name == "messages" || f.Name == "rung-messages" || f.Name == "kinds-messages" || f.Name == "requests" || f.Name == "rounds"
@@ -225,7 +229,7 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 		}
 		defer runner.Watermill.Close()
 	}
-	stopProfile, err := startProfile(c.cpuProfile)
+	stopProfile, err := startProfile(c.cpuProfile, c.trace)
 	if err != nil {
 		return err
 	}
@@ -244,24 +248,39 @@ func runScenarios(ctx context.Context, c config, rep *report.Report, log io.Writ
 	return nil
 }
 
-// startProfile starts a CPU profile into path, if one is asked for, and
-// returns what stops it.
-func startProfile(path string) (stop func() error, err error) {
-	if path == "" {
-		return func() error { return nil }, nil
+// startProfile starts a CPU profile into cpu and an execution trace into
+// tr, each if asked for, and returns what stops them.
+func startProfile(cpu, tr string) (stop func() error, err error) {
+	var stops []func() error
+	stop = func() error {
+		var errs []error
+		for _, s := range stops {
+			errs = append(errs, s())
+		}
+		return errors.Join(errs...)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+	for _, p := range []struct {
+		path         string
+		start        func(io.Writer) error
+		stopRecorder func()
+	}{{cpu, pprof.StartCPUProfile, pprof.StopCPUProfile}, {tr, trace.Start, trace.Stop}} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
+		if err != nil {
+			return nil, errors.Join(err, stop())
+		}
+		if err := p.start(f); err != nil {
+			f.Close()
+			return nil, errors.Join(err, stop())
+		}
+		stops = append(stops, func() error {
+			p.stopRecorder()
+			return f.Close()
+		})
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Close()
-	}, nil
+	return stop, nil
 }
 
 // only reads -only's list, refusing a name that is no scenario's (it would

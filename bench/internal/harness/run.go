@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -375,11 +376,16 @@ func slug(name string) string {
 // labelled runs f under the profiler labels scenario and contender, which
 // the goroutines it starts inherit: go tool pprof -tagfocus
 // contender=acemq shows one contender's own work (not its connection's
-// frame reader, started at dial, nor a timer's callback).
+// frame reader, started at dial, nor a timer's callback, nor the
+// scheduler's). In an execution trace, f's run is a region named
+// "scenario / contender": the whole process's events between its start
+// and end are that contender's, since contenders run one at a time.
 func labelled(scenario, contender string, f run) run {
 	return func(ctx context.Context, q string) (late []time.Duration, err error) {
 		pprof.Do(ctx, pprof.Labels("scenario", scenario, "contender", contender), func(ctx context.Context) {
-			late, err = f(ctx, q)
+			trace.WithRegion(ctx, scenario+" / "+contender, func() {
+				late, err = f(ctx, q)
+			})
 		})
 		return late, err
 	}
