@@ -77,7 +77,7 @@ AMQP_PORT=5672 MGMT_PORT=15672 DIST_PORT=25672
 log() { echo "netns-cluster.sh: $*" >&2; }
 
 # shellcheck source=scripts/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source scripts/lib.sh # from the root, where the script has gone (a relative $0 no longer leads there)
 
 ((SLOT >= 0 && SLOT <= 253)) || { log "slot $SLOT: the third octet of 10.77.SLOT.0/24 must be 0..253"; exit 2; }
 [[ $(id -u) == 0 ]] || { log "needs root (network namespaces)"; exit 1; }

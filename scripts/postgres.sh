@@ -78,7 +78,7 @@ pg_up() (
 ) 2>/dev/null
 
 # shellcheck source=scripts/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source scripts/lib.sh # from the root, where the script has gone (a relative $0 no longer leads there)
 
 BIN=$(pg_bin)
 install_postgres() {

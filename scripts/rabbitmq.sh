@@ -156,7 +156,7 @@ configure_tls() {
 }
 
 # shellcheck source=scripts/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source scripts/lib.sh # from the root, where the script has gone (a relative $0 no longer leads there)
 
 install_rabbitmq() {
 	command -v rabbitmq-server >/dev/null && command -v rabbitmqctl >/dev/null && return
