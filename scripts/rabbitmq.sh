@@ -198,6 +198,7 @@ install_rootfs() {
 	# One maker at a time (two checkouts' first runs may need it at once);
 	# the one that waited finds it made.
 	local make_lock
+	mkdir -p "$(dirname "$ROOTFS")" # the lock's directory too, on a machine's first run
 	exec {make_lock}>"$ROOTFS.make.lock"
 	flock -w 1800 "$make_lock" || { log "timed out waiting for another rabbitmq.sh making $ROOTFS"; exit 1; }
 	[[ -x $ROOTFS/usr/lib/rabbitmq/bin/rabbitmq-server ]] && { exec {make_lock}>&-; return; }
@@ -206,7 +207,6 @@ install_rootfs() {
 	mirror=$(debian_mirror)
 	log "making a Debian $SUITE chroot with rabbitmq-server in $ROOTFS (mirror $mirror)"
 	rm -rf "$tmp"
-	mkdir -p "$(dirname "$ROOTFS")"
 	debootstrap --variant=minbase "$SUITE" "$tmp" "$mirror" >"$tmp.log" 2>&1 ||
 		{ tail -n 20 "$tmp.log" >&2; log "debootstrap failed (log: $tmp.log)"; exit 1; }
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
