@@ -10,7 +10,9 @@ import "context"
 
 // Get takes one message from queue, to be settled (Ack, Nack, Reject); ok is
 // false when the queue is empty. A missing queue is an error matching
-// ErrNotFound.
+// ErrNotFound. RabbitMQ refuses it on a stream and on a quorum queue with
+// single active consumer (a partition of a partition.Set, say): only a
+// consumer reads those.
 func (c *Conn) Get(ctx context.Context, queue string) (d RawDelivery, ok bool, err error) {
 	return c.transport.Get(ctx, queue)
 }
@@ -19,7 +21,8 @@ func (c *Conn) Get(ctx context.Context, queue string) (d RawDelivery, ok bool, e
 // what it takes stays with it, unacknowledged, until settled or until the
 // Taker is closed, when the broker puts it back in its place. A Taker does
 // not recover from a lost connection: Next then fails with
-// ErrStaleDelivery, and the broker has put back what it held.
+// ErrStaleDelivery, and the broker has put back what it held. Where Get is
+// refused, Take succeeds and its first Next fails as Get does.
 func (c *Conn) Take(ctx context.Context, queue string) (Taker, error) {
 	return c.transport.Take(ctx, queue)
 }

@@ -38,7 +38,10 @@ type Transport interface {
 	Publish(ctx context.Context, p Publishing) (*Confirmation, error)
 
 	// Get takes one message from queue (basic.get, to be settled); ok is
-	// false when the queue is empty.
+	// false when the queue is empty. RabbitMQ refuses basic.get on a
+	// quorum queue with single active consumer, empty or not (405
+	// RESOURCE_LOCKED, an error matching none of this package's), and on a
+	// stream (540 NOT_IMPLEMENTED, which closes the connection).
 	Get(ctx context.Context, queue string) (d Delivery, ok bool, err error)
 
 	// Take opens a channel for taking messages from queue one at a time
@@ -47,7 +50,8 @@ type Transport interface {
 	// broker puts what is still unsettled back in its place in the queue.
 	// A missing queue is an error matching ErrNotFound. A Taker does not
 	// recover: after a lost connection, Next fails with ErrStaleDelivery
-	// and the broker has requeued what it held.
+	// and the broker has requeued what it held. Where Get is refused, Take
+	// succeeds and its first Next fails as Get does, ending the Taker.
 	Take(ctx context.Context, queue string) (Taker, error)
 
 	// Consume subscribes to queue. Before every subscription, the first and
@@ -208,7 +212,10 @@ type Taker interface {
 	// After Close, or once the channel is gone (a lost connection, the
 	// broker closing it), Next fails with an error matching
 	// ErrStaleDelivery; after the Transport's Close, matching ErrClosed
-	// too.
+	// too. The Next the broker answers with an exception fails with it,
+	// and the channel is gone: a channel exception alone (ErrNotFound for
+	// a queue deleted since), a connection exception matching
+	// ErrStaleDelivery too.
 	Next(ctx context.Context) (d Delivery, ok bool, err error)
 	// Close closes the channel: the broker requeues every delivery not
 	// yet settled, in its original place in a classic queue (at the front

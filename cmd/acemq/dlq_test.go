@@ -585,3 +585,42 @@ func TestDLQReplayInterrupted(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; %d moved and %d left of 30", r.code, r.stdout, r.stderr, moved, left)
 	}
 }
+
+// RabbitMQ refuses basic.get on a quorum queue with single active consumer
+// (a partition of a partition.Set): show and export, which read with it,
+// fail saying so, naming the queue, and take nothing away.
+func TestDLQOnASingleActiveConsumerQueue(t *testing.T) {
+	url := "memory://cli-dlq-sac"
+	conn, err := connect(t.Context(), url, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	tr := conn.Transport()
+	const q = "orders.p0"
+	if err := tr.DeclareQueue(t.Context(), transport.Queue{Name: q, Type: transport.Quorum, Durable: true,
+		Arguments: transport.Table{contract.ArgSingleActiveConsumer: true}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := tr.Publish(t.Context(), transport.Publishing{RoutingKey: q, Mandatory: true, Message: transport.Message{Body: []byte("m")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	const why = "basic.get operations are not supported by"
+	for _, args := range [][]string{
+		{"dlq", "show", q},
+		{"dlq", "show", q, "--reasons"},
+		{"dlq", "export", q, "--out", filepath.Join(t.TempDir(), "out.jsonl")},
+	} {
+		r := run(t, "", append(args, "--url", url)...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, q) || !strings.Contains(r.stderr, why) {
+			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := depthOf(t, tr, q); n != 1 {
+		t.Errorf("%s holds %d messages after the refusals, want 1", q, n)
+	}
+}

@@ -73,6 +73,17 @@ func resourceLocked(queue string) *amqpError {
 		"It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.", queue))
 }
 
+// getLocked is RabbitMQ's refusal of basic.get on a quorum queue with
+// single active consumer; 4.3 prints the queue type as an Erlang binary.
+func getLocked(queue string, em *emulation) *amqpError {
+	typ := "quorum"
+	if em.v43 {
+		typ = `<<"quorum">>`
+	}
+	return newError(codeResourceLocked, false, fmt.Sprintf("RESOURCE_LOCKED - cannot obtain access to locked queue '%s' in vhost '/'. "+
+		"basic.get operations are not supported by %s queues with single active consumer", queue, typ))
+}
+
 // mapErr makes err matchable with the transport's errors, exactly as
 // transport/rabbitmq does: "memory: declare queue q (...): precondition
 // failed: Exception (406) Reason: ...".

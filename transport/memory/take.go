@@ -44,8 +44,12 @@ type taker struct {
 // Next takes the head of the queue onto the Taker's channel. After Close, or
 // once the channel is gone, it fails with an error matching
 // transport.ErrStaleDelivery (and transport.ErrClosed after the Transport's
-// Close). An error from the broker (the queue deleted since: NOT_FOUND)
-// closes the channel, as RabbitMQ does, requeueing what it held.
+// Close). An error from the broker closes the channel, as RabbitMQ does,
+// requeueing what it held: a channel exception (the queue deleted since:
+// NOT_FOUND; a quorum queue with single active consumer: RESOURCE_LOCKED)
+// is the error; a connection exception (a stream: NOT_IMPLEMENTED) closes
+// the connection too, and is an error matching transport.ErrStaleDelivery
+// as well.
 func (k *taker) Next(ctx context.Context) (transport.Delivery, bool, error) {
 	fail := func(err error) (transport.Delivery, bool, error) {
 		return transport.Delivery{}, false, fmt.Errorf("memory: take from queue %s: %w", k.queue, err)
@@ -63,12 +67,18 @@ func (k *taker) Next(ctx context.Context) (transport.Delivery, bool, error) {
 		return fail(transport.ErrStaleDelivery)
 	}
 	d, ok, err := b.get(k.ch.conn, k.ch, k.queue)
-	if err != nil {
+	switch {
+	case err != nil && err.connection:
+		// The connection is gone, and what every channel on it held is
+		// back in its queue: stale, and why.
 		b.closeChannel(k.ch)
-		if err.connection && k.ch.conn == k.t.conn {
+		if k.ch.conn == k.t.conn {
 			defer k.t.events.flush() // after the unlock
 			k.t.connectionError(err)
 		}
+		return fail(fmt.Errorf("%w: %w", transport.ErrStaleDelivery, classify(err)))
+	case err != nil:
+		b.closeChannel(k.ch)
 		return fail(classify(err))
 	}
 	return d, ok, nil

@@ -642,7 +642,9 @@ func (t *Transport) Get(ctx context.Context, queue string) (transport.Delivery, 
 }
 
 // get is basic.get from queue on connection c: the head, delivered on ch,
-// or on a new channel when ch is nil.
+// or on a new channel when ch is nil. A stream refuses it (a connection
+// exception), and so does a quorum queue with single active consumer (a
+// channel exception), empty or not, with a consumer or not.
 func (b *Broker) get(c *conn, ch *channel, queue string) (transport.Delivery, bool, *amqpError) {
 	q, err := b.queueFor(c, queue)
 	if err != nil {
@@ -650,6 +652,9 @@ func (b *Broker) get(c *conn, ch *channel, queue string) (transport.Delivery, bo
 	}
 	if q.typ == transport.Stream {
 		return transport.Delivery{}, false, notImplemented("basic.get not supported by stream queues queue '%s' in vhost '/'", q.name)
+	}
+	if q.typ == transport.Quorum && q.spec.singleActive {
+		return transport.Delivery{}, false, getLocked(q.name, b.em)
 	}
 	if len(q.ready) == 0 {
 		b.used(q)

@@ -54,7 +54,12 @@ type taker struct {
 // the broker answers, a message it then hands over is requeued at once, in
 // its place, for the next Next. After Close, or once the channel is gone,
 // Next fails with an error matching transport.ErrStaleDelivery (and
-// transport.ErrClosed after the Transport's Close).
+// transport.ErrClosed after the Transport's Close). The broker's exception
+// in answer to its basic.get is the error: a channel exception's alone
+// (NOT_FOUND, matching transport.ErrNotFound; a quorum queue with single
+// active consumer's RESOURCE_LOCKED, matching none), a connection
+// exception's (a stream's NOT_IMPLEMENTED) matching
+// transport.ErrStaleDelivery too.
 func (k *taker) Next(ctx context.Context) (transport.Delivery, bool, error) {
 	cc := k.cc
 	fail := func(err error) (transport.Delivery, bool, error) {
@@ -86,11 +91,17 @@ func (k *taker) Next(ctx context.Context) (transport.Delivery, bool, error) {
 		}
 		<-k.turn
 	})
+	ae, exception := errors.AsType[*amqp.Error](g.err)
 	switch {
 	case errors.Is(err, transport.ErrClosed):
 		return fail(cmp.Or(k.gone(), err))
 	case err != nil:
 		return fail(err)
+	case exception && ae.Server && !ae.Recover:
+		// A connection exception in answer to this basic.get (a stream:
+		// NOT_IMPLEMENTED): stale, and why, whether or not the Transport
+		// has seen the connection go yet.
+		return fail(fmt.Errorf("%w: %w", transport.ErrStaleDelivery, classify(g.err)))
 	case g.err != nil && (errors.Is(g.err, amqp.ErrClosed) || !cc.t.current(cc.conn)):
 		return fail(cmp.Or(k.gone(), transport.ErrStaleDelivery))
 	case g.err != nil:

@@ -1,10 +1,12 @@
 package transporttest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/transport"
 )
 
@@ -23,6 +25,9 @@ func takeBehaviours() []behaviour {
 		{"next after close fails with ErrStaleDelivery", takeNextAfterClose},
 		{"closing the connection ends the taker", takeConnectionClosed},
 		{"next on a deleted queue fails with ErrNotFound and ends the taker", takeDeletedQueue},
+		{"get and next on a quorum queue with single active consumer are locked", takeSingleActiveQuorum},
+		{"get and next on a classic queue with single active consumer pass its consumer by", takeSingleActiveClassic},
+		{"next on a stream closes the connection and ends the taker", takeStream},
 	}
 }
 
@@ -317,4 +322,107 @@ func takeDeletedQueue(e *env) {
 	e.wantErr("Next after that", err, transport.ErrStaleDelivery)
 	e.wantErr("Ack after that", a.Ack(), transport.ErrStaleDelivery)
 	e.ok("Close", tk.Close())
+}
+
+// RabbitMQ refuses basic.get on a quorum queue with single active consumer
+// (3.10.8, 4.0.5 and 4.3.6 alike): 405 RESOURCE_LOCKED "cannot obtain
+// access to locked queue 'Q' in vhost '/'. basic.get operations are not
+// supported by quorum queues with single active consumer" (4.3.6 names the
+// type <<"quorum">>), a channel error, whether the queue holds messages or
+// not, with a consumer or not. No transport sentinel matches it. Take
+// succeeds (its passive declare is answered); its first Next fails so and
+// closes the Taker's channel: Next then fails with ErrStaleDelivery.
+// Nothing is taken, the active consumer keeps what it holds, and the
+// connection goes on.
+func takeSingleActiveQuorum(e *env) {
+	q := e.declareQueue(transport.Queue{Name: e.name("sac"), Type: transport.Quorum, Durable: true,
+		Arguments: transport.Table{contract.ArgSingleActiveConsumer: true}})
+	// As the error prints it (amqp091 quotes the reply text).
+	typ := since(e, 4, 3, "quorum", `<<\"quorum\">>`)
+	locked := func(what string, err error) {
+		e.t.Helper()
+		e.wantErr(what, err, nil, "RESOURCE_LOCKED - cannot obtain access to locked queue '"+q+"' in vhost '/'. "+
+			"basic.get operations are not supported by "+typ+" queues with single active consumer")
+		if errors.Is(err, transport.ErrNotFound) || errors.Is(err, transport.ErrPreconditionFailed) || errors.Is(err, transport.ErrStaleDelivery) {
+			e.t.Errorf("%s: %v matches a transport error; RabbitMQ answers RESOURCE_LOCKED (405)", what, err)
+		}
+	}
+	_, _, err := e.tr.Get(e.ctx, q)
+	locked("Get from the empty queue", err)
+	e.sendBody(q, "a")
+	e.sendBody(q, "b")
+	_, _, err = e.tr.Get(e.ctx, q)
+	locked("Get", err)
+	e.wantState(q, 2, 0)
+
+	s := e.consume(q, transport.ConsumeOptions{Prefetch: 1})
+	a := e.receive(s)
+	_, _, err = e.tr.Get(e.ctx, q)
+	locked("Get beside the active consumer", err)
+	tk := e.take(q)
+	_, _, err = tk.Next(e.ctx)
+	locked("Next", err)
+	_, _, err = tk.Next(e.ctx)
+	e.wantErr("Next after that", err, transport.ErrStaleDelivery)
+	e.ok("Close", tk.Close())
+	e.waitState(q, 1, 1)
+	e.ok("the consumer's Ack of a", a.Ack())
+	if b := e.receive(s); string(b.Body) != "b" {
+		e.t.Errorf("the consumer's next delivery: %q, want b", b.Body)
+	} else {
+		e.ok("the consumer's Ack of b", b.Ack())
+	}
+	e.waitState(q, 0, 1)
+	e.ok("Ping after the refusals", e.tr.Ping(e.ctx))
+}
+
+// A classic queue with single active consumer takes basic.get like any
+// other (3.10.8, 4.0.5 and 4.3.6): beside its active consumer, Get and a
+// Taker take the head, past what the consumer holds.
+func takeSingleActiveClassic(e *env) {
+	q := e.classic("sac", transport.Table{contract.ArgSingleActiveConsumer: true})
+	for _, b := range []string{"a", "b", "c"} {
+		e.sendBody(q, b)
+	}
+	s := e.consume(q, transport.ConsumeOptions{Prefetch: 1})
+	a := e.receive(s)
+	if string(a.Body) != "a" {
+		e.t.Fatalf("the active consumer's delivery: %q, want a", a.Body)
+	}
+	e.ok("Ack b", e.getBody(q, "b").Ack())
+	tk := e.take(q)
+	e.ok("Ack c", e.nextBody(tk, "c").Ack())
+	e.noNext(tk)
+	e.ok("Close", tk.Close())
+	e.ok("the consumer's Ack", a.Ack())
+	e.waitState(q, 0, 1)
+}
+
+// A stream cannot be read with basic.get: Take succeeds (its passive
+// declare is answered), its first Next fails with RabbitMQ's reason, 540
+// NOT_IMPLEMENTED "basic.get not supported by stream queues", a connection
+// exception: the error matches ErrStaleDelivery too, as what the Taker held
+// is back in its queue, and Next fails with ErrStaleDelivery from then on.
+// The Transport opens its next connection.
+func takeStream(e *env) {
+	q := e.declareQueue(transport.Queue{Name: e.name("stream"), Type: transport.Stream, Durable: true})
+	other := e.classic("other", nil)
+	e.sendBody(q, "m")
+	e.sendBody(other, "held")
+	tr := e.connect()
+	held := e.nextBody(e.takeOn(tr, other), "held")
+	tk := e.takeOn(tr, q)
+	_, _, err := tk.Next(e.ctx)
+	e.wantErr("Next on a stream", err, transport.ErrStaleDelivery,
+		"NOT_IMPLEMENTED - basic.get not supported by stream queues queue '"+q+"' in vhost '/'")
+	_, _, err = tk.Next(e.ctx)
+	e.wantErr("Next after that", err, transport.ErrStaleDelivery)
+	e.eventually("the Transport's next connection", func() bool { return tr.State().Connects == 2 })
+	e.wantErr("Ack of what the connection's other Taker held", held.Ack(), transport.ErrStaleDelivery)
+	e.waitState(other, 1, 0)
+	if d, ok := e.getOn(tr, other); !ok || string(d.Body) != "held" {
+		e.t.Errorf("Get on the next connection: %q (ok %v), want held", d.Body, ok)
+	} else {
+		e.ok("Ack on the next connection", d.Ack())
+	}
 }
