@@ -63,7 +63,7 @@ func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*trans
 func (t *Transport) waitUnblocked(ctx context.Context, p transport.Publishing) error {
 	for {
 		t.mu.Lock()
-		blocked, reason, unblocked := t.blocked, t.reason, t.unblocked
+		blocked, reason, unblocked := t.publishing.blocked, t.publishing.reason, t.publishing.unblocked
 		t.mu.Unlock()
 		if !blocked {
 			return nil
@@ -79,10 +79,10 @@ func (t *Transport) waitUnblocked(ctx context.Context, p transport.Publishing) e
 	}
 }
 
-// publisher returns the publishing channel, opening one on the current
-// connection when there is none or it closed.
+// publisher returns the publishing channel, opening one on the publishing
+// connection (dialling it, the first time) when there is none or it closed.
 func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
-	conn, err := t.connection(ctx)
+	conn, err := t.publishing.connection(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
 	if p := t.pub; p != nil && p.conn == conn && p.usable() && !p.ch.IsClosed() {
 		return p, nil
 	}
-	sock := t.socketOf(conn)
+	sock := t.publishing.socketOf(conn)
 	if sock == nil {
 		return nil, errRetry // conn has just been replaced
 	}
@@ -335,7 +335,7 @@ func (p *publisher) noteRefusalLocked(pe *pending) {
 	pe.refused = true
 	if !p.retiring {
 		p.retiring = true
-		p.t.log().Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", pe.dc.DeliveryTag)
+		p.t.publishing.log().Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", pe.dc.DeliveryTag)
 	}
 }
 

@@ -91,7 +91,7 @@ func (k *taker) Next(ctx context.Context) (transport.Delivery, bool, error) {
 		return fail(cmp.Or(k.gone(), err))
 	case err != nil:
 		return fail(err)
-	case g.err != nil && (errors.Is(g.err, amqp.ErrClosed) || !cc.t.current(cc.conn)):
+	case g.err != nil && (errors.Is(g.err, amqp.ErrClosed) || !cc.t.main.current(cc.conn)):
 		return fail(cmp.Or(k.gone(), transport.ErrStaleDelivery))
 	case g.err != nil:
 		return fail(classify(g.err)) // a channel error, such as 404 once the queue is deleted
