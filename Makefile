@@ -327,7 +327,7 @@ ALARM_RUN ?=
 .PHONY: chaos-disk-alarm chaos-cluster-alarm test-alarms chaos-alarms
 chaos-disk-alarm:
 	$(CHAOS_NODE) bash scripts/rabbitmq.sh run \
-	  $(GO) test -tags chaos -count=1 -timeout 30m -run '^TestChaosDiskAlarm$(ALARM_RUN)$$' -v ./internal/testing/chaos/
+	  $(GO) test -tags chaos -count=1 -timeout 30m -run '^(TestChaosDiskAlarm$(ALARM_RUN)|TestDiskAlarmKeepsConsumersRunning)$$' -v ./internal/testing/chaos/
 chaos-disk-alarm-%:
 	@$(MAKE) --no-print-directory chaos-disk-alarm CHAOS_SERIES=$*
 chaos-cluster-alarm:
