@@ -32,9 +32,10 @@ var errRetry = errors.New("publishing channel closed")
 // transport.ErrRefused on a nack, transport.ErrNotFound when the exchange
 // does not exist (the message was not routed), and ErrNotConfirmed when the
 // channel or connection was lost first (a refusal that came just before the
-// broker closed the channel may be taken for that). While the connection is
-// being re-established Publish waits for it; while the broker blocks
-// publishers it waits for the unblock, and fails with transport.ErrBlocked
+// broker closed the channel may be taken for that). The channel is on the
+// publishing connection, which the first Publish dials; while it is being
+// established Publish waits for it; while the broker blocks it (a resource
+// alarm) Publish waits for the unblock, and fails with transport.ErrBlocked
 // when ctx ends first.
 func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {
 	msg := toPublishing(p.Message)

@@ -50,14 +50,17 @@ type Options struct {
 	// (default 100ms); it doubles after each failure up to MaxReconnectDelay
 	// (default 5s).
 	ReconnectDelay, MaxReconnectDelay time.Duration
-	// ConnectionName is shown by the broker (management UI, rabbitmqctl).
+	// ConnectionName is shown by the broker (management UI, rabbitmqctl)
+	// for the main connection; the publishing connection shows it with
+	// PublishingSuffix appended.
 	ConnectionName string
 	// Addresses are further broker URLs (amqp:// or amqps://), the nodes of
 	// a cluster, tried in order after the URL given to Dial. The first
 	// connect and every reconnect try the addresses in turn, starting with
 	// the one after the last that worked (so a node just lost is tried
 	// last); the backoff above applies only after a whole round failed.
-	// TLS, Credentials and ConnectionName apply to each address.
+	// TLS, Credentials and ConnectionName apply to each address; each of
+	// the two connections goes round the addresses by itself.
 	Addresses []string
 	// AllowDevelopmentCertificates accepts a broker certificate marked as
 	// made for local work (contract.DevelopmentCertificateMarker, as
