@@ -65,10 +65,7 @@ func TestDiskAlarmKeepsConsumersRunning(t *testing.T) {
 	// publishing connection is blocked before and after.
 	consuming, stop := context.WithTimeout(ctx, 60*time.Second)
 	defer stop()
-	s, err := tr.Consume(consuming, q, transport.ConsumeOptions{Prefetch: 50})
-	if err != nil {
-		t.Fatalf("Consume during the alarm: %v", err)
-	}
+	s := consumeWithin(t, consuming, tr, q)
 	acked := 0
 	for acked < queued {
 		select {
@@ -90,6 +87,32 @@ func TestDiskAlarmKeepsConsumersRunning(t *testing.T) {
 	if err := s.Cancel(consuming); err != nil {
 		t.Errorf("Cancel during the alarm: %v", err)
 	}
+}
+
+// consumeWithin subscribes to q within ctx: amqp091 opens a channel
+// without a context, and on a connection the broker no longer reads that
+// would wait for the alarm to clear.
+func consumeWithin(t *testing.T, ctx context.Context, tr *rabbitmq.Transport, q string) transport.Subscription {
+	t.Helper()
+	type subscribed struct {
+		s   transport.Subscription
+		err error
+	}
+	got := make(chan subscribed, 1)
+	go func() {
+		s, err := tr.Consume(ctx, q, transport.ConsumeOptions{Prefetch: 50})
+		got <- subscribed{s, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("Consume during the alarm: %v", r.err)
+		}
+		return r.s
+	case <-ctx.Done():
+		t.Fatalf("Consume during the alarm did not return: %v", ctx.Err())
+	}
+	panic("unreachable")
 }
 
 // publishUntilBlocked publishes to key (no queue takes it) until a publish
