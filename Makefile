@@ -326,13 +326,14 @@ chaos-restart-%:
 # after it; a memory alarm on the third node of the 3.10 cluster while the
 # publisher and the consumer are on the first (chaos-cluster-alarm). The
 # short runs (2 alarms each) by default; ALARM_RUN=Full runs 5 (make
-# chaos). test-alarms is the short runs one after the other, with their
-# duration, for make test.
+# chaos). chaos-disk-alarm also runs TestDiskAlarmKeepsConsumersRunning (a
+# Transport that published consumes and acks during a disk alarm). test-alarms
+# is the short runs one after the other, with their duration, for make test.
 ALARM_RUN ?=
 .PHONY: chaos-disk-alarm chaos-cluster-alarm test-alarms chaos-alarms
 chaos-disk-alarm:
 	$(CHAOS_NODE) bash scripts/rabbitmq.sh run \
-	  $(GO) test -tags chaos -count=1 -timeout 30m -run '^TestChaosDiskAlarm$(ALARM_RUN)$$' -v ./internal/testing/chaos/
+	  $(GO) test -tags chaos -count=1 -timeout 30m -run '^(TestChaosDiskAlarm$(ALARM_RUN)|TestDiskAlarmKeepsConsumersRunning)$$' -v ./internal/testing/chaos/
 chaos-disk-alarm-%:
 	@$(MAKE) --no-print-directory chaos-disk-alarm CHAOS_SERIES=$*
 chaos-cluster-alarm:

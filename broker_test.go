@@ -15,6 +15,7 @@ import (
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
 // These tests run on the RabbitMQ node of `make test` (they skip without one
@@ -552,7 +553,9 @@ func TestRecovery(t *testing.T) {
 			t.Fatalf("publish %d before the close: %v", n, err)
 		}
 	}
-	brokertest.CloseConnections(t, name) // this test's own, not other packages'
+	// This test's own, not other packages': the Conn's main connection and
+	// its publishing one, as a network failure would.
+	brokertest.CloseConnections(t, name, rabbitmq.PublishingConnectionName(name))
 	// Until the Conn has reconnected, a publish may be lost with its
 	// connection, and must then say so; none may fail another way.
 	recovered := func() bool {

@@ -26,9 +26,8 @@ type Health struct {
 	Closed    bool
 	// Answered: the broker answered a round trip (a channel opened and
 	// closed) within Health's context, in RoundTrip. Health does not ask
-	// while the broker blocks the connection: RabbitMQ then reads nothing
-	// more from a connection that publishes, so the round trip would only
-	// wait out the probe's timeout.
+	// while the broker blocks the connection's publishes: the block is the
+	// broker's answer.
 	Answered  bool
 	RoundTrip time.Duration
 	// Blocked: the broker blocks this connection's publishes for

@@ -67,6 +67,33 @@ func TestReadyWhileBlocked(t *testing.T) {
 	b.ClearAlarm()
 }
 
+// A Conn that is blocked (it published during the alarm) goes on consuming
+// and acknowledging what was queued: on RabbitMQ its consumers are on a
+// connection apart from the publishing one the broker blocks, and memory://
+// is as strict.
+func TestConsumersRunWhileBlocked(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	if err := conn.Transport().DeclareQueue(t.Context(), transport.Queue{Name: "orders", Type: transport.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	pub := acemqtest.NewPublisher[item](t, conn, "")
+	const queued = 20
+	for n := range queued {
+		if err := pub.Publish(t.Context(), "orders", item{N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blockConn(t, b, conn)
+	defer b.ClearAlarm()
+	c := consume(t, conn, "orders", func(context.Context, acemq.Message[item]) acemq.Decision { return acemq.Accept() },
+		acemq.WithPrefetch(5))
+	acemqtest.WaitFor(t, c, "the messages queued before the alarm, accepted during it", func(s acemq.Stats) bool { return s.Accepted == queued })
+	if h := conn.Health(t.Context()); !h.Blocked {
+		t.Errorf("Health after consuming: %+v, want still blocked", h)
+	}
+}
+
 // stuck consumes "orders" on conn with a handler that holds its message
 // until release is closed; it returns once the handler has begun.
 func stuck(t *testing.T, b *acemqtest.Broker, conn *acemq.Conn, release <-chan struct{}) *acemq.Consumer {

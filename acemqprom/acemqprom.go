@@ -203,13 +203,18 @@ type watch struct {
 // connState is what the connection events said last; lost, blocked and
 // closed are kept apart because the transport reports a blocked connection
 // that is lost as lost then unblocked, while it is still reconnecting.
-type connState struct{ lost, blocked, closed bool }
+// lost counts the connections lost and not recovered yet: transport/rabbitmq
+// has two (the main one and the publishing one), each reporting its own.
+type connState struct {
+	lost            int
+	blocked, closed bool
+}
 
 func (s connState) String() string {
 	switch {
 	case s.closed:
 		return "closed"
-	case s.lost:
+	case s.lost > 0:
 		return "reconnecting"
 	case s.blocked:
 		return "blocked"
@@ -613,9 +618,9 @@ func (m *Metrics) connectionEvent(e acemq.Event) {
 	defer m.mu.Unlock()
 	switch e.Kind {
 	case acemq.EventConnectionLost:
-		m.conn.lost = true
+		m.conn.lost++
 	case acemq.EventConnectionRecovered:
-		m.conn.lost = false
+		m.conn.lost = max(m.conn.lost-1, 0)
 	case acemq.EventConnectionBlocked:
 		m.conn.blocked = true
 	case acemq.EventConnectionUnblocked:

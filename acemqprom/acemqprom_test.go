@@ -502,7 +502,8 @@ func TestRungMissingOnMemory(t *testing.T) {
 }
 
 // The connection state follows the events, whichever order the transport
-// reports a loss of a blocked connection in.
+// reports a loss of a blocked connection in, and for as many connections as
+// the transport has lost.
 func TestConnectionState(t *testing.T) {
 	reg, m := newMetrics(t)
 	expect := func(state string, lost, recovered, blocked, unblocked int) {
@@ -538,8 +539,16 @@ func TestConnectionState(t *testing.T) {
 	expect("reconnecting", 1, 0, 1, 1)
 	event(acemq.EventConnectionRecovered)
 	expect("connected", 1, 1, 1, 1)
+	// transport/rabbitmq's two connections (the main and the publishing
+	// one), both lost: reconnecting until both have recovered.
+	event(acemq.EventConnectionLost)
+	event(acemq.EventConnectionLost)
+	event(acemq.EventConnectionRecovered)
+	expect("reconnecting", 3, 2, 1, 1)
+	event(acemq.EventConnectionRecovered)
+	expect("connected", 3, 3, 1, 1)
 	event(acemq.EventConnectionClosed)
-	expect("closed", 1, 1, 1, 1)
+	expect("closed", 3, 3, 1, 1)
 }
 
 // connectionEvents are connectionSeries with the events counted so far.

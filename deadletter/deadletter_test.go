@@ -19,6 +19,7 @@ import (
 	"github.com/acemq-go/acemq/internal/testing/deliverytest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
 // broker is where a test runs: memory:// always, RabbitMQ when there is one
@@ -29,9 +30,9 @@ type broker struct {
 	connect func(t *testing.T, name string, opts ...acemq.ConnOption) *acemq.Conn
 	// queueName makes a source queue name the broker has not seen.
 	queueName func(t *testing.T) string
-	// closeConnection has the broker close the named connection while the
-	// test goes on, as a network failure would; for memory:// the client
-	// closes it.
+	// closeConnection has the broker close the named connection, and its
+	// publishing one, while the test goes on, as a network failure would;
+	// for memory:// the client closes it.
 	closeConnection func(t *testing.T, name string, c *acemq.Conn)
 }
 
@@ -61,7 +62,7 @@ func eachBroker(t *testing.T, test func(t *testing.T, b broker)) {
 			},
 			queueName: func(t *testing.T) string { return brokertest.UniqueName(t, "dl") },
 			closeConnection: func(t *testing.T, name string, _ *acemq.Conn) {
-				brokertest.CloseConnections(t, name)
+				brokertest.CloseConnections(t, name, rabbitmq.PublishingConnectionName(name))
 			},
 		})
 	})

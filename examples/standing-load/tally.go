@@ -108,7 +108,7 @@ type extra struct {
 	Duplicates  int64 `json:"duplicates"`
 	Unconsumed  int64 `json:"unconsumed"`
 	Goroutines  int   `json:"goroutines"`
-	Connections int   `json:"connections"` // opened by the load's two Conns, the first two included
+	Connections int   `json:"connections"` // the load's two Conns' State().Connects: their first connections and every recovery since
 }
 
 func (t *tally) extra() extra {

@@ -184,7 +184,9 @@ func (b *Broker) connect(name string) *Transport {
 // reason, and its Notify handler gets transport.EventBlocked) and its
 // publishes wait until ClearAlarm, failing with an error
 // matching transport.ErrBlocked when their context ends first. Consuming,
-// settling and declaring go on. (RabbitMQ reads the first publish after the
+// settling and declaring go on, on that connection too, as with
+// transport/rabbitmq, whose consumers are on a connection apart from the
+// publishing one RabbitMQ blocks. (RabbitMQ reads the first publish after the
 // alarm before it stops reading; memory:// holds that one too.) A second
 // SetAlarm changes the reason.
 func (b *Broker) SetAlarm(reason string) {

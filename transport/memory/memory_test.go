@@ -453,6 +453,45 @@ func TestAlarm(t *testing.T) {
 	}
 }
 
+// A connection the alarm blocks (it published during it) goes on
+// consuming, getting, settling, declaring and answering a ping, as
+// transport/rabbitmq does, whose consumers are on a connection apart from
+// the publishing one that RabbitMQ blocks; only its publishes wait.
+func TestAlarmLeavesABlockedConnectionConsuming(t *testing.T) {
+	b, _ := testBroker(t)
+	tr := connect(t, b)
+	declareQueue(t, tr, transport.Queue{Name: "q"})
+	sendBody(t, tr, "q", "got")
+	sendBody(t, tr, "q", "consumed")
+	b.SetAlarm("low on disk")
+	t.Cleanup(b.ClearAlarm)
+
+	short, cancel := context.WithTimeout(ctxOf(t), 10*time.Millisecond)
+	_, err := tr.Publish(short, transport.Publishing{RoutingKey: "q"})
+	cancel()
+	if !errors.Is(err, transport.ErrBlocked) {
+		t.Fatalf("Publish during the alarm: %v, want ErrBlocked", err)
+	}
+	d, ok, err := tr.Get(ctxOf(t), "q")
+	if err != nil || !ok || string(d.Body) != "got" {
+		t.Fatalf("Get on the blocked connection: %q, %v, %v", d.Body, ok, err)
+	}
+	must(t, "Ack of a Get on the blocked connection", d.Ack())
+	s, err := tr.Consume(ctxOf(t), "q", transport.ConsumeOptions{Prefetch: 1})
+	must(t, "Consume on the blocked connection", err)
+	if d := receive(t, s); string(d.Body) != "consumed" {
+		t.Errorf("consumed %q, want the message queued before the alarm", d.Body)
+	} else {
+		must(t, "Ack on the blocked connection", d.Ack())
+	}
+	must(t, "Cancel on the blocked connection", s.Cancel(ctxOf(t)))
+	declareQueue(t, tr, transport.Queue{Name: "another"})
+	must(t, "Ping on the blocked connection", tr.Ping(ctxOf(t)))
+	if st := tr.State(); !st.Blocked || st.BlockedReason != "low on disk" {
+		t.Errorf("State: %+v, want still blocked", st)
+	}
+}
+
 // RabbitMQ 3.10, classic queue with x-single-active-consumer: the next
 // consumer becomes active only once the cancelled active consumer's channel
 // closes, which in transport/rabbitmq is when its deliveries are settled.

@@ -142,7 +142,7 @@ func (s *subscription) run(cc *consumerChannel, dels <-chan amqp.Delivery) {
 		if s.ctx.Err() != nil {
 			return
 		}
-		s.t.log().Info("rabbitmq: consumer ended; subscribing again", "queue", s.queue)
+		s.t.main.log().Info("rabbitmq: consumer ended; subscribing again", "queue", s.queue)
 		for {
 			var err error
 			cc, dels, err = s.subscribe(s.ctx)
@@ -153,7 +153,7 @@ func (s *subscription) run(cc *consumerChannel, dels <-chan amqp.Delivery) {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.t.log().Warn("rabbitmq: subscribing again failed", "queue", s.queue, "error", err.Error(), "retry_in", delay)
+			s.t.main.log().Warn("rabbitmq: subscribing again failed", "queue", s.queue, "error", err.Error(), "retry_in", delay)
 			timer := time.NewTimer(delay)
 			select {
 			case <-s.ctx.Done():
@@ -374,7 +374,7 @@ func (c *consumerChannel) gone() error {
 	switch {
 	case c.t.isClosed():
 		return fmt.Errorf("%w: %w", transport.ErrClosed, transport.ErrStaleDelivery)
-	case c.ch.IsClosed() || !c.t.current(c.conn):
+	case c.ch.IsClosed() || !c.t.main.current(c.conn):
 		return transport.ErrStaleDelivery
 	}
 	return nil

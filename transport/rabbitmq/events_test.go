@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,6 +42,26 @@ func (e *events) next(t *testing.T, ctx context.Context, want transport.EventKin
 		t.Fatalf("no %s event: %v", want, ctx.Err())
 	}
 	panic("unreachable")
+}
+
+// take waits for the next n events, of any kind (the two connections'
+// events interleave), and counts them by kind; the order is in kinds.
+func (e *events) take(t *testing.T, ctx context.Context, n int) (kinds []transport.EventKind, count map[transport.EventKind]int) {
+	t.Helper()
+	count = map[transport.EventKind]int{}
+	for len(kinds) < n {
+		select {
+		case ev := <-e.ch:
+			if ev.Kind == transport.EventLost && ev.Err == nil {
+				t.Error("EventLost without Err")
+			}
+			kinds = append(kinds, ev.Kind)
+			count[ev.Kind]++
+		case <-ctx.Done():
+			t.Fatalf("%d events of %d: %v", len(kinds), n, kinds)
+		}
+	}
+	return kinds, count
 }
 
 // none checks that no event came beyond those taken.
@@ -93,13 +114,16 @@ func TestEventsLostAndRecovered(t *testing.T) {
 }
 
 // The broker's connection.blocked and connection.unblocked (injected by the
-// proxy: a real alarm would block every test on the broker) are reported;
-// a blocked connection that is lost reports EventLost, EventUnblocked, then
-// EventRecovered.
+// proxy into both connections: a real alarm would block every test on the
+// broker) are reported once, for the publishing connection, the one the
+// broker blocks; a blocked connection that is lost reports EventLost,
+// EventUnblocked, then EventRecovered, and the main connection, lost with
+// it, EventLost and EventRecovered.
 func TestEventsBlockedAndUnblocked(t *testing.T) {
 	t.Parallel()
 	p := startProxy(t, nil)
 	tr := dial(t, p.url(t, "amqp"), Options{})
+	publish(t, tr, classicQueue(t, tr, nil), "opens the publishing connection")
 	ev := notified(tr)
 	ctx := testCtx(t)
 	addr := RedactURL(p.url(t, "amqp"))
@@ -125,13 +149,16 @@ func TestEventsBlockedAndUnblocked(t *testing.T) {
 	p.inject(10, 60, blocked)
 	ev.next(t, ctx, transport.EventBlocked)
 	p.closeConns()
-	if lost := ev.next(t, ctx, transport.EventLost); lost.Err == nil {
-		t.Error("EventLost without Err")
+	// The two connections' events interleave; the publishing connection's
+	// EventUnblocked comes after its EventLost.
+	kinds, count := ev.take(t, ctx, 5)
+	firstLost, unblocked := slices.Index(kinds, transport.EventLost), slices.Index(kinds, transport.EventUnblocked)
+	if count[transport.EventLost] != 2 || count[transport.EventRecovered] != 2 || unblocked < firstLost {
+		t.Errorf("events after the loss: %v, want two lost, an unblocked after a lost, and two recovered", kinds)
 	}
-	ev.next(t, ctx, transport.EventUnblocked)
-	ev.next(t, ctx, transport.EventRecovered)
-	if st := tr.State(); st.Blocked || !st.Connected {
-		t.Errorf("State after recovering: %+v, want connected, not blocked", st)
+	eventually(t, ctx, "both connections", func() bool { return tr.State().Connected })
+	if st := tr.State(); st.Blocked || st.Connects != 3 {
+		t.Errorf("State after recovering: %+v, want connected, not blocked, Connects 3 (the main connection's two and the publishing one's reconnect)", st)
 	}
 	ev.none(t)
 }

@@ -97,7 +97,7 @@ var errNoChannel = errors.New("cannot open a channel")
 // one when the connection was lost before fn could send anything.
 func (t *Transport) onConnection(ctx context.Context, fn func(*amqp.Connection) error) error {
 	for {
-		conn, err := t.connection(ctx)
+		conn, err := t.main.connection(ctx)
 		if err != nil {
 			return err
 		}

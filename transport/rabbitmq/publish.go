@@ -32,9 +32,10 @@ var errRetry = errors.New("publishing channel closed")
 // transport.ErrRefused on a nack, transport.ErrNotFound when the exchange
 // does not exist (the message was not routed), and ErrNotConfirmed when the
 // channel or connection was lost first (a refusal that came just before the
-// broker closed the channel may be taken for that). While the connection is
-// being re-established Publish waits for it; while the broker blocks
-// publishers it waits for the unblock, and fails with transport.ErrBlocked
+// broker closed the channel may be taken for that). The channel is on the
+// publishing connection, which the first Publish dials; while it is being
+// established Publish waits for it; while the broker blocks it (a resource
+// alarm) Publish waits for the unblock, and fails with transport.ErrBlocked
 // when ctx ends first.
 func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*transport.Confirmation, error) {
 	msg := toPublishing(p.Message)
@@ -63,7 +64,7 @@ func (t *Transport) Publish(ctx context.Context, p transport.Publishing) (*trans
 func (t *Transport) waitUnblocked(ctx context.Context, p transport.Publishing) error {
 	for {
 		t.mu.Lock()
-		blocked, reason, unblocked := t.blocked, t.reason, t.unblocked
+		blocked, reason, unblocked := t.publishing.blocked, t.publishing.reason, t.publishing.unblocked
 		t.mu.Unlock()
 		if !blocked {
 			return nil
@@ -79,10 +80,10 @@ func (t *Transport) waitUnblocked(ctx context.Context, p transport.Publishing) e
 	}
 }
 
-// publisher returns the publishing channel, opening one on the current
-// connection when there is none or it closed.
+// publisher returns the publishing channel, opening one on the publishing
+// connection (dialling it, the first time) when there is none or it closed.
 func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
-	conn, err := t.connection(ctx)
+	conn, err := t.publishing.connection(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func (t *Transport) publisher(ctx context.Context) (*publisher, error) {
 	if p := t.pub; p != nil && p.conn == conn && p.usable() && !p.ch.IsClosed() {
 		return p, nil
 	}
-	sock := t.socketOf(conn)
+	sock := t.publishing.socketOf(conn)
 	if sock == nil {
 		return nil, errRetry // conn has just been replaced
 	}
@@ -335,7 +336,7 @@ func (p *publisher) noteRefusalLocked(pe *pending) {
 	pe.refused = true
 	if !p.retiring {
 		p.retiring = true
-		p.t.log().Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", pe.dc.DeliveryTag)
+		p.t.publishing.log().Info("rabbitmq: the broker refused a publish; publishing on a new channel", "delivery_tag", pe.dc.DeliveryTag)
 	}
 }
 

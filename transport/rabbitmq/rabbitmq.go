@@ -50,14 +50,17 @@ type Options struct {
 	// (default 100ms); it doubles after each failure up to MaxReconnectDelay
 	// (default 5s).
 	ReconnectDelay, MaxReconnectDelay time.Duration
-	// ConnectionName is shown by the broker (management UI, rabbitmqctl).
+	// ConnectionName is shown by the broker (management UI, rabbitmqctl)
+	// for the main connection; the publishing connection shows it with
+	// PublishingSuffix appended.
 	ConnectionName string
 	// Addresses are further broker URLs (amqp:// or amqps://), the nodes of
 	// a cluster, tried in order after the URL given to Dial. The first
 	// connect and every reconnect try the addresses in turn, starting with
 	// the one after the last that worked (so a node just lost is tried
 	// last); the backoff above applies only after a whole round failed.
-	// TLS, Credentials and ConnectionName apply to each address.
+	// TLS, Credentials and ConnectionName apply to each address; each of
+	// the two connections goes round the addresses by itself.
 	Addresses []string
 	// AllowDevelopmentCertificates accepts a broker certificate marked as
 	// made for local work (contract.DevelopmentCertificateMarker, as
@@ -67,34 +70,30 @@ type Options struct {
 	AllowDevelopmentCertificates bool
 }
 
-// Transport is a connection to RabbitMQ that redials itself when lost.
+// Transport is a connection to RabbitMQ that redials itself when lost: in
+// fact two, once it publishes. Publishes go on a publishing connection of
+// their own, dialled by the first publish and named ConnectionName with
+// PublishingSuffix appended; everything else (declarations, consumers and
+// their Setup, Get, Take, the queue operations, Ping) goes on the main
+// connection, dialled by Dial. RabbitMQ stops reading a connection that
+// publishes during a resource alarm, its acknowledgements included, so a
+// consumer on a connection of its own keeps running through an alarm (as
+// RabbitMQ's alarms guide advises). Each connection recovers by itself.
 type Transport struct {
 	urls     []string // the URL given to Dial, then Options.Addresses
 	redacted []string // urls without their passwords
 	opts     Options
-	// logs holds a logger per address, its broker attribute set; inUse is
-	// the one of the address in use (or last used), so that a line names
-	// the node of its time without formatting an attribute per line.
-	logs  []*slog.Logger
-	inUse atomic.Pointer[slog.Logger]
 
 	ctx    context.Context // ended by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the Transport starts
 
-	mu        sync.Mutex
-	closed    bool
-	cur       int              // index in urls of the last address that worked
-	conn      *amqp.Connection // nil while reconnecting
-	sock      *socket          // conn's
-	ready     chan struct{}    // closed once conn is set; replaced when it is lost
-	connects  int              // successful connects, the first included
-	version   string           // the broker's, from the last connection's server properties
-	blocked   bool
-	reason    string
-	lastErr   error // the last connection failure, at lastErrAt
-	lastErrAt time.Time
-	unblocked chan struct{} // closed when the broker unblocks us (or the connection goes)
+	mu         sync.Mutex // guards the links' state too
+	closed     bool
+	main       *link
+	publishing *link
+	lastErr    error // the last connection failure (of either link), at lastErrAt
+	lastErrAt  time.Time
 
 	pubMu sync.Mutex // serialises opening the publishing channel
 	pub   *publisher
@@ -102,11 +101,28 @@ type Transport struct {
 	consumers map[*consumerChannel]struct{} // open, so Close can send their held acks; under mu
 
 	notify atomic.Pointer[func(transport.Event)] // Notify's handler; nil for none
+	emitMu sync.Mutex                            // one call of it at a time: each link's goroutine emits
+}
+
+// PublishingSuffix is appended to Options.ConnectionName to name the
+// publishing connection (Spring AMQP's convention): a Transport named
+// "orders" shows the broker "orders" and, once it publishes,
+// "orders.publisher".
+const PublishingSuffix = ".publisher"
+
+// PublishingConnectionName is the name the broker shows for the publishing
+// connection of a Transport whose Options.ConnectionName is name: "" when
+// name is "" (neither connection is named then).
+func PublishingConnectionName(name string) string {
+	if name == "" {
+		return ""
+	}
+	return name + PublishingSuffix
 }
 
 // Dial connects to url (amqp:// or amqps://), or failing that to one of
 // opts.Addresses, and returns a Transport that keeps a connection up until
-// Close.
+// Close. The publishing connection is dialled by the first Publish.
 func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
 	urls := append([]string{url}, opts.Addresses...)
 	for _, u := range urls {
@@ -121,51 +137,32 @@ func Dial(ctx context.Context, url string, opts Options) (*Transport, error) {
 	if opts.MaxReconnectDelay < opts.ReconnectDelay {
 		opts.MaxReconnectDelay = max(5*time.Second, opts.ReconnectDelay)
 	}
-	t := &Transport{urls: urls, opts: opts, unblocked: make(chan struct{})}
+	t := &Transport{urls: urls, opts: opts}
 	base := opts.Logger
 	if base == nil {
 		base = slog.New(slog.DiscardHandler)
 	}
 	for _, u := range urls {
 		t.redacted = append(t.redacted, RedactURL(u))
-		t.logs = append(t.logs, base.With("broker", t.redacted[len(t.redacted)-1]))
 	}
-	t.inUse.Store(t.logs[0])
-	conn, sock, cur, err := t.dialRound(ctx, 0)
+	t.main = newLink(t, base, "connection", opts.ConnectionName, false)
+	t.publishing = newLink(t, base, "publishing connection", PublishingConnectionName(opts.ConnectionName), true)
+	conn, sock, cur, err := t.dialRound(ctx, 0, opts.ConnectionName)
 	if err != nil {
 		return nil, err
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	w := listen(conn)
-	t.conn, t.sock, t.ready, t.connects, t.version = conn, sock, make(chan struct{}), 1, serverVersion(conn)
-	t.use(cur)
-	close(t.ready)
+	w := t.main.listen(conn)
+	t.main.opened(conn, sock, cur)
+	t.main.started = true
 	t.wg.Add(1)
-	go t.supervise(w)
+	go t.main.supervise(w)
 	return t, nil
 }
 
-// String names the broker address in use (or last used), without its
-// password.
-func (t *Transport) String() string { return "rabbitmq " + t.address() }
-
-// address is the redacted URL of the address in use, or last used.
-func (t *Transport) address() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.redacted[t.cur]
-}
-
-// use makes urls[cur] the address in use, its logger the one log lines
-// go to; under mu (or before the Transport is shared).
-func (t *Transport) use(cur int) {
-	t.cur = cur
-	t.inUse.Store(t.logs[cur])
-}
-
-// log is the logger of the address in use: every line names that address
-// as its broker.
-func (t *Transport) log() *slog.Logger { return t.inUse.Load() }
+// String names the broker address in use (or last used) by the main
+// connection, without its password.
+func (t *Transport) String() string { return "rabbitmq " + t.main.address() }
 
 // RedactURL returns url with its password replaced by "xxxxx". A URL whose
 // password holds unescaped reserved characters ('/', '?', '#', '@') loses
@@ -204,11 +201,11 @@ func uriProblem(err error) string {
 // dialRound tries each address once, from urls[start] on and round to the
 // one before it, and returns the first connection made with its address's
 // index. When every address fails, the error names each with its error.
-func (t *Transport) dialRound(ctx context.Context, start int) (*amqp.Connection, *socket, int, error) {
+func (t *Transport) dialRound(ctx context.Context, start int, name string) (*amqp.Connection, *socket, int, error) {
 	var errs []error
 	for i := range t.urls {
 		k := (start + i) % len(t.urls)
-		conn, sock, err := t.dial(ctx, t.urls[k])
+		conn, sock, err := t.dial(ctx, t.urls[k], name)
 		if err == nil {
 			return conn, sock, k, nil
 		}
@@ -241,15 +238,15 @@ func (e roundError) Error() string {
 
 func (e roundError) Unwrap() []error { return e }
 
-// dial opens one connection to url, asking for credentials first, on a
-// socket of its own.
-func (t *Transport) dial(ctx context.Context, url string) (*amqp.Connection, *socket, error) {
+// dial opens one connection to url, named name, asking for credentials
+// first, on a socket of its own.
+func (t *Transport) dial(ctx context.Context, url, name string) (*amqp.Connection, *socket, error) {
 	// Recovery stays nil: the Transport alone redials (supervise), and
 	// amqp091's recovery would swallow the close it watches for and reopen
 	// channels in place, where old delivery tags mean other messages.
 	cfg := amqp.Config{Properties: amqp.NewConnectionProperties()}
-	if t.opts.ConnectionName != "" {
-		cfg.Properties.SetClientConnectionName(t.opts.ConnectionName)
+	if name != "" {
+		cfg.Properties.SetClientConnectionName(name)
 	}
 	if strings.HasPrefix(url, "amqps://") {
 		tlsConfig, err := t.tlsConfig(url)
@@ -387,95 +384,15 @@ func refuseDevelopmentCertificates(cs tls.ConnectionState) error {
 	return nil
 }
 
-// watched is a connection with its notifications, registered before
-// anything uses it: amqp091 drops a connection.blocked nobody listens for.
-type watched struct {
-	conn   *amqp.Connection
-	closes chan *amqp.Error
-	blocks chan amqp.Blocking
-}
-
-func listen(conn *amqp.Connection) *watched {
-	return &watched{
-		conn:   conn,
-		closes: conn.NotifyClose(make(chan *amqp.Error, 1)),
-		blocks: conn.NotifyBlocked(make(chan amqp.Blocking, 4)),
-	}
-}
-
-// supervise watches the connection and redials it when lost, until Close.
-func (t *Transport) supervise(w *watched) {
-	defer t.wg.Done()
-	for w != nil {
-		err := t.watch(w)
-		if err == nil {
-			return
-		}
-		t.failed(err)
-		addr := t.address()
-		t.log().Warn("rabbitmq: connection lost", "error", err.Error())
-		t.emit(transport.Event{Kind: transport.EventLost, Address: addr, Err: err})
-		t.setBlocked(false, "") // the next connection starts unblocked
-		w = t.reconnect()
-	}
-}
-
-// watch follows the connection's blocked state until it closes (its error)
-// or the Transport does (nil).
-func (t *Transport) watch(w *watched) error {
-	blocks := w.blocks
-	for {
-		select {
-		case <-t.ctx.Done():
-			return nil
-		case b, ok := <-blocks:
-			if !ok {
-				blocks = nil
-				continue
-			}
-			t.setBlocked(b.Active, b.Reason)
-		case e := <-w.closes:
-			if t.ctx.Err() != nil {
-				return nil
-			}
-			t.lose(w.conn)
-			if e == nil {
-				return errors.New("connection closed")
-			}
-			return e
-		}
-	}
-}
-
-// setBlocked records whether the broker blocks the connection, logging and
-// reporting a change. Only supervise's goroutine calls it.
-func (t *Transport) setBlocked(blocked bool, reason string) {
-	t.mu.Lock()
-	was := t.blocked
-	t.blocked, t.reason = blocked, reason
-	if was && !blocked {
-		close(t.unblocked)
-	} else if !was && blocked {
-		t.unblocked = make(chan struct{})
-	}
-	addr := t.redacted[t.cur]
-	t.mu.Unlock()
-	switch {
-	case blocked && !was:
-		t.log().Warn("rabbitmq: connection blocked by the broker", "reason", reason)
-		t.emit(transport.Event{Kind: transport.EventBlocked, Address: addr, Reason: reason})
-	case !blocked && was:
-		t.log().Info("rabbitmq: connection unblocked")
-		t.emit(transport.Event{Kind: transport.EventUnblocked, Address: addr})
-	}
-}
-
 // Notify has f called with each connection event from now on (see
-// transport.Transport): a loss (EventLost, then EventUnblocked if it was
-// blocked), the recovery (EventRecovered), the broker's connection.blocked
-// and connection.unblocked. A failed reconnect is no event (State's
-// LastError has it). f is called from the Transport's own goroutine, which
-// Close waits for: no call comes after Close returns.
+// transport.Transport), of either connection, each with the address of its
+// connection: a loss (EventLost, then EventUnblocked if it was blocked),
+// the recovery (EventRecovered), the broker's connection.blocked and
+// connection.unblocked (of the publishing connection: the main one never
+// publishes). The publishing connection's first connect, and a failed
+// reconnect, are no event (State's LastError has a failure). f is called
+// from the Transport's own goroutines, one call at a time, which Close
+// waits for: no call comes after Close returns.
 func (t *Transport) Notify(f func(transport.Event)) {
 	if f == nil {
 		t.notify.Store(nil)
@@ -484,56 +401,13 @@ func (t *Transport) Notify(f func(transport.Event)) {
 	t.notify.Store(&f)
 }
 
-// emit calls Notify's handler with e; only supervise's goroutine calls it,
-// holding no lock.
+// emit calls Notify's handler with e; only the links' supervising
+// goroutines call it, holding no lock but emitMu, which serialises them.
 func (t *Transport) emit(e transport.Event) {
+	t.emitMu.Lock()
+	defer t.emitMu.Unlock()
 	if f := t.notify.Load(); f != nil {
 		(*f)(e)
-	}
-}
-
-// reconnect redials with backoff until it succeeds (the new connection) or
-// the Transport closes (nil). Each attempt is a round of the addresses,
-// starting with the one after the address just lost.
-func (t *Transport) reconnect() *watched {
-	delay := t.opts.ReconnectDelay
-	t.mu.Lock()
-	next := (t.cur + 1) % len(t.urls)
-	t.mu.Unlock()
-	for {
-		timer := time.NewTimer(delay)
-		select {
-		case <-t.ctx.Done():
-			timer.Stop()
-			return nil
-		case <-timer.C:
-		}
-		conn, sock, cur, err := t.dialRound(t.ctx, next)
-		if err != nil {
-			if t.ctx.Err() != nil {
-				return nil
-			}
-			t.failed(err)
-			t.log().Warn("rabbitmq: reconnect failed", "error", err.Error(), "retry_in", delay)
-			delay = min(2*delay, t.opts.MaxReconnectDelay)
-			continue
-		}
-		w := listen(conn)
-		t.mu.Lock()
-		if t.closed {
-			t.mu.Unlock()
-			_ = conn.Close()
-			return nil
-		}
-		t.conn, t.sock, t.version = conn, sock, serverVersion(conn)
-		t.use(cur)
-		t.connects++
-		close(t.ready)
-		t.mu.Unlock()
-		addr := t.redacted[cur]
-		t.log().Info("rabbitmq: connection recovered")
-		t.emit(transport.Event{Kind: transport.EventRecovered, Address: addr})
-		return w
 	}
 }
 
@@ -542,62 +416,6 @@ func (t *Transport) reconnect() *watched {
 func serverVersion(conn *amqp.Connection) string {
 	v, _ := conn.Properties["version"].(string)
 	return v
-}
-
-// connection returns the open connection, waiting while it is being
-// re-established.
-func (t *Transport) connection(ctx context.Context) (*amqp.Connection, error) {
-	for {
-		t.mu.Lock()
-		closed, conn, ready := t.closed, t.conn, t.ready
-		t.mu.Unlock()
-		switch {
-		case closed:
-			return nil, transport.ErrClosed
-		case conn != nil && !conn.IsClosed():
-			return conn, nil
-		case conn != nil:
-			t.lose(conn) // closed, and supervise has not noticed yet
-			continue
-		}
-		select {
-		case <-ready:
-		case <-t.ctx.Done():
-		case <-ctx.Done():
-			return nil, t.waitErr(ctx)
-		}
-	}
-}
-
-// socketOf is conn's socket, or nil when conn is no longer the current
-// connection.
-func (t *Transport) socketOf(conn *amqp.Connection) *socket {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.conn != conn {
-		return nil
-	}
-	return t.sock
-}
-
-// lose marks conn as gone, once: operations wait for the next connection.
-func (t *Transport) lose(conn *amqp.Connection) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.conn == conn && !t.closed {
-		t.conn, t.sock, t.ready = nil, nil, make(chan struct{})
-	}
-}
-
-func (t *Transport) waitErr(ctx context.Context) error {
-	return fmt.Errorf("rabbitmq: waiting for the connection to %s: %w", t.address(), context.Cause(ctx))
-}
-
-// current reports whether conn is still the Transport's connection.
-func (t *Transport) current(conn *amqp.Connection) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.conn == conn && !conn.IsClosed()
 }
 
 func (t *Transport) isClosed() bool {
@@ -644,22 +462,35 @@ func (t *Transport) untrack(cc *consumerChannel) {
 	delete(t.consumers, cc)
 }
 
-// State reports the connection as it stands.
+// State reports the connections as they stand:
+//   - Connected: the main connection is open, and so is the publishing one
+//     once the Transport has published (it is redialled when lost, as the
+//     main one is);
+//   - Blocked, BlockedReason: the publishing connection's, the only one the
+//     broker blocks (it blocks a connection once it publishes during an
+//     alarm);
+//   - Connects: the main connection's connects, the first included, plus
+//     the publishing connection's reconnects (its first connect is no
+//     recovery), so that Connects-1 counts the recoveries of both;
+//   - ServerVersion and Address: the main connection's (the node the
+//     consumers are on; the publishing connection starts on the same
+//     address, and after a loss each follows the addresses by itself).
 func (t *Transport) State() transport.State {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	m, p := t.main, t.publishing
 	return transport.State{
-		Connected: t.conn != nil && !t.conn.IsClosed(),
+		Connected: m.up() && (!p.started || p.up()),
 		Closed:    t.closed,
-		Blocked:   t.blocked, BlockedReason: t.reason,
-		Connects:      t.connects,
-		ServerVersion: t.version,
+		Blocked:   p.blocked, BlockedReason: p.reason,
+		Connects:      m.connects + max(p.connects-1, 0),
+		ServerVersion: m.version,
 		LastError:     t.lastErr, LastErrorAt: t.lastErrAt,
-		Address: t.redacted[t.cur],
+		Address: t.redacted[m.cur],
 	}
 }
 
-// Close closes the connection and waits for every goroutine of the
+// Close closes both connections and waits for every goroutine of the
 // Transport. Publishes not yet confirmed resolve with an error matching
 // transport.ErrClosed; subscriptions' Deliveries channels close. Nothing
 // reconnects afterwards and every method returns transport.ErrClosed.
@@ -670,28 +501,33 @@ func (t *Transport) Close() error {
 		return nil
 	}
 	t.closed = true
-	conn := t.conn
-	t.conn, t.sock = nil, nil
-	addr := t.redacted[t.cur]
+	links := []*link{t.main, t.publishing}
+	conns := []*amqp.Connection{t.main.take(), t.publishing.take()}
+	addrs := []string{t.redacted[t.main.cur], t.redacted[t.publishing.cur]}
 	t.cancel()
 	consumers := slices.Collect(maps.Keys(t.consumers))
 	t.mu.Unlock()
 	for _, cc := range consumers {
 		cc.flush() // acks held back go out before the connection closes
 	}
-	var err error
-	if conn != nil {
-		// A deadline: a blocked connection is not read by the broker.
-		err = conn.CloseDeadline(time.Now().Add(5 * time.Second))
-		if errors.Is(err, amqp.ErrClosed) {
-			err = nil // lost just before
+	// Both at once: each may wait out its deadline.
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, conn := range conns {
+		if conn == nil {
+			continue
 		}
+		wg.Go(func() {
+			// A deadline: a blocked connection is not read by the broker.
+			err := conn.CloseDeadline(time.Now().Add(5 * time.Second))
+			if err != nil && !errors.Is(err, amqp.ErrClosed) { // ErrClosed: lost just before
+				errs[i] = fmt.Errorf("rabbitmq: close the %s to %s: %w", links[i].what, addrs[i], err)
+			}
+		})
 	}
+	wg.Wait()
 	t.wg.Wait()
-	if err != nil {
-		return fmt.Errorf("rabbitmq: close %s: %w", addr, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // mapErr makes an AMQP error matchable with the transport's errors, keeping

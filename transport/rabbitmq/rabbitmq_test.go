@@ -544,8 +544,8 @@ func TestRecovery(t *testing.T) {
 	if n := setups.Load(); n != 2 {
 		t.Errorf("Setup ran %d times, want 2", n)
 	}
-	if n := credentials.Load(); n != 2 {
-		t.Errorf("Credentials asked %d times, want 2", n)
+	if n := credentials.Load(); n != 3 {
+		t.Errorf("Credentials asked %d times, want 3 (the main connection's two connects, the publishing connection's one)", n)
 	}
 	if err := s.Cancel(ctx); err != nil {
 		t.Errorf("Cancel: %v", err)
@@ -643,7 +643,7 @@ func TestAMQP091RecoveryStaysOff(t *testing.T) {
 	current := func() *amqp.Connection {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return tr.conn
+		return tr.main.conn
 	}
 	first := current()
 	if first.IsRecoveryEnabled() {
@@ -662,8 +662,14 @@ func TestAMQP091RecoveryStaysOff(t *testing.T) {
 	case !first.IsClosed():
 		t.Error("amqp091 revived the lost connection")
 	}
-	if n := p.open(); n != 1 {
-		t.Errorf("%d connections through the proxy since the loss, want 1 (the Transport's)", n)
+	tr.mu.Lock()
+	publishing := tr.publishing.conn
+	tr.mu.Unlock()
+	if publishing == nil || publishing.IsRecoveryEnabled() {
+		t.Errorf("the publishing connection is %p, its automatic recovery on", publishing)
+	}
+	if n := p.open(); n != 2 {
+		t.Errorf("%d connections through the proxy since the loss, want 2 (the Transport's main and publishing ones)", n)
 	}
 	if st := tr.State(); st.Connects != 2 {
 		t.Errorf("the Transport connected %d times, want 2", st.Connects)
@@ -726,6 +732,7 @@ func TestBlocked(t *testing.T) {
 	tr := dial(t, p.url(t, "amqp"), Options{Logger: logs.logger()})
 	ctx := testCtx(t)
 	q := classicQueue(t, tr, nil)
+	publish(t, tr, q, "opens the publishing connection, the one the broker blocks")
 
 	const reason = "low on memory (test)"
 	p.inject(10, 60, append([]byte{byte(len(reason))}, reason...))

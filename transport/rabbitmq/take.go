@@ -102,7 +102,7 @@ func (k *taker) Next(ctx context.Context) (transport.Delivery, bool, error) {
 		// NOT_IMPLEMENTED): stale, and why, whether or not the Transport
 		// has seen the connection go yet.
 		return fail(fmt.Errorf("%w: %w", transport.ErrStaleDelivery, classify(g.err)))
-	case g.err != nil && (errors.Is(g.err, amqp.ErrClosed) || !cc.t.current(cc.conn)):
+	case g.err != nil && (errors.Is(g.err, amqp.ErrClosed) || !cc.t.main.current(cc.conn)):
 		return fail(cmp.Or(k.gone(), transport.ErrStaleDelivery))
 	case g.err != nil:
 		return fail(classify(g.err)) // a channel error, such as 404 once the queue is deleted

@@ -232,6 +232,18 @@ func CloseConnections(t testing.TB, names ...string) {
 	}
 }
 
+// AwaitConnections waits (15s at most) until the management API lists a
+// connection of each client-provided name of names, and fails the test
+// when one does not show up.
+func AwaitConnections(t testing.TB, names ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := awaitListed(ctx, ManagementURL(), names); err != nil {
+		t.Fatalf("brokertest: %v", err)
+	}
+}
+
 // CloseNamed forces closed, through the management API at managementURL
 // (with its credentials), every connection whose client-provided name is one
 // of names. It first waits (15s at most) until each name is listed, since the
@@ -239,11 +251,28 @@ func CloseConnections(t testing.TB, names ...string) {
 // statistics, then closes them back to back, and returns the time the first
 // close was sent.
 func CloseNamed(ctx context.Context, managementURL string, names ...string) (time.Time, error) {
+	targets, err := awaitListed(ctx, managementURL, names)
+	if err != nil {
+		return time.Time{}, err
+	}
+	first := time.Now()
+	for _, c := range targets {
+		if err := closeConnection(ctx, managementURL, c); err != nil {
+			return first, err
+		}
+	}
+	return first, nil
+}
+
+// awaitListed waits (15s at most) until the management API at
+// managementURL lists a connection of each client-provided name of names,
+// and returns the broker's names of every connection so named.
+func awaitListed(ctx context.Context, managementURL string, names []string) ([]string, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		conns, err := listConnections(ctx, managementURL)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("listing connections through the management API: %w", err)
+			return nil, fmt.Errorf("listing connections through the management API: %w", err)
 		}
 		var targets []string
 		seen := map[string]bool{}
@@ -256,20 +285,14 @@ func CloseNamed(ctx context.Context, managementURL string, names ...string) (tim
 			}
 		}
 		if len(seen) == len(names) {
-			first := time.Now()
-			for _, c := range targets {
-				if err := closeConnection(ctx, managementURL, c); err != nil {
-					return first, err
-				}
-			}
-			return first, nil
+			return targets, nil
 		}
 		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("the management API did not list the connections %q within 15s (listed: %v)", names, seen)
+			return nil, fmt.Errorf("the management API did not list the connections %q within 15s (listed: %v)", names, seen)
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/acemq-go/acemq/internal/retry"
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
 // Policy is the consumer process's default retry policy: a 500ms wait in the
@@ -114,7 +115,9 @@ type Config struct {
 	// Dir holds the accept log and the consumer processes' stderr.
 	Dir string
 	// Name prefixes the client-provided connection names: Name+"-harness"
-	// and Name+"-consumer".
+	// and Name+"-consumer", each with its publishing connection's
+	// (rabbitmq.PublishingConnectionName: Name+"-harness.publisher" and
+	// Name+"-consumer.publisher").
 	Name string
 	// ManagementURL is the broker's management API with its credentials,
 	// e.g. http://guest:guest@localhost:15672: for scenario Close, for the
@@ -1093,7 +1096,12 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 		}
 	case Close:
 		before = size()
-		if t0, err = brokertest.CloseNamed(ctx, r.cfg.ManagementURL, r.cfg.Name+"-harness", r.cfg.Name+"-consumer"); err != nil {
+		// Both connections of each: the main one (consumers, declarations)
+		// and the publishing one (the harness's publishes, the consumer's
+		// retries and set-asides), as when the network fails.
+		harness, consumer := r.cfg.Name+"-harness", r.cfg.Name+"-consumer"
+		if t0, err = brokertest.CloseNamed(ctx, r.cfg.ManagementURL, harness, rabbitmq.PublishingConnectionName(harness),
+			consumer, rabbitmq.PublishingConnectionName(consumer)); err != nil {
 			return 0, 0, fmt.Errorf("fault %d (close): %w", i+1, err)
 		}
 		deadline = t0.Add(60 * time.Second)

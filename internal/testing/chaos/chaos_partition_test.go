@@ -15,6 +15,7 @@ import (
 	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/rabbitmq"
 )
 
 // clientHold is how long a cut that no client gets through lasts: amqp091
@@ -74,7 +75,8 @@ func cutter(name string, mgmt []string, tick time.Duration) func(ctx context.Con
 		if err != nil {
 			return Cut{}, err
 		}
-		publisher, err := connectionNode(ctx, mgmt, name+"-harness")
+		// The node the harness publishes through: its publishing connection's.
+		publisher, err := connectionNode(ctx, mgmt, rabbitmq.PublishingConnectionName(name+"-harness"))
 		if err != nil {
 			return Cut{}, err
 		}
