@@ -172,7 +172,7 @@ test-partitions:
 	@$(MAKE) --no-print-directory chaos-partition-short PARTITION_SERIES=4.3
 # Named, not a pattern: make searches no pattern rule for a phony target.
 test-restart-3.10 test-restart-4.3:
-	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$(@:test-restart-%=%) CHAOS_RESTART_TEST='TestChaosRestartShort|TestChaosDiskAlarm'
+	@$(MAKE) --no-print-directory chaos-restart CHAOS_SERIES=$(@:test-restart-%=%) CHAOS_RESTART_TEST='TestChaosRestartShort|TestChaosDiskAlarm|TestDiskAlarmKeepsConsumersRunning'
 test-bench:
 	$(GO) -C bench test -count=1 ./...
 
