@@ -234,11 +234,19 @@ start() {
 	urls
 }
 
+# gone LINK: no such network device. remove_link LINK: deletes it, and
+# succeeds when it is gone either way: deleting a namespace takes its end of
+# a veth pair and so the pair, but the kernel may finish that after `ip
+# netns del` returns, between a look and an `ip link del`.
+gone() { ! ip link show "$1" >/dev/null 2>&1; }
+remove_link() { gone "$1" || ip link del "$1" 2>/dev/null || gone "$1"; }
+
 # stop: every process in the namespaces (the nodes, their epmds, whatever a
 # CLI left), then the namespaces (which takes their veths), the bridge and
-# the chroot's /proc. Each step runs even if one before failed.
+# the chroot's /proc. Each step runs even if one before failed; stop fails
+# if any did.
 stop() {
-	local i pids t0
+	local i pids t0 status=0
 	for ((i = 1; i <= N; i++)); do
 		ip netns list | grep -qw "$(ns "$i")" || continue
 		pids=$(ip netns pids "$(ns "$i")")
@@ -251,12 +259,17 @@ stop() {
 		while [[ -n $(ip netns pids "$(ns "$i")") ]]; do sleep 0.1; done
 	done
 	for ((i = 1; i <= N; i++)); do
-		ip netns list | grep -qw "$(ns "$i")" && ip netns del "$(ns "$i")"
-		ip link show "$(veth "$i")" >/dev/null 2>&1 && ip link del "$(veth "$i")"
+		if ip netns list | grep -qw "$(ns "$i")"; then ip netns del "$(ns "$i")" || status=1; fi
+		remove_link "$(veth "$i")" || status=1
 	done
-	ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE"
-	release_rootfs
-	log "stopped the cluster in acemq-$TAG-n1..n$N and removed its namespaces, veths and bridge"
+	remove_link "$BRIDGE" || status=1
+	release_rootfs || status=1
+	if ((status == 0)); then
+		log "stopped the cluster in acemq-$TAG-n1..n$N and removed its namespaces, veths and bridge"
+	else
+		log "stopped the cluster in acemq-$TAG-n1..n$N; removing a namespace, veth or the bridge failed (above)"
+	fi
+	return "$status"
 }
 
 run() {
