@@ -141,8 +141,7 @@ test: tls-certs
 # all are done; exits 1 naming those that failed. Runs in a shell of its own
 # (a subshell or bash -c), as it exits.
 parallel = mkdir -p $(TEST_LOGS); pids=(); for t in $(1); do \
-	  { s=$$SECONDS; $(MAKE) --no-print-directory $$t $(2) && r=0 || r=$$?; echo "make test: $$t took $$((SECONDS - s))s"; exit $$r; } \
-	    >$(TEST_LOGS)/$$t.log 2>&1 & pids+=($$!); done; \
+	  bash scripts/cputime.sh "make test: $$t" $(MAKE) --no-print-directory $$t $(2) >$(TEST_LOGS)/$$t.log 2>&1 & pids+=($$!); done; \
 	bad=(); i=0; for t in $(1); do wait $${pids[i]} || bad+=($$t); i=$$((i + 1)); done; \
 	for t in $(1); do cat $(TEST_LOGS)/$$t.log; done; \
 	[ -z "$${bad[*]}" ] || { echo "make test: failed: $${bad[*]}"; exit 1; }
