@@ -81,11 +81,9 @@ ctl() {
 
 up() { ctl "$1" ping >/dev/null 2>&1; }
 
-# running_nodes NODE: the cluster's running nodes as NODE sees them, one a line.
-running_nodes() {
-	ctl "$1" cluster_status --formatter json 2>/dev/null |
-		sed -n 's/.*"running_nodes":\[\([^]]*\)\].*/\1/p' | tr -d '"' | tr , '\n'
-}
+# running NODE: NODE's VM runs (its pid file, checked in /proc): no
+# rabbitmqctl, whose own VM costs a second or two of CPU a call.
+running() { pid_of "$1" >/dev/null; }
 
 # members NODE: the cluster's disc nodes as NODE records them (works offline
 # from NODE's point of view: a node remembers its cluster while others are down).
@@ -94,17 +92,15 @@ members() {
 		sed -n 's/.*"disk_nodes":\[\([^]]*\)\].*/\1/p' | tr -d '"' | tr , '\n'
 }
 
-# wait_running NODE N: until NODE's cluster_status lists N running nodes.
+# wait_running NODE N [SECONDS]: until NODE counts N running nodes in its
+# cluster (the running_nodes of its cluster_status), up to SECONDS
+# (TIMEOUT): one rabbitmqctl that waits, not one a poll.
 wait_running() {
-	local t0=$SECONDS
-	until [[ $(running_nodes "$1" | grep -c .) -ge $2 ]]; do
-		if ((SECONDS - t0 >= TIMEOUT)); then
-			log "cluster_status on $1 did not show $2 running nodes within ${TIMEOUT}s:"
-			ctl "$1" cluster_status >&2 || true
-			exit 1
-		fi
-		sleep 0.5
-	done
+	if ! ctl "$1" await_online_nodes "$2" --timeout "${3:-$TIMEOUT}" >/dev/null 2>&1; then
+		log "$1 did not count $2 running nodes within ${3:-$TIMEOUT}s:"
+		ctl "$1" cluster_status >&2 || true
+		exit 1
+	fi
 }
 
 # boot_order: the stopped nodes' indexes, the one that stopped last first
@@ -117,7 +113,7 @@ wait_running() {
 boot_order() {
 	local i first='' order=() f
 	for i in "${!NODES[@]}"; do
-		up "${NODES[i]}" && continue
+		running "${NODES[i]}" && continue
 		order+=("$i")
 		f=$DIR/c$((i + 1))/mnesia/${NODES[i]}/nodes_running_at_shutdown
 		if [[ -z $first && -f $f ]] && [[ $(tr -d " \n" <"$f") == "['${NODES[i]}']." ]]; then
@@ -228,19 +224,17 @@ kill_node() {
 	log "killed $1 (pid $pid)"
 }
 
-# restart NODE: boot NODE, then wait until every other node that is up lists
-# it as running (its peers, not just NODE itself, see it back).
+# restart NODE: boot NODE, then wait until every other node that runs
+# counts it running too (its peers, not just NODE itself, see it back).
 restart() {
-	local i t0=$SECONDS peer
+	local i t0=$SECONDS peer peers=()
 	i=$(index "$1")
 	node_sh "$i" start >/dev/null
 	for peer in "${NODES[@]}"; do
-		[[ $peer == "$1" ]] && continue
-		up "$peer" || continue
-		until running_nodes "$peer" | grep -qxF "$1"; do
-			((SECONDS - t0 < TIMEOUT)) || { log "$peer does not see $1 running"; exit 1; }
-			sleep 0.5
-		done
+		[[ $peer != "$1" ]] && running "$peer" && peers+=("$peer")
+	done
+	for peer in "${peers[@]}"; do
+		wait_running "$peer" $((${#peers[@]} + 1)) $((TIMEOUT - (SECONDS - t0) > 1 ? TIMEOUT - (SECONDS - t0) : 1))
 	done
 	log "$1 back in the cluster after $((SECONDS - t0))s"
 }
@@ -250,7 +244,7 @@ restart() {
 leader() {
 	local node out
 	for node in "${NODES[@]}"; do
-		up "$node" || continue
+		running "$node" || continue
 		out=$(ctl "$node" list_queues -p / --no-table-headers name type leader) || continue
 		awk -F'\t' -v q="$1" '
 			function fail(msg) { print "cluster.sh: " msg > "/dev/stderr"; bad = 1; exit 1 }

@@ -18,7 +18,7 @@ shift
 group= usage=
 for base in /sys/fs/cgroup/unified /sys/fs/cgroup /sys/fs/cgroup/cpuacct; do
 	if [[ -f $base/cpu.stat && -w $base/cgroup.procs ]]; then # v2: cpu.stat is in every cgroup
-		usage() { awk '$1 == "usage_usec" {print $2 * 1000}' "$group/cpu.stat"; }
+		usage() { awk '$1 == "usage_usec" {printf "%.0f\n", $2 * 1000}' "$group/cpu.stat"; }
 	elif [[ -f $base/cpuacct.usage && -w $base/cgroup.procs ]]; then
 		usage() { cat "$group/cpuacct.usage"; }
 	else
@@ -41,7 +41,7 @@ if [[ -z $group ]]; then
 fi
 ns=$(usage)
 echo $$ >"$(dirname "$group")/cgroup.procs"
-echo "$took, $(((ns + 500000000) / 1000000000)) CPU-seconds"
+if [[ $ns =~ ^[0-9]+$ ]]; then echo "$took, $(((ns + 500000000) / 1000000000)) CPU-seconds"; else echo "$took"; fi
 if ! rmdir "$group" 2>/dev/null; then
 	echo "$label: still running after it: $(xargs -r ps -o pid=,args= -p <"$group/cgroup.procs" | tr '\n' ';')"
 fi

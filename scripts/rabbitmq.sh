@@ -330,7 +330,10 @@ start() {
 	# Checks that rabbitmqctl reaches the node (cookie) and that boot finished.
 	ctl await_startup --timeout 30 >/dev/null
 	LAUNCHED_PID=
-	log "started RabbitMQ $(ctl version) in $((SECONDS - t0))s; management UI on http://localhost:$MGMT_PORT/${TLS_DIR:+; amqps:// on port $TLS_PORT}"
+	# The version from the node's log, not `rabbitmqctl version` (a VM more).
+	local version
+	version=$(grep -o 'Starting RabbitMQ [^ ]*' "$DIR/log/$NODE.log" 2>/dev/null | tail -n 1 | cut -d' ' -f3)
+	log "started RabbitMQ ${version:-$SERIES} in $((SECONDS - t0))s; management UI on http://localhost:$MGMT_PORT/${TLS_DIR:+; amqps:// on port $TLS_PORT}"
 	echo "$URL"
 }
 
