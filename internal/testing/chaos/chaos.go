@@ -16,11 +16,11 @@
 package chaos
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -490,6 +490,7 @@ type run struct {
 	conn    *acemq.Conn
 	tr      transport.Transport
 	logPath string
+	log     *acceptLog
 	rungs   []string
 	// ladderKind is the kind of rungs the consumer process uses.
 	ladderKind contract.RungKind
@@ -582,7 +583,8 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	marks := markLogs(cfg.BrokerLogs)
 	start := time.Now()
-	r := &run{cfg: cfg, logPath: filepath.Join(cfg.Dir, "accepted.log"),
+	logPath := filepath.Join(cfg.Dir, "accepted.log")
+	r := &run{cfg: cfg, logPath: logPath, log: newAcceptLog(logPath),
 		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{},
 		t00: start, confirmedAt: map[int]time.Time{}, inDoubt: map[int]bool{}}
 	policy, err := acemq.ParsePolicy(cfg.Policy)
@@ -664,7 +666,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	quietFrom := time.Now()
 	lastMove, lastNote, lastMissing := quietFrom, quietFrom, -1
 	for {
-		accepted, _, err := r.readLog()
+		accepted, _, err := r.log.read()
 		if err != nil {
 			return rep, err
 		}
@@ -713,7 +715,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			return rep, err
 		}
 	}
-	accepted, records, err := r.readLog()
+	accepted, records, err := r.log.read()
 	if err != nil {
 		return rep, err
 	}
@@ -1181,11 +1183,11 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 			break
 		}
 		if r.cfg.Scenario != Kill {
-			accepted, _, err := r.readLog()
+			after, err := r.log.acceptedFrom(first)
 			if err != nil {
 				return 0, 0, err
 			}
-			if slices.ContainsFunc(slices.Collect(maps.Keys(accepted)), func(n int) bool { return n >= first }) {
+			if after {
 				break
 			}
 		}
@@ -1223,7 +1225,7 @@ func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err 
 // yet. Those due in Q.dlq or Q.parked are left out: telling would mean
 // draining those queues mid-run, a channel a message, minutes at this rate.
 func (r *run) noteInDoubt(first int) {
-	accepted, _, err := r.readLog()
+	accepted, _, err := r.log.read()
 	if err != nil {
 		r.cfg.Logf("chaos: at heal: %v", err)
 		return
@@ -1411,33 +1413,67 @@ func (r *run) stopConsumer(sig syscall.Signal) error {
 	}
 }
 
-// readLog reads the accept log: how often each number was accepted, and how
-// many records there are. A last line without its newline is not counted.
-func (r *run) readLog() (map[int]int, int, error) {
-	data, err := os.ReadFile(r.logPath)
+// acceptLog is the consumer's accept log, read as it grows: each read
+// parses only the lines added since the last, since the waits read it every
+// few milliseconds and a run's log holds tens of thousands of lines. The
+// consumer only appends to it, also across its restarts.
+type acceptLog struct {
+	path string
+
+	mu      sync.Mutex
+	off     int64       // how far it has been read
+	counts  map[int]int // how often each number was accepted
+	records int
+	highest int // the highest number accepted, -1 before any
+}
+
+func newAcceptLog(path string) *acceptLog {
+	return &acceptLog{path: path, counts: map[int]int{}, highest: -1}
+}
+
+// read returns how often each number was accepted and how many records
+// there are so far. A last line without its newline is left for the next
+// read. The map is the log's own: the caller reads it, before the next read.
+func (l *acceptLog) read() (map[int]int, int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.Open(l.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[int]int{}, 0, nil
+		return l.counts, l.records, nil
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-		data = data[:i+1]
-	} else {
-		data = nil
+	defer f.Close()
+	if _, err := f.Seek(l.off, io.SeekStart); err != nil {
+		return nil, 0, err
 	}
-	counts := map[int]int{}
-	records := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		n, err := strconv.Atoi(sc.Text())
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, 0, err
+	}
+	end := bytes.LastIndexByte(data, '\n') + 1
+	for line := range bytes.Lines(data[:end]) {
+		n, err := strconv.Atoi(string(bytes.TrimSuffix(line, []byte("\n"))))
 		if err != nil {
-			return nil, 0, fmt.Errorf("accept log %s: bad record %q", r.logPath, sc.Text())
+			return nil, 0, fmt.Errorf("accept log %s: bad record %q", l.path, line)
 		}
-		counts[n]++
-		records++
+		l.counts[n]++
+		l.records++
+		l.highest = max(l.highest, n)
 	}
-	return counts, records, sc.Err()
+	l.off += int64(end)
+	return l.counts, l.records, nil
+}
+
+// acceptedFrom reports whether a number of first or more has been accepted.
+func (l *acceptLog) acceptedFrom(first int) (bool, error) {
+	if _, _, err := l.read(); err != nil {
+		return false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.highest >= first, nil
 }
 
 func (r *run) drainSetAside(ctx context.Context) error {

@@ -191,8 +191,7 @@ func Idempotent(rep Report, dir, store string, claimTimeout time.Duration, rows 
 	if err != nil {
 		return out, err
 	}
-	r := &run{logPath: filepath.Join(dir, "accepted.log")}
-	accepted, _, err := r.readLog()
+	accepted, _, err := newAcceptLog(filepath.Join(dir, "accepted.log")).read()
 	if err != nil {
 		return out, err
 	}

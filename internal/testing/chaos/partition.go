@@ -38,7 +38,7 @@ func (r *run) partition(ctx context.Context, i int) (time.Time, error) {
 	case <-ctx.Done():
 	case <-time.After(cut.Hold):
 	}
-	accepted, _, err := r.readLog()
+	accepted, _, err := r.log.read()
 	if err != nil {
 		return t0, err
 	}
