@@ -183,10 +183,10 @@ func streamKeeps(e *env) {
 	}
 	// A stream's message count in queue.declare-ok follows what it keeps,
 	// late: read right after the publishes, RabbitMQ 4.0.5 answered 3 in
-	// one run of make test and 0 in every other. Its consumers are never
-	// counted there.
-	if st := e.inspect(q); (st.Messages != 0 && st.Messages != 3) || st.Consumers != 0 {
-		e.t.Errorf("InspectQueue %s = %d ready, %d consumers; want 0 or 3 ready (the count lags the stream), 0 consumers", q, st.Messages, st.Consumers)
+	// one run of make test and 0 in every other, 4.3.6 answered 2 in one.
+	// Its consumers are never counted there.
+	if st := e.inspect(q); st.Messages < 0 || st.Messages > 3 || st.Consumers != 0 {
+		e.t.Errorf("InspectQueue %s = %d ready, %d consumers; want 0 to 3 ready (the count lags the stream), 0 consumers", q, st.Messages, st.Consumers)
 	}
 	other := e.connect()
 	s := e.consumeOn(other, q, transport.ConsumeOptions{Prefetch: 1, Arguments: func() transport.Table {
