@@ -115,7 +115,7 @@ url() { echo "amqp://guest:guest@$(ip_of "$1"):$AMQP_PORT/"; }
 # ctl I ARGS: rabbitmqctl ARGS against node I, from its namespace, bounded
 # by CTL_TIMEOUT seconds (a node cut off does not answer).
 CTL_TIMEOUT=60
-ctl() { local i=$1; shift; timeout "$CTL_TIMEOUT" ip netns exec "$(ns "$i")" "${IN[@]}" rabbitmqctl -q -l -n "$(node "$i")" "$@"; }
+ctl() { local i=$1; shift; timeout "$CTL_TIMEOUT" ip netns exec "$(ns "$i")" "${IN[@]}" "${CTL_ENV[@]}" rabbitmqctl -q -l -n "$(node "$i")" "$@"; }
 
 # index NODE: 1..3 for n1..n3 or a node's full name.
 index() {

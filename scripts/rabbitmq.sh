@@ -113,7 +113,7 @@ case $SERIES in
 *) log "ACEMQ_RABBITMQ_SERIES=$SERIES: use 3.10 (Debian bookworm's, on the host), 4.0 (Debian trixie's, in a chroot) or 4.3 (Debian sid's, in a chroot)"; exit 2 ;;
 esac
 
-ctl() { "${IN_NODE[@]}" rabbitmqctl -q -n "$NODE" "$@"; }
+ctl() { "${IN_NODE[@]}" "${CTL_ENV[@]}" rabbitmqctl -q -n "$NODE" "$@"; }
 
 # True if something on $PORT speaks AMQP: send the 0-9-1 protocol header and
 # expect the first byte of a method frame (connection.start) back. Runs in a
