@@ -31,14 +31,14 @@ func TestChaosFailover(t *testing.T) {
 }
 
 // TestChaosFailoverLadder is the short failover run with the retry ladder
-// on the library's defaults: two leader kills, the consumer picking no kind
+// on the library's defaults: one leader kill, the consumer picking no kind
 // of rung (at-least-once, the default), at the restart runs' policy and
 // rate; any loss fails it. A rung can hold what it dead-letters around a
 // kill for RabbitMQ's dead_letter_worker_publisher_confirm_timeout (180s)
 // before sending it home again, so this run takes from about a minute and a
 // half to several minutes.
 func TestChaosFailoverLadder(t *testing.T) {
-	sideBySide(t, failover(t, RungPolicy, "", 2, RungRate, noLoss))
+	sideBySide(t, failover(t, RungPolicy, "", 1, RungRate, noLoss))
 }
 
 // TestChaosFailoverFull is the full run (`make chaos`): five leader kills

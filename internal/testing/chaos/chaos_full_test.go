@@ -49,10 +49,10 @@ func TestChaosRestart(t *testing.T) {
 }
 
 // TestChaosRestartShort is the short run for `make test` (make
-// chaos-restart, on a node of its own): two restarts under a quorum source
+// chaos-restart, on a node of its own): one restart under a quorum source
 // queue with at-least-once rungs; any loss fails it.
 func TestChaosRestartShort(t *testing.T) {
-	restarts(t, restartable(t), contract.AtLeastOnceRungs, 2, 2*time.Second, noLoss)
+	restarts(t, restartable(t), contract.AtLeastOnceRungs, 1, 2*time.Second, noLoss)
 }
 
 // restartable checks that the test may restart the broker and builds the
