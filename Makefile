@@ -94,7 +94,8 @@ GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prun
 demo:
 	$(GO) run ./cmd/acemq demo
 
-# Everything, in two phases (docs/testing.md says why so):
+# Everything, in two phases (docs/testing.md says why so), the 4.3 part
+# running through both (test-parts):
 # 1. At the same time, each on a private node of its version, with one
 #    private PostgreSQL server (Debian's, installed when missing) for the
 #    three, each printing its output once all three are done:
@@ -317,7 +318,7 @@ console-screenshots: tls-certs
 # The restart scenario on the chaos node of CHAOS_SERIES (3.10, the default,
 # 4.0 or 4.3), started for the run and stopped after it; chaos-restart-4.3
 # is chaos-restart CHAOS_SERIES=4.3. CHAOS_RESTART_TEST picks the run: by
-# default the short one (two restarts, a quorum source, at-least-once rungs;
+# default the short one (one restart, a quorum source, at-least-once rungs;
 # any loss fails it), TestChaosRestart the full one.
 CHAOS_SERIES ?= 3.10
 CHAOS_RESTART_TEST ?= TestChaosRestartShort
@@ -334,7 +335,7 @@ chaos-restart-%:
 # CHAOS_SERIES (3.10, the default, or 4.3), started for the run and stopped
 # after it; a memory alarm on the third node of the 3.10 cluster while the
 # publisher and the consumer are on the first (chaos-cluster-alarm). The
-# short runs (2 alarms each) by default; ALARM_RUN=Full runs 5 (make
+# short runs (1 alarm each) by default; ALARM_RUN=Full runs 5 (make
 # chaos). chaos-disk-alarm also runs TestDiskAlarmKeepsConsumersRunning (a
 # Transport that published consumes and acks during a disk alarm). test-alarms
 # is the short runs one after the other, with their duration, for make test.
