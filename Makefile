@@ -94,8 +94,8 @@ GOFILES = find . -type d \( -name testdata -o -name '_*' -o -name '.?*' \) -prun
 demo:
 	$(GO) run ./cmd/acemq demo
 
-# Everything, in two phases (docs/testing.md says why so), the 4.3 part
-# running through both (test-parts):
+# Everything, in two phases (docs/testing.md says why so), after compiling
+# what they build once (test-compile):
 # 1. At the same time, each on a private node of its version, with one
 #    private PostgreSQL server (Debian's, installed when missing) for the
 #    three, each printing its output once all three are done:
@@ -145,25 +145,28 @@ parallel = mkdir -p $(TEST_LOGS); pids=(); for t in $(1); do \
 	for t in $(1); do cat $(TEST_LOGS)/$$t.log; done; \
 	[ -z "$${bad[*]}" ] || { echo "make test: failed: $${bad[*]}"; exit 1; }
 
-.PHONY: test-phases test-parts test-ports
+.PHONY: test-phases test-compile test-ports
 test-phases:
-	@echo "make test: slot $(ACEMQ_TEST_SLOT): AMQP ports $(TEST_PORT0)-$(call port,19), management +10000, Erlang distribution +20000; nodes acemq-$(TEST_TAG)-*@localhost"; \
-	$(TEST_POSTGRES) bash scripts/postgres.sh run $(MAKE) --no-print-directory test-parts
-
-# The 4.3 part in the background; the 4.0 and 3.10 parts beside it, then,
-# once they are done, the second phase beside what is left of it (the 4.3
-# part, the longest, ends with a few packages that cannot keep two cores
-# busy). Its log comes last.
-test-parts:
-	@t0=$$SECONDS; failed=(); mkdir -p $(TEST_LOGS); \
-	bash scripts/cputime.sh "make test: test-4.3" $(MAKE) --no-print-directory test-4.3 >$(TEST_LOGS)/test-4.3.log 2>&1 & p43=$$!; \
-	($(call parallel,test-4.0 test-3.10)) || failed+=("RabbitMQ 4.0/3.10 parts"); \
-	t1=$$SECONDS; echo "make test: RabbitMQ 4.0 and 3.10, beside 4.3, took $$((t1 - t0))s"; \
+	@t0=$$SECONDS; failed=(); \
+	echo "make test: slot $(ACEMQ_TEST_SLOT): AMQP ports $(TEST_PORT0)-$(call port,19), management +10000, Erlang distribution +20000; nodes acemq-$(TEST_TAG)-*@localhost"; \
+	bash scripts/cputime.sh "make test: test-compile" $(MAKE) --no-print-directory test-compile || failed+=(test-compile); \
+	$(TEST_POSTGRES) bash scripts/postgres.sh run bash -c '$(call parallel,test-4.3 test-4.0 test-3.10)' || failed+=("RabbitMQ 4.3/4.0/3.10 parts"); \
+	t1=$$SECONDS; echo "make test: RabbitMQ 4.3, 4.0 and 3.10, at the same time, took $$((t1 - t0))s"; \
 	($(call parallel,test-failover test-failover-4.3 test-partitions test-restart-3.10 test-restart-4.3 test-bench lint,CHAOS_DEAD_LETTER_RETRY_MS=$(CHAOS_SHORT_RETRY_MS))) \
 	  || failed+=("failover, restarts, bench or lint"); \
-	t2=$$SECONDS; wait $$p43 || failed+=("RabbitMQ 4.3 part"); cat $(TEST_LOGS)/test-4.3.log; \
-	echo "make test: RabbitMQ 4.0 and 3.10 $$((t1 - t0))s, then failover, restarts, bench and lint $$((t2 - t1))s, all beside RabbitMQ 4.3; $$((SECONDS - t0))s in all"; \
+	echo "make test: RabbitMQ 4.3, 4.0 and 3.10 $$((t1 - t0))s, then failover, restarts, bench and lint at the same time $$((SECONDS - t1))s; $$((SECONDS - t0))s in all"; \
 	[ -z "$${failed[*]}" ] || { echo "make test: FAILED: $${failed[*]}"; exit 1; }
+
+# Compiles, once and before the parts start, every package they build
+# (go list -export compiles without linking): parts that start together
+# would each compile the same packages at the same time, since Go's build
+# cache shares only what is already done. The race detector's build for
+# the 4.3 part, the plain one for the 4.0 and 3.10 parts, the chaos tag's
+# for the second phase.
+test-compile:
+	@$(GO) list -race -test -export -deps -f '' $(ALL_PKGS) >/dev/null
+	@$(GO) list -test -export -deps -f '' $(CORE_PKGS) >/dev/null
+	@$(GO) list -tags chaos -test -export -deps -f '' ./internal/testing/chaos/ >/dev/null
 
 # Phase 2's parts: on the 3.10 cluster the short failover on the
 # library's defaults and the memory alarm on one node, on the 4.3 cluster
@@ -234,7 +237,7 @@ test-4.3: PART_RACE = -race
 test-4.3 test-4.0 test-3.10:
 	@$(TEST_CHROMIUM) $(PART_NODE) $(TEST_POSTGRES) bash scripts/rabbitmq.sh run bash scripts/postgres.sh run bash -c 's=0; \
 	  $(GO) test $(PART_RACE) -count=1 -timeout 30m -skip "^(TestConformance$(PART_SKIP))$$" $(PART_PKGS) || s=1; \
-	  $(MAKE) --no-print-directory conformance CONFORMANCE="$(PART_CONFORMANCE)" || s=1; $(PART_MORE) exit $$s'
+	  $(MAKE) --no-print-directory conformance CONFORMANCE="$(PART_CONFORMANCE)" CONFORMANCE_RACE="$(PART_RACE)" || s=1; $(PART_MORE) exit $$s'
 
 # TLS_CERTS (TestRealTLSListener, of the root package and of the command,
 # connects to the test nodes' amqps:// listeners on them): made by `acemq certs` when missing, and again once a month old
@@ -247,12 +250,15 @@ tls-certs:
 # The transport conformance suite, with its counts per target (go test shows
 # t.Logf only with -v): memory:// in each RabbitMQ version it emulates, and
 # the RabbitMQ node at ACEMQ_TEST_URL. Needs the broker: run it through make
-# test. CONFORMANCE picks the packages (the 4.0 run needs only RabbitMQ's).
+# test. CONFORMANCE picks the packages (the 4.0 run needs only RabbitMQ's),
+# CONFORMANCE_RACE the race detector (make test's 4.0 and 3.10 parts run
+# without it, as their other tests do).
 # -v's lines of tests that ran and passed are left out; what a failure said
 # stays.
 CONFORMANCE ?= ./transport/memory/ ./transport/rabbitmq/
+CONFORMANCE_RACE ?= -race
 conformance:
-	@$(GO) test -race -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -vE '^ *(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP))'
+	@$(GO) test $(CONFORMANCE_RACE) -count=1 -run '^TestConformance$$' -v $(CONFORMANCE) | grep -vE '^ *(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP))'
 
 # The chaos harness (internal/testing/chaos, docs/reliability.md): numbered, confirmed
 # messages through a separate consumer process while faults are injected, then
