@@ -105,7 +105,10 @@ demo:
 #    and on 3.10 the console's outage tests and health in an alarm alone on
 #    that node (they disturb it). Each node has an amqps://
 #    listener on development certificates (TestRealTLSListener), the
-#    console's browser tests a headless Chromium (TEST_CHROMIUM).
+#    console's browser tests a headless Chromium (TEST_CHROMIUM). Beside
+#    them, the benchmark harness's own tests (bench/, a module of its own)
+#    and lint, which use what the 4.3 part's last packages leave of the
+#    cores.
 # 2. At the same time (docs/reliability.md, "Cluster scale"): the short
 #    failover scenario on the library's defaults and a memory alarm on one
 #    node, on a three-node 3.10 cluster; the same failover on a three-node
@@ -116,8 +119,7 @@ demo:
 #    failover, the restarts on 4.0 and the partitions on 3.10.) Their nodes
 #    resend a held at-least-once dead letter after CHAOS_SHORT_RETRY_MS, not
 #    180s: that changes how soon it comes home, not whether it does (make
-#    chaos keeps the default). Beside them, the benchmark harness's own
-#    tests (bench/, a module of its own) and lint.
+#    chaos keeps the default).
 # Every part runs even when an earlier one failed; make test fails at the
 # end, naming those that failed. The time of each part is printed with its
 # output, and the phases' at the end. Every node and server a part starts is stopped
