@@ -15,7 +15,7 @@ set -uo pipefail
 label=$1
 shift
 
-group= usage=
+group=
 for base in /sys/fs/cgroup/unified /sys/fs/cgroup /sys/fs/cgroup/cpuacct; do
 	if [[ -f $base/cpu.stat && -w $base/cgroup.procs ]]; then # v2: cpu.stat is in every cgroup
 		usage() { awk '$1 == "usage_usec" {printf "%.0f\n", $2 * 1000}' "$group/cpu.stat"; }
