@@ -138,10 +138,28 @@ mgmt_up() ( exec 3<>"/dev/tcp/$(ip_of "$1")/$MGMT_PORT" ) 2>/dev/null
 # The sid chroot's /proc is shared with scripts/rabbitmq.sh's 4.3 nodes:
 # lock_rootfs, rootfs_in_use and release_rootfs are scripts/lib.sh's.
 
+# leftovers: this checkout's bridge or namespaces exist (their names carry
+# its tag) and no process runs in them: what a run whose stop could not
+# finish left, which would refuse every later start.
+leftovers() {
+	local i found=
+	ip link show "$BRIDGE" >/dev/null 2>&1 && found=yes
+	for ((i = 1; i <= N; i++)); do
+		ip netns list | grep -qw "$(ns "$i")" || continue
+		[[ -z $(ip netns pids "$(ns "$i")") ]] || return 1
+		found=yes
+	done
+	[[ -n $found ]]
+}
+
 # make_network: the bridge on the host, and for each node a namespace joined
 # to it by a veth pair.
 make_network() {
 	local i
+	if leftovers; then
+		log "removing the namespaces and bridge an earlier run of this checkout left (no process runs in them)"
+		stop
+	fi
 	if [[ -n $(ip -4 route show "$NET.0/24") ]] || ip link show "$BRIDGE" >/dev/null 2>&1; then
 		log "$NET.0/24 or $BRIDGE is in use already: another cluster of this checkout (scripts/netns-cluster.sh stop), or of a checkout in slot $SLOT (set ACEMQ_NETNS_SLOT)"
 		exit 1
