@@ -51,8 +51,12 @@ func TestAcceptLogReadsWhatWasAdded(t *testing.T) {
 		t.Fatalf("after 42 and 7: %v, %d records", counts, records)
 	}
 
-	write("x\n")
+	write("8\nx\n")
 	if _, _, err := l.read(); err == nil {
 		t.Fatal("a bad record read without an error")
+	}
+	// The record before the bad one counts once, however often it is read.
+	if _, _, err := l.read(); err == nil || l.records != 6 || l.counts[8] != 1 {
+		t.Fatalf("read again after the bad record: %v, counts[8] = %d, %d records", err, l.counts[8], l.records)
 	}
 }

@@ -486,12 +486,11 @@ func expected(n int) string {
 }
 
 type run struct {
-	cfg     Config
-	conn    *acemq.Conn
-	tr      transport.Transport
-	logPath string
-	log     *acceptLog
-	rungs   []string
+	cfg   Config
+	conn  *acemq.Conn
+	tr    transport.Transport
+	log   *acceptLog
+	rungs []string
 	// ladderKind is the kind of rungs the consumer process uses.
 	ladderKind contract.RungKind
 
@@ -583,8 +582,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	marks := markLogs(cfg.BrokerLogs)
 	start := time.Now()
-	logPath := filepath.Join(cfg.Dir, "accepted.log")
-	r := &run{cfg: cfg, logPath: logPath, log: newAcceptLog(logPath),
+	r := &run{cfg: cfg, log: newAcceptLog(filepath.Join(cfg.Dir, "accepted.log")),
 		confirmed: map[int]bool{}, unconfirmed: map[int]bool{}, dlq: map[int]int{}, parked: map[int]int{},
 		t00: start, confirmedAt: map[int]time.Time{}, inDoubt: map[int]bool{}}
 	policy, err := acemq.ParsePolicy(cfg.Policy)
@@ -1072,7 +1070,7 @@ func (r *run) publish(ctx context.Context) {
 // the publisher to have a batch confirmed again.
 func (r *run) fault(ctx context.Context, i int) (settle, pub time.Duration, err error) {
 	size := func() int64 {
-		st, err := os.Stat(r.logPath)
+		st, err := os.Stat(r.log.path)
 		if err != nil {
 			return 0
 		}
@@ -1366,7 +1364,7 @@ func (r *run) startConsumer(ctx context.Context) error {
 			func(u string) bool { return u == r.cfg.ConsumerURL })
 	}
 	args := []string{"--url", first, "--queue", r.cfg.Queue,
-		"--log", r.logPath, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy, "--rungs", string(r.cfg.Rungs)}
+		"--log", r.log.path, "--name", r.cfg.Name + "-consumer", "--policy", r.cfg.Policy, "--rungs", string(r.cfg.Rungs)}
 	for _, u := range fallbacks {
 		args = append(args, "--fallback", u)
 	}
@@ -1458,11 +1456,13 @@ func (l *acceptLog) read() (map[int]int, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("accept log %s: bad record %q", l.path, line)
 		}
+		// Past each record as it counts, so a read after an error counts
+		// none twice.
+		l.off += int64(len(line))
 		l.counts[n]++
 		l.records++
 		l.highest = max(l.highest, n)
 	}
-	l.off += int64(end)
 	return l.counts, l.records, nil
 }
 
