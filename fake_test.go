@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"sync"
 	"testing"
@@ -77,7 +78,9 @@ func (f *fakeTransport) Consume(ctx context.Context, queue string, opts transpor
 	return f, nil
 }
 
-func (f *fakeTransport) Deliveries() <-chan transport.Delivery { return f.deliveries }
+func (f *fakeTransport) Deliveries() iter.Seq[transport.Delivery] {
+	return transport.FromChan(f.deliveries)
+}
 
 func (f *fakeTransport) Cancel(context.Context) error {
 	f.cancelOnce.Do(func() {

@@ -10,6 +10,7 @@ import (
 	"github.com/acemq-go/acemq"
 	"github.com/acemq-go/acemq/acemqtest"
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
+	"github.com/acemq-go/acemq/transport/transporttest"
 )
 
 // queueEvents records the queue events a Conn tells.
@@ -152,7 +153,7 @@ func consumeTemporary(t *testing.T, conn *acemq.Conn, q string) {
 		t.Fatal(err)
 	}
 	select {
-	case d := <-tc.Deliveries():
+	case d := <-transporttest.Chan(tc):
 		if string(d.Body) != "reply" || d.CorrelationID != "c-1" {
 			t.Errorf("delivered %q (%s), want reply (c-1)", d.Body, d.CorrelationID)
 		}
@@ -165,9 +166,9 @@ func consumeTemporary(t *testing.T, conn *acemq.Conn, q string) {
 	if err := tc.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for open := true; open; { // closed once the consumer is cancelled
+	for open := true; open; { // ended once the consumer is cancelled
 		select {
-		case _, open = <-tc.Deliveries():
+		case _, open = <-transporttest.Chan(tc):
 		case <-ctx.Done():
 			t.Fatal("Deliveries stayed open after Close")
 		}

@@ -3,6 +3,7 @@ package acemq
 import (
 	"context"
 	"errors"
+	"iter"
 
 	"github.com/acemq-go/acemq/transport"
 )
@@ -34,9 +35,11 @@ func (c *Conn) ConsumeTemporary(ctx context.Context, queue string) (*TemporaryCo
 // Queue is the consumer's queue.
 func (t *TemporaryConsumer) Queue() string { return t.queue }
 
-// Deliveries is closed once the consumer is closed, or its Conn; across a
-// recovery it stays open.
-func (t *TemporaryConsumer) Deliveries() <-chan RawDelivery { return t.sub.Deliveries() }
+// Deliveries yields the deliveries in the ranging goroutine, until the
+// consumer is closed, or its Conn, and every delivery received before has
+// been yielded; across a recovery it goes on. One range at a time; keep
+// ranging after Close until it ends.
+func (t *TemporaryConsumer) Deliveries() iter.Seq[RawDelivery] { return t.sub.Deliveries() }
 
 // Close stops the deliveries; those already received can still be
 // settled. Once the Conn is closed there is nothing to stop, and Close

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"iter"
 	"strconv"
 	"sync"
 	"time"
@@ -56,8 +57,8 @@ type Transport interface {
 
 	// Consume subscribes to queue. Before every subscription, the first and
 	// each one after a lost connection, it runs opts.Setup, so that what the
-	// consumer needs is declared again. Deliveries arrive on the
-	// Subscription's channel until it is cancelled or the Transport closed.
+	// consumer needs is declared again. The Subscription's Deliveries go on
+	// until it is cancelled or the Transport closed.
 	Consume(ctx context.Context, queue string, opts ConsumeOptions) (Subscription, error)
 
 	// Ping makes a round trip to the broker (a channel opened and closed):
@@ -226,12 +227,29 @@ type Taker interface {
 
 // Subscription is a consumer on a queue.
 type Subscription interface {
-	// Deliveries is closed once the subscription is cancelled or the
-	// transport closed; across a recovery it stays open.
-	Deliveries() <-chan Delivery
+	// Deliveries yields the deliveries in the ranging goroutine, with no
+	// goroutine between it and the client library's (a hand-over costs a
+	// wake-up per message). It ends once the subscription is cancelled, or
+	// the transport closed, and every delivery received before has been
+	// yielded; across a recovery it goes on. One range at a time; range
+	// again after a break to go on. Keep ranging after a Cancel until it
+	// ends: what is not taken holds the channel open.
+	Deliveries() iter.Seq[Delivery]
 	// Cancel stops new deliveries (basic.cancel). Deliveries already
 	// received can still be settled.
 	Cancel(ctx context.Context) error
+}
+
+// FromChan yields what ch carries until it closes: the Deliveries of a
+// Subscription fed by a goroutine of its own.
+func FromChan(ch <-chan Delivery) iter.Seq[Delivery] {
+	return func(yield func(Delivery) bool) {
+		for d := range ch {
+			if !yield(d) {
+				return
+			}
+		}
+	}
 }
 
 // Delivery is a message delivered to a consumer or taken with Get.

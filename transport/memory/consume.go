@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"regexp"
 	"strconv"
@@ -23,7 +24,7 @@ var consumerSeq atomic.Uint64
 // failing Setup is Consume's error. When the broker cancels the consumer
 // (its queue was deleted) or closes its channel (the consumer timeout), the
 // subscription runs Setup and subscribes again, with backoff on the broker's
-// clock while that fails; Deliveries stays open throughout.
+// clock while that fails; Deliveries goes on throughout.
 func (t *Transport) Consume(ctx context.Context, queue string, opts transport.ConsumeOptions) (transport.Subscription, error) {
 	if opts.Tag == "" {
 		opts.Tag = "acemq-" + strconv.FormatUint(consumerSeq.Add(1), 10)
@@ -80,10 +81,12 @@ type subscription struct {
 	cancelled bool
 }
 
-func (s *subscription) Deliveries() <-chan transport.Delivery { return s.out }
+// Deliveries yields what the subscription's goroutine hands over: the
+// broker's delivering is that goroutine here.
+func (s *subscription) Deliveries() iter.Seq[transport.Delivery] { return transport.FromChan(s.out) }
 
 // Cancel stops new deliveries (basic.cancel). What the broker delivered
-// before is still handed over on Deliveries, which closes after the last of
+// before is still yielded by Deliveries, which ends after the last of
 // it; every delivery handed over can still be settled. Cancelling twice just
 // ends the subscription; after the Transport's Close it is
 // transport.ErrClosed.

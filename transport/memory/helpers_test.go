@@ -10,6 +10,7 @@ import (
 
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
+	"github.com/acemq-go/acemq/transport/transporttest"
 )
 
 // testBroker is a broker on a manual clock, closed when the test ends.
@@ -155,7 +156,7 @@ func wantState(t *testing.T, tr transport.Transport, queue string, messages, con
 func receive(t *testing.T, s transport.Subscription) transport.Delivery {
 	t.Helper()
 	select {
-	case d, ok := <-s.Deliveries():
+	case d, ok := <-transporttest.Chan(s):
 		if !ok {
 			t.Fatal("Deliveries closed, want a delivery")
 		}
@@ -173,7 +174,7 @@ func waitClosed(t *testing.T, s transport.Subscription) []transport.Delivery {
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
-		case d, ok := <-s.Deliveries():
+		case d, ok := <-transporttest.Chan(s):
 			if !ok {
 				return got
 			}

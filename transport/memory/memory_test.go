@@ -14,6 +14,7 @@ import (
 
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/memory"
+	"github.com/acemq-go/acemq/transport/transporttest"
 )
 
 // A stream's timestamps and intervals are on the broker's clock: an
@@ -34,7 +35,7 @@ func TestStreamIntervalOnTheBrokersClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := <-s.Deliveries()
+	d := <-transporttest.Chan(s)
 	if string(d.Body) != "new" || d.Headers["x-stream-offset"] != int64(1) {
 		t.Errorf("from 1h: %q at %v, want \"new\" at offset 1", d.Body, d.Headers["x-stream-offset"])
 	}
@@ -630,7 +631,7 @@ func TestConcurrentUse(t *testing.T) {
 			i := 0
 			for {
 				select {
-				case d, ok := <-s.Deliveries():
+				case d, ok := <-transporttest.Chan(s):
 					if !ok {
 						t.Error("Deliveries closed early")
 						return
@@ -646,7 +647,7 @@ func TestConcurrentUse(t *testing.T) {
 					}
 				case <-stop:
 					_ = s.Cancel(ctx)
-					for d := range s.Deliveries() {
+					for d := range transporttest.Chan(s) {
 						record(d)
 						_ = d.Ack()
 					}

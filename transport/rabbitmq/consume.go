@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -22,31 +23,26 @@ var consumerSeq atomic.Uint64
 // (opts.Prefetch). The first subscription happens before Consume returns,
 // so a missing queue or a failing Setup is Consume's error. After a lost
 // connection, or when the broker cancels the consumer (its queue was
-// deleted), the subscription is made again — opts.Setup first, on the new
-// connection — with backoff while that fails; the Deliveries channel stays
-// open throughout. Deliveries of the lost channel that were not handed over
-// yet are dropped here and requeued by the broker; those handed over can no
-// longer be settled (transport.ErrStaleDelivery) and come again, redelivered.
+// deleted), the subscription is made again at once — opts.Setup first, on
+// the new connection — with backoff while that fails, and Deliveries goes
+// on. Deliveries of the lost channel not yielded yet are dropped here and
+// requeued by the broker; those yielded can no longer be settled
+// (transport.ErrStaleDelivery) and come again, redelivered.
 func (t *Transport) Consume(ctx context.Context, queue string, opts transport.ConsumeOptions) (transport.Subscription, error) {
 	if opts.Tag == "" {
 		opts.Tag = "acemq-" + strconv.FormatUint(consumerSeq.Add(1), 10)
 	}
-	s := &subscription{
-		t:         t,
-		queue:     queue,
-		opts:      opts,
-		out:       make(chan transport.Delivery),
-		cancelled: make(chan struct{}),
-	}
+	s := &subscription{t: t, queue: queue, opts: opts, cancelled: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancel(t.ctx)
-	cc, dels, err := s.subscribe(ctx)
+	cur, err := s.subscribe(ctx)
 	if err != nil {
 		s.stop()
 		return nil, err
 	}
-	if !t.goOwned(func() { s.run(cc, dels) }) {
+	s.cur = cur
+	if !t.goOwned(s.watch) {
 		s.stop()
-		cc.retire()
+		cur.cc.retire()
 		return nil, transport.ErrClosed
 	}
 	return s, nil
@@ -56,28 +52,156 @@ type subscription struct {
 	t     *Transport
 	queue string
 	opts  transport.ConsumeOptions
-	out   chan transport.Delivery
 
 	ctx  context.Context // ended by Cancel or the Transport's Close
 	stop context.CancelFunc
+
+	mu  sync.Mutex
+	cur *consumption // nil once the subscription has ended
 
 	cancelOnce sync.Once
 	cancelled  chan struct{} // closed when no consumer is left on the broker
 	cancelErr  error
 }
 
-func (s *subscription) Deliveries() <-chan transport.Delivery { return s.out }
+// consumption is the consumer on one channel.
+type consumption struct {
+	cc   *consumerChannel
+	dels <-chan amqp.Delivery
+	// lost and brokerCancel tell that the consumer ended other than by
+	// Cancel: its channel closed (or its connection), or the broker
+	// cancelled it.
+	lost         <-chan *amqp.Error
+	brokerCancel <-chan string
+	replaced     chan struct{} // closed once the next one is s.cur, or s.cur is nil
+}
+
+// Deliveries yields what the current consumer delivers, in the ranging
+// goroutine: amqp091-go's delivery channel is read there, with nothing
+// between.
+func (s *subscription) Deliveries() iter.Seq[transport.Delivery] {
+	return func(yield func(transport.Delivery) bool) {
+		for {
+			d, ok := s.next()
+			if !ok || !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// next is the next delivery, once one comes; false once the subscription
+// has ended and every delivery received before has been yielded.
+func (s *subscription) next() (transport.Delivery, bool) {
+	for {
+		s.mu.Lock()
+		cur := s.cur
+		s.mu.Unlock()
+		if cur == nil {
+			return transport.Delivery{}, false
+		}
+		select {
+		case d, ok := <-cur.dels:
+			if ok {
+				return cur.cc.delivery(d), true
+			}
+		case <-s.t.ctx.Done(): // Close: the connection is closing
+			return transport.Delivery{}, false
+		}
+		// amqp091 closes dels once the consumer has ended and every
+		// delivery received before has been handed to it.
+		cur.cc.retire()
+		select {
+		case <-cur.replaced: // watch subscribed again
+		case <-s.ctx.Done(): // Cancel, or Close
+			return transport.Delivery{}, false
+		}
+	}
+}
+
+// watch subscribes again whenever the consumer ends other than by Cancel,
+// until Cancel or Close.
+func (s *subscription) watch() {
+	delay := s.t.opts.ReconnectDelay
+	for {
+		s.mu.Lock()
+		cur := s.cur
+		s.mu.Unlock()
+		select {
+		case <-cur.lost:
+		case <-cur.brokerCancel:
+		case <-s.ctx.Done():
+		}
+		if s.ctx.Err() != nil { // its channel closes after a Cancel too
+			return // next ends once the deliveries received before are yielded
+		}
+		s.t.main.log().Info("rabbitmq: consumer ended; subscribing again", "queue", s.queue)
+		for {
+			next, err := s.subscribe(s.ctx)
+			if err == nil {
+				delay = s.t.opts.ReconnectDelay
+				if !s.replace(cur, next) {
+					return
+				}
+				break
+			}
+			if s.ctx.Err() != nil {
+				s.replace(cur, nil)
+				return
+			}
+			s.t.main.log().Warn("rabbitmq: subscribing again failed", "queue", s.queue, "error", err.Error(), "retry_in", delay)
+			timer := time.NewTimer(delay)
+			select {
+			case <-s.ctx.Done():
+				timer.Stop()
+				s.replace(cur, nil)
+				return
+			case <-timer.C:
+			}
+			delay = min(2*delay, s.t.opts.MaxReconnectDelay)
+		}
+	}
+}
+
+// replace puts next in cur's place, or nothing (next nil, or the
+// subscription cancelled meanwhile: Cancel saw no consumer to cancel, and
+// next's channel is let go of). It says whether next took the place.
+func (s *subscription) replace(cur, next *consumption) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer close(cur.replaced)
+	if next != nil && s.ctx.Err() != nil {
+		next.cc.retire()
+		next = nil
+	}
+	s.cur = next
+	return next != nil
+}
 
 // Cancel sends basic.cancel and returns once the broker has confirmed it.
-// The deliveries the broker sent before its confirm are still handed over on
-// Deliveries, which closes after the last of them; keep reading until it
-// closes. Every delivery handed over can still be settled: the channel stays
-// open until the last one is, and a delivery never handed over (Close came
-// first) is requeued by the broker when the channel closes. Cancelling while
-// the connection is down, or twice, just ends the subscription. ctx bounds
-// only the wait: the cancel goes on after it ends.
+// The deliveries the broker sent before its confirm are still yielded by
+// Deliveries, which ends after the last of them; keep ranging until it
+// ends. Every delivery yielded can still be settled: the channel stays open
+// until the last one is, and a delivery never yielded (Close came first) is
+// requeued by the broker when the channel closes. Cancelling while the
+// connection is down, or twice, just ends the subscription. ctx bounds only
+// the wait: the cancel goes on after it ends.
 func (s *subscription) Cancel(ctx context.Context) error {
-	s.stop()
+	s.mu.Lock()
+	s.stop() // under mu: watch puts no consumer in place after it
+	cur := s.cur
+	s.mu.Unlock()
+	if cur == nil || s.t.isClosed() {
+		s.markCancelled(nil)
+	} else {
+		go func() {
+			err := cur.cc.ch.Cancel(s.opts.Tag, false)
+			if errors.Is(err, amqp.ErrClosed) {
+				err = nil // the channel is gone, and its consumer with it
+			}
+			s.markCancelled(mapErr("cancel the consumer on "+s.queue, err))
+		}()
+	}
 	select {
 	case <-s.cancelled:
 		if s.cancelErr == nil && s.t.isClosed() {
@@ -98,111 +222,39 @@ func (s *subscription) markCancelled(err error) {
 
 // subscribe runs Setup on the current connection, then opens a channel and
 // starts the consumer on it.
-func (s *subscription) subscribe(ctx context.Context) (cc *consumerChannel, dels <-chan amqp.Delivery, err error) {
+func (s *subscription) subscribe(ctx context.Context) (cur *consumption, err error) {
 	err = s.t.onConnection(ctx, func(conn *amqp.Connection) (err error) {
-		cc, dels, err = s.subscribeOn(ctx, conn)
+		cur, err = s.subscribeOn(ctx, conn)
 		return err
 	})
-	return cc, dels, err
+	return cur, err
 }
 
-func (s *subscription) subscribeOn(ctx context.Context, conn *amqp.Connection) (*consumerChannel, <-chan amqp.Delivery, error) {
+func (s *subscription) subscribeOn(ctx context.Context, conn *amqp.Connection) (*consumption, error) {
 	if s.opts.Setup != nil {
 		if err := s.opts.Setup(ctx, declarer{s.t, conn}); err != nil {
-			return nil, nil, fmt.Errorf("rabbitmq: setup before consuming from %s: %w", s.queue, err)
+			return nil, fmt.Errorf("rabbitmq: setup before consuming from %s: %w", s.queue, err)
 		}
 	}
 	ch, err := conn.Channel()
 	if err != nil {
-		return nil, nil, mapErr("consume from "+s.queue, fmt.Errorf("%w: %w", errNoChannel, err))
+		return nil, mapErr("consume from "+s.queue, fmt.Errorf("%w: %w", errNoChannel, err))
 	}
 	cc := &consumerChannel{t: s.t, conn: conn, ch: ch, queue: s.queue, ackBatch: ackBatch(s.opts.Prefetch)}
 	s.t.track(cc)
 	if err := ch.Qos(s.opts.Prefetch, 0, false); err != nil {
 		cc.retire()
-		return nil, nil, mapErr("set the prefetch of "+s.queue, err)
+		return nil, mapErr("set the prefetch of "+s.queue, err)
 	}
-	dels, err := ch.Consume(s.queue, s.opts.Tag, false, false, false, false, toAMQPTable(s.opts.ConsumeArguments()))
+	// Buffered: amqp091 waits for a listener that is not ready.
+	cur := &consumption{cc: cc, replaced: make(chan struct{}),
+		lost: ch.NotifyClose(make(chan *amqp.Error, 1)), brokerCancel: ch.NotifyCancel(make(chan string, 1))}
+	cur.dels, err = ch.Consume(s.queue, s.opts.Tag, false, false, false, false, toAMQPTable(s.opts.ConsumeArguments()))
 	if err != nil {
 		cc.retire()
-		return nil, nil, mapErr("consume from "+s.queue, err)
+		return nil, mapErr("consume from "+s.queue, err)
 	}
-	return cc, dels, nil
-}
-
-// run forwards deliveries and subscribes again whenever the consumer ends
-// without a Cancel, until Cancel or Close.
-func (s *subscription) run(cc *consumerChannel, dels <-chan amqp.Delivery) {
-	defer close(s.out)
-	defer s.markCancelled(nil)
-	delay := s.t.opts.ReconnectDelay
-	for {
-		s.forward(cc, dels)
-		cc.retire()
-		if s.ctx.Err() != nil {
-			return
-		}
-		s.t.main.log().Info("rabbitmq: consumer ended; subscribing again", "queue", s.queue)
-		for {
-			var err error
-			cc, dels, err = s.subscribe(s.ctx)
-			if err == nil {
-				delay = s.t.opts.ReconnectDelay
-				break
-			}
-			if s.ctx.Err() != nil {
-				return
-			}
-			s.t.main.log().Warn("rabbitmq: subscribing again failed", "queue", s.queue, "error", err.Error(), "retry_in", delay)
-			timer := time.NewTimer(delay)
-			select {
-			case <-s.ctx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-			delay = min(2*delay, s.t.opts.MaxReconnectDelay)
-		}
-	}
-}
-
-// forward hands deliveries over until the consumer's delivery channel closes
-// (Cancel, a lost channel, a cancel by the broker) or the Transport closes.
-func (s *subscription) forward(cc *consumerChannel, dels <-chan amqp.Delivery) {
-	cancel := s.ctx.Done()
-	var (
-		next transport.Delivery
-		out  chan<- transport.Delivery // non-nil while next waits to be handed over
-	)
-	for {
-		in := dels
-		if out != nil {
-			in = nil
-		}
-		select {
-		case <-cancel:
-			if s.t.ctx.Err() != nil {
-				return // Close: the connection is closing
-			}
-			cancel = nil
-			// amqp091 closes dels once the broker confirmed the cancel and every
-			// delivery received before has been handed to dels.
-			err := cc.ch.Cancel(s.opts.Tag, false)
-			if errors.Is(err, amqp.ErrClosed) {
-				err = nil // the channel is gone, and its consumer with it
-			}
-			s.markCancelled(mapErr("cancel the consumer on "+s.queue, err))
-		case d, ok := <-in:
-			if !ok {
-				return
-			}
-			next, out = cc.delivery(d), s.out
-		case out <- next:
-			out = nil
-		case <-s.t.ctx.Done():
-			return
-		}
-	}
+	return cur, nil
 }
 
 // consumerChannel is the channel deliveries came from. It closes once it is

@@ -22,6 +22,7 @@ import (
 
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/transporttest"
 )
 
 // testCtx bounds every wait of a test; none of them asserts a duration.
@@ -76,7 +77,7 @@ func publish(t *testing.T, tr *Transport, queue, id string) {
 func receive(t *testing.T, ctx context.Context, s transport.Subscription) transport.Delivery {
 	t.Helper()
 	select {
-	case d, ok := <-s.Deliveries():
+	case d, ok := <-transporttest.Chan(s):
 		if !ok {
 			t.Fatal("Deliveries closed")
 		}

@@ -492,7 +492,7 @@ func (t *Transport) State() transport.State {
 
 // Close closes both connections and waits for every goroutine of the
 // Transport. Publishes not yet confirmed resolve with an error matching
-// transport.ErrClosed; subscriptions' Deliveries channels close. Nothing
+// transport.ErrClosed; subscriptions' Deliveries end. Nothing
 // reconnects afterwards and every method returns transport.ErrClosed.
 func (t *Transport) Close() error {
 	t.mu.Lock()

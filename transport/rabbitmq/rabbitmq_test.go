@@ -20,6 +20,7 @@ import (
 
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
+	"github.com/acemq-go/acemq/transport/transporttest"
 )
 
 func TestRedactURL(t *testing.T) {
@@ -308,7 +309,7 @@ func TestPrefetch(t *testing.T) {
 		return err == nil && st.Messages == 5 && st.Consumers == 1
 	})
 	select {
-	case d := <-s.Deliveries():
+	case d := <-transporttest.Chan(s):
 		t.Fatalf("delivery %s beyond the prefetch of %d", d.Body, prefetch)
 	default:
 	}
@@ -322,7 +323,7 @@ func TestPrefetch(t *testing.T) {
 		return err == nil && st.Messages == 4
 	})
 	select {
-	case d := <-s.Deliveries():
+	case d := <-transporttest.Chan(s):
 		t.Fatalf("delivery %s beyond the prefetch of %d", d.Body, prefetch)
 	default:
 	}
@@ -339,7 +340,7 @@ func TestPrefetch(t *testing.T) {
 	if err := s.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := <-s.Deliveries(); ok {
+	if _, ok := <-transporttest.Chan(s); ok {
 		t.Error("a delivery after everything was acked")
 	}
 }
@@ -396,7 +397,7 @@ func TestSettle(t *testing.T) {
 	if err := s.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for d := range s.Deliveries() {
+	for d := range transporttest.Chan(s) {
 		t.Errorf("unexpected delivery %q", d.Body)
 	}
 	st, err := tr.InspectQueue(ctx, q)
@@ -428,7 +429,7 @@ func TestCancelHandsOverBufferedDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := []transport.Delivery{first}
-	for d := range s.Deliveries() {
+	for d := range transporttest.Chan(s) {
 		got = append(got, d)
 	}
 	if len(got) != 5 {
@@ -550,7 +551,7 @@ func TestRecovery(t *testing.T) {
 	if err := s.Cancel(ctx); err != nil {
 		t.Errorf("Cancel: %v", err)
 	}
-	if _, ok := <-s.Deliveries(); ok {
+	if _, ok := <-transporttest.Chan(s); ok {
 		t.Error("Deliveries still open after Cancel")
 	}
 	out := logs.String()
@@ -908,7 +909,7 @@ func TestCloseEndsEverything(t *testing.T) {
 			t.Errorf("after Close: %v, want ErrClosed", err)
 		}
 	}
-	if _, ok := <-s.Deliveries(); ok {
+	if _, ok := <-transporttest.Chan(s); ok {
 		t.Error("Deliveries open after Close")
 	}
 	if st := tr.State(); st.Blocked || st.Connected || !st.Closed {

@@ -105,9 +105,9 @@ func roundRobin(e *env) {
 		e.sendBody(q, fmt.Sprint(i))
 		var d transport.Delivery
 		select {
-		case d = <-subs[0].Deliveries():
+		case d = <-Chan(subs[0]):
 			who = append(who, 0)
-		case d = <-subs[1].Deliveries():
+		case d = <-Chan(subs[1]):
 			who = append(who, 1)
 		case <-e.ctx.Done():
 			e.t.Fatalf("waiting for delivery %d: %v", i, e.ctx.Err())
@@ -418,7 +418,7 @@ func quorumRequeuePlace(e *env) {
 
 // When the broker cancels a consumer because its queue was deleted, the
 // subscription runs Setup again (which declares the queue anew) and
-// subscribes again; its Deliveries channel stays open throughout.
+// subscribes again; its Deliveries go on throughout.
 func resubscribeAfterDelete(e *env) {
 	q := e.name("q")
 	e.deleteQueueLater(e.tr, q)

@@ -36,10 +36,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -517,13 +519,45 @@ func (e *env) consume(queue string, opts transport.ConsumeOptions) transport.Sub
 	return e.consumeOn(e.tr, queue, opts)
 }
 
+// Deliverer yields deliveries: a transport.Subscription, an
+// acemq.TemporaryConsumer.
+type Deliverer interface {
+	Deliveries() iter.Seq[transport.Delivery]
+}
+
+// chans holds the channel Chan made for each Deliverer whose Deliveries
+// have not ended.
+var chans sync.Map // Deliverer → chan transport.Delivery
+
+// Chan is s's Deliveries on a channel, for a test that waits with a
+// deadline or selects among several subscriptions: one goroutine ranges
+// over them, hands each over and closes the channel once they end. Every
+// call for s returns the same channel.
+func Chan(s Deliverer) <-chan transport.Delivery {
+	if ch, ok := chans.Load(s); ok {
+		return ch.(chan transport.Delivery)
+	}
+	ch := make(chan transport.Delivery)
+	if got, loaded := chans.LoadOrStore(s, ch); loaded {
+		return got.(chan transport.Delivery)
+	}
+	go func() {
+		for d := range s.Deliveries() {
+			ch <- d
+		}
+		chans.Delete(s)
+		close(ch)
+	}()
+	return ch
+}
+
 // receive waits for the next delivery.
 func (e *env) receive(s transport.Subscription) transport.Delivery {
 	e.t.Helper()
 	select {
-	case d, ok := <-s.Deliveries():
+	case d, ok := <-Chan(s):
 		if !ok {
-			e.t.Fatal("Deliveries closed, want a delivery")
+			e.t.Fatal("Deliveries ended, want a delivery")
 		}
 		if d.Settler == nil {
 			e.t.Fatal("a delivery without a Settler")
@@ -535,20 +569,20 @@ func (e *env) receive(s transport.Subscription) transport.Delivery {
 	panic("unreachable")
 }
 
-// waitClosed reads s's Deliveries until the channel closes, and returns what
-// it read.
+// waitClosed takes s's Deliveries until they end, and returns what it took.
 func (e *env) waitClosed(s transport.Subscription) []transport.Delivery {
 	e.t.Helper()
 	var got []transport.Delivery
+	ch := Chan(s)
 	for {
 		select {
-		case d, ok := <-s.Deliveries():
+		case d, ok := <-ch:
 			if !ok {
 				return got
 			}
 			got = append(got, d)
 		case <-e.ctx.Done():
-			e.t.Fatalf("waiting for Deliveries to close: %v", e.ctx.Err())
+			e.t.Fatalf("waiting for Deliveries to end: %v", e.ctx.Err())
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/acemq-go/acemq/internal/testing/brokertest"
 	"github.com/acemq-go/acemq/transport"
 	"github.com/acemq-go/acemq/transport/rabbitmq"
+	"github.com/acemq-go/acemq/transport/transporttest"
 )
 
 // TestDiskAlarmKeepsConsumersRunning: a Transport that has published, and
@@ -69,7 +70,7 @@ func TestDiskAlarmKeepsConsumersRunning(t *testing.T) {
 	acked := 0
 	for acked < queued {
 		select {
-		case d := <-s.Deliveries():
+		case d := <-transporttest.Chan(s):
 			if err := d.Ack(); err != nil {
 				t.Fatalf("Ack of delivery %d during the alarm: %v", acked, err)
 			}
