@@ -26,10 +26,12 @@ port = $(shell echo $$(($(TEST_PORT0) + $(1))))
 mgmt = $(shell echo $$(($(1) + 10000)))
 # $(call node,NAME,SERIES,AMQP_PORT): scripts/rabbitmq.sh's environment for
 # the node acemq-TAG-NAME of RabbitMQ SERIES (3.10's data in
-# .rabbitmq/NAME, 4.x's in its chroot), and the tests' URLs of it.
+# .rabbitmq/NAME, 4.x's in its chroot: ACEMQ_RABBITMQ_DIR empty, so that a
+# 3.10 node's, exported by test-env in the caller's shell, is not
+# inherited), and the tests' URLs of it.
 node = ACEMQ_RABBITMQ_SERIES=$(2) RABBITMQ_NODENAME=acemq-$(TEST_TAG)-$(1)@localhost \
 	RABBITMQ_NODE_PORT=$(3) ACEMQ_RABBITMQ_MGMT_PORT=$(call mgmt,$(3)) \
-	$(if $(filter 3.10,$(2)),ACEMQ_RABBITMQ_DIR=$(CURDIR)/.rabbitmq/$(1)) \
+	ACEMQ_RABBITMQ_DIR=$(if $(filter 3.10,$(2)),$(CURDIR)/.rabbitmq/$(1)) \
 	ACEMQ_TEST_URL=amqp://guest:guest@localhost:$(3)/ \
 	ACEMQ_TEST_MANAGEMENT_URL=http://guest:guest@localhost:$(call mgmt,$(3))
 # $(call tls,PORT): an amqps:// listener on PORT with the certificates of
