@@ -59,6 +59,7 @@ type subscription struct {
 	mu  sync.Mutex
 	cur *consumption // nil once the subscription has ended
 
+	sendCancel sync.Once // basic.cancel, sent once
 	cancelOnce sync.Once
 	cancelled  chan struct{} // closed when no consumer is left on the broker
 	cancelErr  error
@@ -187,13 +188,15 @@ func (s *subscription) replace(cur, next *consumption) bool {
 // connection is down, or twice, just ends the subscription. ctx bounds only
 // the wait: the cancel goes on after it ends.
 func (s *subscription) Cancel(ctx context.Context) error {
-	s.mu.Lock()
-	s.stop() // under mu: watch puts no consumer in place after it
-	cur := s.cur
-	s.mu.Unlock()
-	if cur == nil || s.t.isClosed() {
-		s.markCancelled(nil)
-	} else {
+	s.sendCancel.Do(func() {
+		s.mu.Lock()
+		s.stop() // under mu: watch puts no consumer in place after it
+		cur := s.cur
+		s.mu.Unlock()
+		if cur == nil || s.t.isClosed() {
+			s.markCancelled(nil)
+			return
+		}
 		go func() {
 			err := cur.cc.ch.Cancel(s.opts.Tag, false)
 			if errors.Is(err, amqp.ErrClosed) {
@@ -201,7 +204,7 @@ func (s *subscription) Cancel(ctx context.Context) error {
 			}
 			s.markCancelled(mapErr("cancel the consumer on "+s.queue, err))
 		}()
-	}
+	})
 	select {
 	case <-s.cancelled:
 		if s.cancelErr == nil && s.t.isClosed() {
