@@ -348,7 +348,8 @@ chaos-restart-%:
 # short runs (1 alarm each) by default; ALARM_RUN=Full runs 5 (make
 # chaos). chaos-disk-alarm also runs TestDiskAlarmKeepsConsumersRunning (a
 # Transport that published consumes and acks during a disk alarm). test-alarms
-# is the short runs one after the other, with their duration, for make test.
+# is the short runs one after the other, with their duration (make test
+# runs them within test-restart-3.10, -4.3 and test-failover instead).
 ALARM_RUN ?=
 .PHONY: chaos-disk-alarm chaos-cluster-alarm test-alarms chaos-alarms
 chaos-disk-alarm:
