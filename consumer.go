@@ -119,25 +119,29 @@ type Consumer struct {
 	stopHandlers  context.CancelFunc
 	stopping      atomic.Bool
 	stopped       chan struct{} // closed by Close
-	workers       tasks         // the goroutines taking deliveries from feed
-	forwarders    tasks         // the goroutines feeding them, one per subscription
+	workers       tasks         // the goroutines reading feeds in turns and handling deliveries
+	feeds         tasks         // subscriptions whose deliveries have not ended
 	busy          tasks         // deliveries a worker is handling and settling
 	running       atomic.Int64  // handlers running now
 	requeuedAtEnd atomic.Int64
 
-	// Run-time control (control.go). A subscription's forwarder hands its
-	// deliveries to whichever worker is free, so that the concurrency
-	// bounds handlers across a change of subscription.
+	// Run-time control (control.go). The workers read the current
+	// subscription in turns, and a replaced one's forwarder hands its
+	// deliveries to whichever worker is free (feed.go), so that the
+	// concurrency bounds handlers across a change of subscription.
 	id           string
 	subscription transport.ConsumeOptions // each subscription's, but its prefetch
-	feed         chan transport.Delivery
+	feed         chan transport.Delivery  // from retired feeds' forwarders
+	turnMu       sync.Mutex
+	free         *feed         // the current feed while no worker reads it
+	turnFree     chan struct{} // a token (capacity 1): free may be set
 	shrink       chan struct{} // a token stops one idle worker
 	ctl          sync.Mutex    // serialises pausing, resuming, rescaling and Close
 	scale        Scale
 	probe        bool
 	pausedBy     []PauseCause
 	current      *feed              // nil while paused
-	live         map[*feed]struct{} // feeds whose forwarder runs
+	live         map[*feed]struct{} // feeds whose deliveries have not ended
 	shown        atomic.Pointer[controlled]
 	workerN      int // workers started and not told to stop
 
@@ -219,7 +223,7 @@ func Consume[T any](ctx context.Context, c *Conn, queue string, h Handler[T], op
 		conn: c, queue: queue, transport: c.transport, logger: c.logger.With("queue", queue),
 		policy: o.policy, ladder: ladder, random: o.random, drain: o.drainTimeout, backoff: o.backoff, clock: c.clock,
 		observer: c.observer, waits: map[*wait]struct{}{}, appendOnly: o.appendOnly, inPlace: o.inPlace,
-		stopped: make(chan struct{}), feed: make(chan transport.Delivery), shrink: make(chan struct{}, maxConcurrency),
+		stopped: make(chan struct{}), feed: make(chan transport.Delivery), turnFree: make(chan struct{}, 1), shrink: make(chan struct{}, maxConcurrency),
 		scale: Scale{Concurrency: o.concurrency, Prefetch: o.prefetch}, live: map[*feed]struct{}{},
 		timeouts: handlerTimeouts{limit: o.handlerTimeout},
 	}
@@ -396,8 +400,9 @@ func readsWhat(codec Codec) string {
 	return "the consumer's codec (" + codec.ContentType() + ") reads"
 }
 
-// work takes deliveries from the feed and handles them, until the
-// consumer closes or a shrink token says there is one worker too many.
+// work reads the current feed in its turn and takes what retired ones
+// forward, and handles each delivery, until the consumer closes or a
+// shrink token says there is one worker too many.
 func (c *Consumer) work() {
 	defer c.workers.done()
 	w := c.newWorker()
@@ -412,6 +417,8 @@ func (c *Consumer) work() {
 			return
 		case <-c.stopped:
 			return
+		case <-c.turnFree:
+			c.takeTurn(w)
 		case d := <-c.feed: // counted busy by its forwarder
 			if !c.handleOne(w, d) {
 				c.busy.done()
@@ -679,9 +686,9 @@ func (c *Consumer) Stats() Stats {
 // them as abandoned (see ShutdownReport). An abandoned handler's decision
 // is still carried out when it returns, with the same guarantees (a
 // republish is confirmed before the original is acked; a failure hands the
-// delivery back); deliveries prefetched behind it are requeued by its
-// goroutine afterwards, or by the broker when the connection closes. Close
-// starts no goroutine. A drain that ran out of time so (handlers abandoned,
+// delivery back). Deliveries prefetched and not started are requeued as
+// they come, by a goroutine that ends with the subscription's last
+// delivery, or by the broker when the connection closes. A drain that ran out of time so (handlers abandoned,
 // republishes still unconfirmed) is an error matching ErrDrainTimeout, with
 // the report.
 //
@@ -695,6 +702,9 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	close(c.stopped)
 	cur := c.current
 	c.current = nil
+	if cur != nil {
+		c.retire(cur) // its forwarder requeues what it still delivers
+	}
 	c.ctl.Unlock()
 	defer c.conn.consumers.remove(c) // counted while it drains
 	c.circuit.stop(ctx)
@@ -706,16 +716,18 @@ func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {
 	drained := make(chan struct{})
 	stopDrain := c.clock.AfterFunc(c.drain, func() { close(drained) })
 	defer stopDrain()
-	for _, idle := range []func() <-chan struct{}{c.forwarders.idle, c.workers.idle} {
+	for _, idle := range []func() <-chan struct{}{c.feeds.idle, c.workers.idle} {
 		select {
 		case <-idle():
 		case <-drained:
 		case <-ctx.Done():
 		}
 	}
-	c.stopHandlers()
+	// Counted before their context ends: a handler that returns on it
+	// was abandoned all the same.
 	var report ShutdownReport
 	report.Abandoned = int(c.running.Load())
+	c.stopHandlers()
 
 	var cut []*wait
 	c.mu.Lock()

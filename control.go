@@ -9,12 +9,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync"
 
-	"github.com/acemq-go/acemq/contract"
 	"github.com/acemq-go/acemq/internal/breaker"
 	"github.com/acemq-go/acemq/internal/option"
-	"github.com/acemq-go/acemq/transport"
 )
 
 // ConsumerState is whether a consumer takes deliveries.
@@ -169,8 +166,8 @@ func (c *Consumer) Pause(ctx context.Context) error {
 	if err := c.pauseFor(ctx, PausedByOperator); err != nil {
 		return err
 	}
-	// Every delivery a forwarder handed over is counted busy before it
-	// was: once the forwarders are done, busy counts all there is.
+	// Every delivery taken from a feed is counted busy before the next is
+	// taken: once the feeds have ended, busy counts all there is.
 	c.ctl.Lock()
 	live := slices.Collect(maps.Keys(c.live))
 	c.ctl.Unlock()
@@ -302,6 +299,7 @@ func (c *Consumer) pauseFor(ctx context.Context, cause PauseCause) error {
 		for f := range c.live {
 			f.stopFeeding()
 		}
+		c.retire(cur)
 		if err := cur.sub.Cancel(ctx); err != nil && !errors.Is(err, ErrClosed) {
 			return err
 		}
@@ -344,97 +342,15 @@ func (c *Consumer) setProbe(ctx context.Context, on bool) error {
 	})
 }
 
-// feed is one subscription of the consumer: its deliveries go to the
-// workers through Consumer.feed, until a pause hands back the rest.
-type feed struct {
-	sub      transport.Subscription
-	prefetch int
-	handBack chan struct{} // closed by a pause
-	backing  sync.Once
-	done     chan struct{} // closed when its forwarder ends
-}
-
-// stopFeeding makes f hand back what it still delivers.
-func (f *feed) stopFeeding() { f.backing.Do(func() { close(f.handBack) }) }
-
-// subscribe starts a subscription at prefetch and its forwarder; ctl is
-// held (or Consume is starting).
-func (c *Consumer) subscribe(ctx context.Context, prefetch int) error {
-	opts := c.subscription
-	opts.Prefetch = prefetch
-	sub, err := c.transport.Consume(ctx, c.queue, opts)
-	if err != nil {
-		return err
-	}
-	f := &feed{sub: sub, prefetch: prefetch, handBack: make(chan struct{}), done: make(chan struct{})}
-	c.current = f
-	c.live[f] = struct{}{}
-	c.forwarders.add()
-	go c.forward(f)
-	return nil
-}
-
-// resubscribe replaces the subscription with one at prefetch; the old one's
-// deliveries are still handled. ctl is held.
-func (c *Consumer) resubscribe(ctx context.Context, prefetch int) error {
-	old := c.current
-	if err := c.subscribe(ctx, prefetch); err != nil {
-		return err
-	}
-	if err := old.sub.Cancel(ctx); err != nil && !errors.Is(err, ErrClosed) {
-		c.logger.Warn("acemq: cancelling the replaced subscription failed", "consumer", c.id, "error", err)
-	}
-	return nil
-}
-
-// forward hands f's deliveries to the workers: once the consumer closes,
-// or f is paused, it hands them back instead. It ends when f's deliveries
-// do (after its cancel).
-func (c *Consumer) forward(f *feed) {
-	defer c.forwarders.done()
-	defer func() {
-		c.ctl.Lock()
-		delete(c.live, f)
-		c.ctl.Unlock()
-		close(f.done)
-	}()
-	for d := range f.sub.Deliveries() {
-		// Counted busy before it is handed over, so that Pause, once
-		// this forwarder is done, finds every delivery handed over in busy.
-		c.busy.add()
-		select { // a pause or a close comes first
-		case <-f.handBack:
-			c.handBackPaused(d)
-			continue
-		case <-c.stopped:
-			c.requeueAtEnd(c.start(d))
-			c.busy.done()
-			continue
-		default:
-		}
-		select {
-		case c.feed <- d: // the worker is done with busy
-		case <-f.handBack:
-			c.handBackPaused(d)
-		case <-c.stopped:
-			c.requeueAtEnd(c.start(d))
-			c.busy.done()
-		}
-	}
-}
-
-// handBackPaused hands back d, which arrived after a pause, unhandled.
-func (c *Consumer) handBackPaused(d transport.Delivery) {
-	c.requeue(c.start(d), contract.ReasonPaused)
-	c.busy.done()
-}
-
 // cancelCurrent cancels the subscription for good (a halted append-only
 // consumer).
 func (c *Consumer) cancelCurrent(ctx context.Context) error {
 	c.ctl.Lock()
 	cur := c.current
 	c.current = nil
+	if cur != nil {
+		c.retire(cur)
+	}
 	c.ctl.Unlock()
 	if cur == nil {
 		return nil

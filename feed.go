@@ -1,0 +1,199 @@
+package acemq
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+
+	"github.com/acemq-go/acemq/contract"
+	"github.com/acemq-go/acemq/transport"
+)
+
+// feed is one subscription of the consumer. While it is the current one,
+// the workers read it in turns: the worker whose turn it is ranges its
+// deliveries, and having taken one it leaves the turn to the next idle
+// worker and handles that delivery itself, so that no goroutine stands
+// between the client library's and the handler's (each hand-over costs a
+// wake-up per message). Once it is retired (a pause, a new prefetch, a
+// halt, Close) a forwarder of its own takes what it still delivers, so
+// that none of it waits for a worker busy with the new subscription: it
+// hands it to the workers, or back to the queue.
+type feed struct {
+	sub        transport.Subscription
+	deliveries iter.Seq[transport.Delivery]
+	prefetch   int
+	retired    bool          // under Consumer.turnMu
+	handBack   chan struct{} // closed by a pause
+	backing    sync.Once
+	done       chan struct{} // closed once its deliveries have ended
+}
+
+// stopFeeding makes f hand back what it still delivers.
+func (f *feed) stopFeeding() { f.backing.Do(func() { close(f.handBack) }) }
+
+// handingBack says whether a pause has told f to hand back.
+func (f *feed) handingBack() bool {
+	select {
+	case <-f.handBack:
+		return true
+	default:
+		return false
+	}
+}
+
+// next takes f's next delivery; false once its deliveries have ended.
+func (f *feed) next() (transport.Delivery, bool) {
+	for d := range f.deliveries {
+		return d, true
+	}
+	return transport.Delivery{}, false
+}
+
+// subscribe starts a subscription at prefetch, the workers' to read in
+// turns; ctl is held (or Consume is starting).
+func (c *Consumer) subscribe(ctx context.Context, prefetch int) error {
+	f, err := c.newFeed(ctx, prefetch)
+	if err != nil {
+		return err
+	}
+	c.passTurn(f)
+	return nil
+}
+
+// resubscribe replaces the subscription with one at prefetch; the old one's
+// deliveries are still handled. ctl is held.
+func (c *Consumer) resubscribe(ctx context.Context, prefetch int) error {
+	old := c.current
+	f, err := c.newFeed(ctx, prefetch)
+	if err != nil {
+		return err
+	}
+	c.retire(old) // before the new one takes the turn
+	c.passTurn(f)
+	if err := old.sub.Cancel(ctx); err != nil && !errors.Is(err, ErrClosed) {
+		c.logger.Warn("acemq: cancelling the replaced subscription failed", "consumer", c.id, "error", err)
+	}
+	return nil
+}
+
+// newFeed subscribes at prefetch and makes that the current feed, its
+// turn not yet given; ctl is held.
+func (c *Consumer) newFeed(ctx context.Context, prefetch int) (*feed, error) {
+	opts := c.subscription
+	opts.Prefetch = prefetch
+	sub, err := c.transport.Consume(ctx, c.queue, opts)
+	if err != nil {
+		return nil, err
+	}
+	f := &feed{sub: sub, deliveries: sub.Deliveries(), prefetch: prefetch, handBack: make(chan struct{}), done: make(chan struct{})}
+	c.current = f
+	c.live[f] = struct{}{}
+	c.feeds.add()
+	return f, nil
+}
+
+// passTurn leaves f's turn to the next idle worker, or to a forwarder once
+// f is retired. Only the current feed is ever free: a replaced one is
+// retired before its successor's turn is given.
+func (c *Consumer) passTurn(f *feed) {
+	c.turnMu.Lock()
+	if f.retired {
+		c.turnMu.Unlock()
+		go c.forward(f)
+		return
+	}
+	c.free = f
+	c.turnMu.Unlock()
+	select { // a token already there wakes a worker all the same
+	case c.turnFree <- struct{}{}:
+	default:
+	}
+}
+
+// takeTurn reads the free feed, if no other worker took it meanwhile:
+// one delivery, which it handles once it has passed the turn on.
+func (c *Consumer) takeTurn(w worker) {
+	c.turnMu.Lock()
+	f := c.free
+	c.free = nil
+	c.turnMu.Unlock()
+	if f == nil {
+		return
+	}
+	d, ok := f.next()
+	if !ok {
+		c.ended(f)
+		return
+	}
+	// Counted busy before the turn passes on, so that Pause, once f has
+	// ended, finds every delivery it took in busy.
+	c.busy.add()
+	c.passTurn(f)
+	if f.handingBack() {
+		c.handBackPaused(d)
+		return
+	}
+	if !c.handleOne(w, d) {
+		c.busy.done()
+	}
+}
+
+// retire makes f no longer the workers' to read: a forwarder takes what
+// it still delivers, started here if no worker is reading it, or by that
+// worker once it has taken its delivery. ctl is held.
+func (c *Consumer) retire(f *feed) {
+	c.turnMu.Lock()
+	f.retired = true
+	free := c.free == f
+	if free {
+		c.free = nil
+	}
+	c.turnMu.Unlock()
+	if free {
+		go c.forward(f)
+	}
+}
+
+// forward hands a retired f's deliveries to the workers: once the
+// consumer closes, or f is paused, it hands them back instead. It ends
+// when f's deliveries do (after its cancel).
+func (c *Consumer) forward(f *feed) {
+	for d := range f.deliveries {
+		c.busy.add() // see takeTurn
+		select {     // a pause or a close comes first
+		case <-f.handBack:
+			c.handBackPaused(d)
+			continue
+		case <-c.stopped:
+			c.requeueAtEnd(c.start(d))
+			c.busy.done()
+			continue
+		default:
+		}
+		select {
+		case c.feed <- d: // the worker is done with busy
+		case <-f.handBack:
+			c.handBackPaused(d)
+		case <-c.stopped:
+			c.requeueAtEnd(c.start(d))
+			c.busy.done()
+		}
+	}
+	c.ended(f)
+}
+
+// ended records that f's deliveries have ended.
+func (c *Consumer) ended(f *feed) {
+	c.ctl.Lock()
+	delete(c.live, f)
+	c.ctl.Unlock()
+	close(f.done)
+	c.feeds.done()
+}
+
+// handBackPaused hands back d, which arrived after a pause, unhandled.
+func (c *Consumer) handBackPaused(d transport.Delivery) {
+	c.requeue(c.start(d), contract.ReasonPaused)
+	c.busy.done()
+}
