@@ -135,6 +135,7 @@ type Consumer struct {
 	turnMu       sync.Mutex
 	free         *feed         // the current feed while no worker reads it
 	turnFree     chan struct{} // a token (capacity 1): free may be set
+	draining     int           // retired feeds not ended, under turnMu
 	shrink       chan struct{} // a token stops one idle worker
 	ctl          sync.Mutex    // serialises pausing, resuming, rescaling and Close
 	scale        Scale
@@ -688,9 +689,9 @@ func (c *Consumer) Stats() Stats {
 // republish is confirmed before the original is acked; a failure hands the
 // delivery back). Deliveries prefetched and not started are requeued as
 // they come, by a goroutine that ends with the subscription's last
-// delivery, or by the broker when the connection closes. A drain that ran out of time so (handlers abandoned,
-// republishes still unconfirmed) is an error matching ErrDrainTimeout, with
-// the report.
+// delivery, or by the broker when the connection closes. A drain that ran
+// out of time so (handlers abandoned, republishes still unconfirmed) is an
+// error matching ErrDrainTimeout, with the report.
 //
 // Closing a consumer again fails with an error matching ErrClosed.
 func (c *Consumer) Close(ctx context.Context) (ShutdownReport, error) {

@@ -227,6 +227,37 @@ func TestRescaleKeepsTheConcurrencyAcrossANewSubscription(t *testing.T) {
 	}
 }
 
+// What a replaced subscription holds is handled though no more messages
+// come: the one worker does not wait on the new subscription, which has
+// nothing to deliver, while the old one's prefetched deliveries wait.
+func TestRescaleHandlesWhatTheReplacedSubscriptionHolds(t *testing.T) {
+	b := acemqtest.NewBroker(t)
+	conn := b.Connect(t)
+	declareClassic(t, conn, "orders")
+	const want = 20
+	pub := acemqtest.NewPublisher[item](t, conn, "")
+	for n := range want {
+		if err := pub.Publish(t.Context(), "orders", item{N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newLedger(want)
+	handle := l.handler(0)
+	started, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	c := consume(t, conn, "orders", func(ctx context.Context, m acemq.Message[item]) acemq.Decision {
+		first.Do(func() { close(started); <-release })
+		return handle(ctx, m)
+	}, acemq.WithConcurrency(1), acemq.WithPrefetch(50))
+	<-started
+	waitFor(t, "every message prefetched", 10*time.Second, func() bool { return len(b.Messages(t, "orders")) == 0 })
+	if err := c.Rescale(t.Context(), acemq.Scale{Prefetch: 10}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	l.check(t, c)
+}
+
 func TestRunTimeControlRefusals(t *testing.T) {
 	b := acemqtest.NewBroker(t)
 	conn := b.Connect(t)

@@ -16,14 +16,16 @@ import (
 // worker and handles that delivery itself, so that no goroutine stands
 // between the client library's and the handler's (each hand-over costs a
 // wake-up per message). Once it is retired (a pause, a new prefetch, a
-// halt, Close) a forwarder of its own takes what it still delivers, so
-// that none of it waits for a worker busy with the new subscription: it
-// hands it to the workers, or back to the queue.
+// halt, Close) a forwarder of its own takes what it still delivers and
+// hands it to the workers, or back to the queue; until it has ended, the
+// current feed is forwarded too, so that no worker waits on it while the
+// retired one's deliveries wait for a worker.
 type feed struct {
 	sub        transport.Subscription
 	deliveries iter.Seq[transport.Delivery]
 	prefetch   int
-	retired    bool          // under Consumer.turnMu
+	retired    bool // under Consumer.turnMu, as ended is
+	ended      bool
 	handBack   chan struct{} // closed by a pause
 	backing    sync.Once
 	done       chan struct{} // closed once its deliveries have ended
@@ -93,15 +95,24 @@ func (c *Consumer) newFeed(ctx context.Context, prefetch int) (*feed, error) {
 	return f, nil
 }
 
-// passTurn leaves f's turn to the next idle worker, or to a forwarder once
-// f is retired. Only the current feed is ever free: a replaced one is
-// retired before its successor's turn is given.
+// passTurn leaves f's turn to the next idle worker, or to a forwarder
+// while workers cannot read f: once f is retired, and while a retired
+// feed still delivers (a worker waiting on f would not take what that
+// one's forwarder hands over). Only the current feed is ever free: a
+// replaced one is retired before its successor's turn is given.
 func (c *Consumer) passTurn(f *feed) {
-	c.turnMu.Lock()
-	if f.retired {
-		c.turnMu.Unlock()
+	if !c.turnToWorkers(f) {
 		go c.forward(f)
-		return
+	}
+}
+
+// turnToWorkers makes f free for the next idle worker, unless workers
+// cannot read it; it says whether it did.
+func (c *Consumer) turnToWorkers(f *feed) bool {
+	c.turnMu.Lock()
+	if f.retired || c.draining > 0 {
+		c.turnMu.Unlock()
+		return false
 	}
 	c.free = f
 	c.turnMu.Unlock()
@@ -109,6 +120,7 @@ func (c *Consumer) passTurn(f *feed) {
 	case c.turnFree <- struct{}{}:
 	default:
 	}
+	return true
 }
 
 // takeTurn reads the free feed, if no other worker took it meanwhile:
@@ -140,10 +152,13 @@ func (c *Consumer) takeTurn(w worker) {
 }
 
 // retire makes f no longer the workers' to read: a forwarder takes what
-// it still delivers, started here if no worker is reading it, or by that
-// worker once it has taken its delivery. ctl is held.
+// it still delivers, started here if no one is reading it, or by the
+// worker reading it once it has taken its delivery. ctl is held.
 func (c *Consumer) retire(f *feed) {
 	c.turnMu.Lock()
+	if !f.retired && !f.ended {
+		c.draining++
+	}
 	f.retired = true
 	free := c.free == f
 	if free {
@@ -155,36 +170,56 @@ func (c *Consumer) retire(f *feed) {
 	}
 }
 
-// forward hands a retired f's deliveries to the workers: once the
-// consumer closes, or f is paused, it hands them back instead. It ends
-// when f's deliveries do (after its cancel).
+// forward hands f's deliveries to the workers: once the consumer closes,
+// or f is paused, it hands them back instead. It ends when f's
+// deliveries do (after its cancel), or, f being current again and no
+// retired feed left delivering, once it has left f's turn to the workers.
 func (c *Consumer) forward(f *feed) {
-	for d := range f.deliveries {
-		c.busy.add() // see takeTurn
-		select {     // a pause or a close comes first
-		case <-f.handBack:
-			c.handBackPaused(d)
-			continue
-		case <-c.stopped:
-			c.requeueAtEnd(c.start(d))
-			c.busy.done()
-			continue
-		default:
+	for {
+		d, ok := f.next()
+		if !ok {
+			c.ended(f)
+			return
 		}
-		select {
-		case c.feed <- d: // the worker is done with busy
-		case <-f.handBack:
-			c.handBackPaused(d)
-		case <-c.stopped:
-			c.requeueAtEnd(c.start(d))
-			c.busy.done()
+		c.busy.add() // see takeTurn
+		c.forwardOne(f, d)
+		if c.turnToWorkers(f) {
+			return
 		}
 	}
-	c.ended(f)
+}
+
+// forwardOne hands d to a worker, or back once f is paused or the
+// consumer closes.
+func (c *Consumer) forwardOne(f *feed, d transport.Delivery) {
+	select { // a pause or a close comes first
+	case <-f.handBack:
+		c.handBackPaused(d)
+		return
+	case <-c.stopped:
+		c.requeueAtEnd(c.start(d))
+		c.busy.done()
+		return
+	default:
+	}
+	select {
+	case c.feed <- d: // the worker is done with busy
+	case <-f.handBack:
+		c.handBackPaused(d)
+	case <-c.stopped:
+		c.requeueAtEnd(c.start(d))
+		c.busy.done()
+	}
 }
 
 // ended records that f's deliveries have ended.
 func (c *Consumer) ended(f *feed) {
+	c.turnMu.Lock()
+	f.ended = true
+	if f.retired {
+		c.draining--
+	}
+	c.turnMu.Unlock()
 	c.ctl.Lock()
 	delete(c.live, f)
 	c.ctl.Unlock()
