@@ -131,7 +131,7 @@ type Consumer struct {
 	// concurrency bounds handlers across a change of subscription.
 	id           string
 	subscription transport.ConsumeOptions // each subscription's, but its prefetch
-	feed         chan transport.Delivery  // from retired feeds' forwarders
+	feed         chan transport.Delivery  // from forwarders (feed.go)
 	turnMu       sync.Mutex
 	free         *feed         // the current feed while no worker reads it
 	turnFree     chan struct{} // a token (capacity 1): free may be set
